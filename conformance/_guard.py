@@ -1,0 +1,68 @@
+"""Calling into a binding: a time limit, and a clear error when the binding itself misbehaves."""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+#: Seconds one binding operation may take before the scenario fails as hung.
+DEFAULT_TIMEOUT = 30.0
+
+
+class BindingError(Exception):
+    """The binding raised, or returned something that is not what the contract says: a binding bug."""
+
+
+class ImplementationHung(AssertionError):
+    """A binding operation did not return in time: the implementation (or its binding) hangs."""
+
+
+def call(operation: str, fn: Callable[[], T], timeout: float = DEFAULT_TIMEOUT) -> T:
+    """Run `fn` in a daemon thread so that a hang fails one scenario instead of the whole run."""
+    box: dict[str, Any] = {}
+    context = contextvars.copy_context()
+
+    def target() -> None:
+        try:
+            box["value"] = context.run(fn)
+        except BaseException as exc:
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name=f"conformance {operation}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise ImplementationHung(
+            f"binding.{operation} did not return within {timeout:g} s. The implementation (or its "
+            "binding) hangs; the suite moved on. Raise --conformance-timeout if it is only slow."
+        )
+    if "error" in box:
+        exc = box["error"]
+        if isinstance(exc, AssertionError):
+            raise exc
+        raise BindingError(
+            f"binding.{operation} raised {type(exc).__name__}: {exc}. A binding must report the "
+            "library's exceptions as data (ErrorInfo / Outcome.error), not let them escape."
+        ) from exc
+    value: T = box["value"]
+    return value
+
+
+def validated(operation: str, model: type[M], value: object) -> M:
+    """`value` as `model`, or a BindingError naming the field that is wrong."""
+    if isinstance(value, model):
+        return value
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise BindingError(
+            f"binding.{operation} returned {type(value).__name__}, not a valid {model.__name__}:\n"
+            f"{exc}"
+        ) from exc

@@ -1,0 +1,88 @@
+"""The scripted model: answers each model request from a scenario's queue of neutral turns."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Iterable
+
+from conformance.binding import ExtractTurn, FaultTurn, LMCall, StepTurn, Turn
+
+
+class UnexpectedModelCall(AssertionError):
+    """The implementation asked the model something the scenario did not script."""
+
+
+class ScriptedModel:
+    """A queue of turns, plus optional standing answers for every further step or extraction call.
+
+    Bindings call `answer()` once per model request and render the turn in the library's format.
+    Every request is logged in `calls`. A request the script did not expect raises
+    `UnexpectedModelCall` and is remembered in `violation`, so that a library which swallows the
+    exception still fails the scenario.
+    """
+
+    def __init__(
+        self,
+        turns: Iterable[Turn] = (),
+        *,
+        every_step: StepTurn | FaultTurn | None = None,
+        every_extract: ExtractTurn | None = None,
+    ) -> None:
+        self._queue: deque[Turn] = deque(turns)
+        self.every_step: StepTurn | FaultTurn | None = every_step
+        self.every_extract = every_extract
+        self.calls: list[LMCall] = []
+        self.violation: str | None = None
+        self._lock = threading.Lock()
+
+    def extend(self, turns: Iterable[Turn]) -> None:
+        """Queue more turns."""
+        with self._lock:
+            self._queue.extend(turns)
+
+    @property
+    def unused(self) -> list[Turn]:
+        """The queued turns no request has consumed yet."""
+        return list(self._queue)
+
+    def answer(self, call: LMCall) -> Turn:
+        """Log `call` and return the turn that answers it."""
+        with self._lock:
+            self.calls.append(call)
+            turn = self._next_for(call)
+            if turn is not None:
+                return turn
+            expected = (
+                f"the next scripted turn is a {self._queue[0].kind} turn"
+                if self._queue
+                else "the script has no turns left"
+            )
+            self.violation = (
+                f"model call #{len(self.calls)} was a {call.kind} call, but {expected}.\n"
+                f"The request was:\n{_show(call)}"
+            )
+            raise UnexpectedModelCall(self.violation)
+
+    def _next_for(self, call: LMCall) -> Turn | None:
+        if self._queue:
+            head = self._queue[0]
+            if isinstance(head, FaultTurn) or head.kind == call.kind:
+                return self._queue.popleft()
+            return None
+        if call.kind == "step":
+            return self.every_step
+        if call.kind == "extract":
+            return self.every_extract
+        return None
+
+    def count(self, kind: str) -> int:
+        """How many logged calls were of `kind` (`step`, `extract`, `other`)."""
+        return sum(1 for c in self.calls if c.kind == kind)
+
+
+def _show(call: LMCall, limit: int = 2000) -> str:
+    text = "\n".join(f"  [{m.get('role')}] {m.get('content')}" for m in call.messages)
+    if call.tools:
+        text += f"\n  [tools] {call.tools}"
+    return text if len(text) <= limit else text[:limit] + f"\n  ... ({len(text) - limit} more chars)"

@@ -1,0 +1,497 @@
+"""Then steps: every check reads the neutral Outcome, the model log, or the suite's tool recorders."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pytest_bdd import parsers, then
+
+from conformance import _guard
+from conformance._model import ScriptedModel
+from conformance._steps import parse_json
+from conformance._steps.run import MUTATION_MARKER, canonical
+from conformance._world import World
+from conformance.binding import ExtractTurn, LMCall, Outcome, StepTurn
+
+#: What an observation that reports an error looks like, in any library's words.
+ERROR_WORDS = re.compile(
+    r"error|invalid|unknown|not (?:a |an )?(?:valid|allowed|available|found|exist)|could not|"
+    r"cannot|can't|failed|refused|reject|not in",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r'"([^"]*)"')
+
+
+def _show(text: str, limit: int = 600) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more chars)"
+
+
+# -- predictions and errors -------------------------------------------------------------------
+
+
+@then(parsers.parse('the prediction\'s "{field}" is "{value}"'))
+def prediction_field(world: World, field: str, value: str) -> None:
+    outputs = world.prediction().outputs
+    assert outputs is not None and field in outputs, (
+        f"the prediction has no output {field!r}; its outputs are {outputs!r}"
+    )
+    assert str(outputs[field]) == value, (
+        f"the prediction's {field!r} is {outputs[field]!r}, expected {value!r}"
+    )
+
+
+@then(parsers.parse('construction fails with an error that names "{names}" and matches "{pattern}"'))
+def construction_fails(world: World, names: str, pattern: str) -> None:
+    error = world.build_error
+    assert error is not None, (
+        f"the library built an agent from the malformed signature {world.signature.arrow()!r}; "
+        "it must refuse it at construction"
+    )
+    assert names.lower() in error.message.lower(), (
+        f"the construction error should name {names!r}: {error.type}: {error.message}"
+    )
+    assert re.search(pattern, error.message, re.IGNORECASE), (
+        f"the construction error should say what is wrong (matching /{pattern}/): "
+        f"{error.type}: {error.message}"
+    )
+
+
+@then(parsers.parse('the call fails with an error that names "{name}"'))
+def call_fails(world: World, name: str) -> None:
+    error = world.last.error
+    assert error is not None, "the call returned a prediction; it should have failed"
+    assert name in error.message, (
+        f"the error should name the missing input {name!r}: {error.type}: {error.message}"
+    )
+
+
+@then(parsers.re(
+    r'the call raised MaxIterationsError(?: with a message that matches "(?P<pattern>[^"]*)")?$'
+))
+def raised_max_iterations(world: World, pattern: str | None) -> None:
+    error = world.last.error
+    assert error is not None, "the call returned a prediction; it should have raised MaxIterationsError"
+    assert error.kind == "max-iterations", (
+        f"the call raised {error.type}: {error.message}, not MaxIterationsError"
+    )
+    if pattern:
+        assert re.search(pattern, error.message, re.IGNORECASE), (
+            f"the message should still say the limit was reached (/{pattern}/): {error.message!r}"
+        )
+
+
+def _error_field(world: World, field: str) -> Any:
+    error = world.last.error
+    assert error is not None and error.kind == "max-iterations", (
+        f"expected MaxIterationsError, got {error.type if error else 'a prediction'}"
+    )
+    assert field in error.fields, (
+        f"MaxIterationsError carries no {field!r}; it carries {sorted(error.fields)}"
+    )
+    return error.fields[field]
+
+
+@then(parsers.parse('the error\'s "{field}" is present, possibly empty'))
+def error_field_present(world: World, field: str) -> None:
+    value = _error_field(world, field)
+    assert value is None or isinstance(value, str), (
+        f"the error's {field!r} should be None or text, got {value!r}"
+    )
+
+
+@then(parsers.parse('the error\'s "{field}" mentions "{text}"'))
+def error_field_mentions(world: World, field: str, text: str) -> None:
+    value = _error_field(world, field)
+    assert text in str(value), f"the error's {field!r} should mention {text!r}: {value!r}"
+
+
+@then(parsers.re(r'the error\'s "history" has (?P<count>\d+) steps?$'))
+def error_history_length(world: World, count: str) -> None:
+    history = _error_field(world, "history")
+    assert isinstance(history, list) and len(history) == int(count), (
+        f"the error's history should hold {count} step(s): {history!r}"
+    )
+
+
+_JSON_LITERAL = r'\[.*\]|\{.*\}|null|-?\d+|".*"|true|false'
+
+
+@then(parsers.re(rf'the error\'s "(?P<field>\w+)" is (?P<expected>{_JSON_LITERAL})$'))
+def error_field_is(world: World, field: str, expected: str) -> None:
+    value = _error_field(world, field)
+    assert canonical(value) == canonical(parse_json(expected)), (
+        f"the error's {field!r} is {value!r}, expected {expected}"
+    )
+
+
+# -- tools ------------------------------------------------------------------------------------
+
+
+@then("no tool ran")
+def no_tool_ran(world: World) -> None:
+    ran = {name: t.calls for name, t in world.tools.items() if t.calls}
+    assert not ran, f"no tool should have run, but these did: {ran}"
+
+
+@then(parsers.parse('the tool "{name}" never ran'))
+def tool_never_ran(world: World, name: str) -> None:
+    calls = world.tool(name).calls
+    assert not calls, f"the tool {name!r} must not run, but it ran with {calls}"
+
+
+@then(parsers.parse('the tool "{name}" ran exactly once, with {args}'))
+def tool_ran_once(world: World, name: str, args: str) -> None:
+    calls = world.tool(name).calls
+    expected = parse_json(args)
+    assert [canonical(c) for c in calls] == [canonical(expected)], (
+        f"the tool {name!r} should have run once with {args}; it ran with {calls}"
+    )
+
+
+@then(parsers.re(r'the tool "(?P<name>\w+)" ran (?P<count>\d+) times?$'))
+def tool_ran_times(world: World, name: str, count: str) -> None:
+    calls = world.tool(name).calls
+    assert len(calls) == int(count), (
+        f"the tool {name!r} should have run {count} time(s); it ran {len(calls)}: {calls}"
+    )
+
+
+@then(parsers.parse("no tool ran with {args}"))
+def no_tool_ran_with(world: World, args: str) -> None:
+    bad = canonical(parse_json(args))
+    ran = [name for name, t in world.tools.items() if any(canonical(c) == bad for c in t.calls)]
+    assert not ran, f"the tool(s) {ran} ran with {args}, which no tool should receive"
+
+
+@then(parsers.parse('the tool "{name}" received each of them exactly as sent'))
+def tool_received_all(world: World, name: str) -> None:
+    calls = world.tool(name).calls
+    assert world.sent_args, "no arguments were generated"
+    assert [canonical(c) for c in calls] == [canonical(a) for a in world.sent_args], (
+        f"the tool {name!r} received {len(calls)} calls for {len(world.sent_args)} sent"
+    )
+
+
+# -- the model log ----------------------------------------------------------------------------
+
+
+def _calls(world: World, which: str) -> list[LMCall]:
+    calls = world.model.calls
+    if which == "every model call":
+        chosen = calls
+    elif which == "every step call":
+        chosen = [c for c in calls if c.kind == "step"]
+    elif which == "the extraction call":
+        chosen = [c for c in calls if c.kind == "extract"]
+        assert len(chosen) == 1, f"expected one extraction call, the model received {len(chosen)}"
+    else:
+        number = int(which.removeprefix("step call "))
+        steps = [c for c in calls if c.kind == "step"]
+        assert len(steps) >= number, f"there was no step call {number}; there were {len(steps)}"
+        chosen = [steps[number - 1]]
+    assert chosen, f"there was no model call for {which!r}"
+    return chosen
+
+
+_WHICH = r"(?P<which>every model call|every step call|the extraction call|step call \d+)"
+
+
+@then(parsers.re(rf'{_WHICH} (?:shows|mentions) (?P<texts>"[^"]*"(?: and "[^"]*")*)$'))
+def calls_show(world: World, which: str, texts: str) -> None:
+    for call in _calls(world, which):
+        shown = call.text()
+        for text in _QUOTED.findall(texts):
+            assert text in shown, (
+                f"{which} should show {text!r}; the {call.kind} call was:\n{_show(shown, 3000)}"
+            )
+
+
+@then(parsers.re(rf'{_WHICH} does not show "(?P<text>[^"]*)"$'))
+def calls_do_not_show(world: World, which: str, text: str) -> None:
+    for call in _calls(world, which):
+        assert text not in call.text(), f"{which} must not show {text!r} yet"
+
+
+@then(parsers.parse('every step call shows the tool "{name}" with its description and its arguments'))
+def step_calls_show_tool(world: World, name: str) -> None:
+    spec = world.tool(name).spec
+    for call in _calls(world, "every step call"):
+        shown = call.text()
+        for part in [spec.name, spec.description, *(p.name for p in spec.parameters)]:
+            assert part in shown, (
+                f"every step call should show the tool {name!r}: its name, description "
+                f"{spec.description!r} and arguments {[p.name for p in spec.parameters]}; "
+                f"{part!r} is missing from:\n{_show(shown, 3000)}"
+            )
+
+
+@then("the model was never called")
+def model_never_called(world: World) -> None:
+    assert not world.model.calls, (
+        f"the model should not have been called; it got {len(world.model.calls)} call(s)"
+    )
+
+
+@then(parsers.re(r"the model received (?P<steps>\d+) step calls? and (?P<extracts>\d+) extraction calls?$"))
+def model_received(world: World, steps: str, extracts: str) -> None:
+    got = (world.model.count("step"), world.model.count("extract"))
+    assert got == (int(steps), int(extracts)), (
+        f"expected {steps} step and {extracts} extraction call(s); got {got[0]} and {got[1]}"
+    )
+
+
+@then(parsers.re(r"the model received exactly (?P<steps>\d+) step calls?$"))
+def model_received_steps(world: World, steps: str) -> None:
+    got = world.model.count("step")
+    assert got == int(steps), f"expected exactly {steps} step call(s); the model received {got}"
+
+
+@then("the model was retried at least once")
+def model_retried(world: World) -> None:
+    got = world.model.count("step")
+    assert got >= 2, f"a transient failure should be retried; the model was asked {got} time(s)"
+
+
+@then(parsers.re(r"call (?P<number>\d+) made exactly (?P<steps>\d+) step calls?$"))
+def call_made_steps(world: World, number: str, steps: str) -> None:
+    calls = world.calls_per_run[int(number) - 1]
+    got = sum(1 for c in calls if c.kind == "step")
+    assert got == int(steps), f"call {number} should have made {steps} step call(s); it made {got}"
+
+
+@then("the extraction call is the last model call")
+def extraction_is_last(world: World) -> None:
+    kinds = [c.kind for c in world.model.calls]
+    assert kinds and kinds[-1] == "extract" and kinds.count("extract") == 1, (
+        f"one extraction call should end the run; the calls were {kinds}"
+    )
+
+
+@then(parsers.parse('the step output "next_tool_name" admits exactly "{names}"'))
+def step_output_admits(world: World, names: str) -> None:
+    agent = world.agent
+    admitted = _guard.call("step_tool_names", lambda: world.binding.step_tool_names(agent))
+    expected = sorted(n.strip() for n in names.split(","))
+    assert admitted is not None, (
+        f"the step output next_tool_name is unconstrained; it must admit exactly {expected}"
+    )
+    assert sorted(admitted) == expected, f"next_tool_name admits {sorted(admitted)}, not {expected}"
+
+
+# -- the trajectory ---------------------------------------------------------------------------
+
+
+def _tool_steps(world: World) -> list[Any]:
+    return [s for s in world.steps() if s.tool_name != "finish"]
+
+
+@then("the trajectory's tool steps are")
+def trajectory_is(world: World, datatable: list[list[str]]) -> None:
+    header, *rows = datatable
+    steps = _tool_steps(world)
+    listing = "\n".join(f"  {s.model_dump_json()}" for s in steps)
+    assert len(steps) == len(rows), (
+        f"expected {len(rows)} tool step(s) in the trajectory, got {len(steps)}:\n{listing}"
+    )
+    for number, (row, step) in enumerate(zip(rows, steps, strict=True), start=1):
+        want = dict(zip(header, row, strict=True))
+        assert step.tool_name == want["tool"], f"step {number} should be {want['tool']!r}:\n{listing}"
+        assert canonical(step.tool_args) == canonical(parse_json(want["args"])), (
+            f"step {number} should have args {want['args']}:\n{listing}"
+        )
+        assert want["observation"] in str(step.observation), (
+            f"step {number}'s observation should contain {want['observation']!r}:\n{listing}"
+        )
+        assert step.thought is None or want["thought"] in step.thought, (
+            f"step {number}'s thought should be {want['thought']!r}:\n{listing}"
+        )
+
+
+@then(parsers.parse(
+    'step {number:d} of the trajectory called "{tool}" with {args} and observed "{observation}"'
+))
+def trajectory_step(world: World, number: int, tool: str, args: str, observation: str) -> None:
+    steps = world.steps()
+    assert len(steps) >= number, f"the trajectory has {len(steps)} step(s), not {number}"
+    step = steps[number - 1]
+    assert step.tool_name == tool and canonical(step.tool_args) == canonical(parse_json(args)), (
+        f"step {number} should call {tool!r} with {args}: {step.model_dump_json()}"
+    )
+    assert observation in str(step.observation), (
+        f"step {number}'s observation should contain {observation!r}: {step.observation!r}"
+    )
+
+
+def _observation(world: World, number: int) -> str:
+    steps = world.steps()
+    assert len(steps) >= number, (
+        f"the trajectory has {len(steps)} step(s); expected an observation for step {number}"
+    )
+    return str(steps[number - 1].observation)
+
+
+@then(parsers.parse('the observation of step {number:d} reads "{text}"'))
+def observation_reads(world: World, number: int, text: str) -> None:
+    observed = _observation(world, number)
+    assert text in observed, f"step {number}'s observation should read {text!r}: {observed!r}"
+
+
+@then(parsers.parse('the observation of step {number:d} is an error that names "{field}"'))
+def observation_names(world: World, number: int, field: str) -> None:
+    observed = _observation(world, number)
+    assert ERROR_WORDS.search(observed) and field in observed, (
+        f"step {number}'s observation should be an error naming the field {field!r}: {observed!r}"
+    )
+
+
+@then("the agent saw an error for step 1 or was asked again")
+def saw_error_or_retried(world: World) -> None:
+    steps = world.steps()
+    if steps and ERROR_WORDS.search(str(steps[0].observation)):
+        return
+    first = world.model.calls[0] if world.model.calls else None
+    retried = world.model.count("step") > len(steps)
+    assert retried, (
+        "after a step the implementation could not carry out, the agent should see an error "
+        "observation (or be asked again); the trajectory was "
+        f"{[s.model_dump() for s in steps]}"
+        + (f", and the first step call was a {first.kind} call" if first else "")
+    )
+
+
+@then(parsers.parse("no model call of call {number:d} shows the caller's mutation"))
+def mutation_not_seen(world: World, number: int) -> None:
+    for call in world.calls_per_run[number - 1]:
+        assert MUTATION_MARKER not in call.text(), (
+            "the caller mutated what an earlier call returned, and a later model call shows it: "
+            "the returned trajectory or history was not a snapshot"
+        )
+    assert MUTATION_MARKER not in world.outcomes[number - 1].model_dump_json(), (
+        f"call {number} returned the caller's mutation of an earlier result"
+    )
+
+
+# -- stop reasons and user-facing messages ----------------------------------------------------
+
+
+@then(parsers.parse('the stop reason is "{reason}"'))
+def stop_reason(world: World, reason: str) -> None:
+    got = world.last.stop_reason
+    assert got == reason, f"the stop reason should be {reason!r}, got {got!r}"
+
+
+@then(parsers.parse("the run reports {count:d} iterations"))
+def run_iterations(world: World, count: int) -> None:
+    got = world.last.iterations
+    assert got == count, f"the run should report {count} iterations, got {got!r}"
+
+
+def _fallback(world: World) -> str:
+    message = world.last.fallback
+    assert message, (
+        "the run should give the user a message saying what was tried; it gave none "
+        f"(stop reason {world.last.stop_reason!r})"
+    )
+    return message
+
+
+@then(parsers.parse('the user-facing message names "{tool}" and suggests what to do'))
+def message_suggests(world: World, tool: str) -> None:
+    message = _fallback(world)
+    assert tool in message, f"the message should name the tool {tool!r}: {message!r}"
+    assert re.search(r"try|check|instead|suggest|rephrase|consider|could|please", message, re.I), (
+        f"the message should suggest what the user can do: {message!r}"
+    )
+
+
+def _counted(message: str, name: str, count: int) -> bool:
+    number = rf"(?<![\d.]){count}(?![\d.])"
+    return bool(
+        re.search(rf"\b{re.escape(name)}\b[^\d\n]{{0,20}}{number}", message)
+        or re.search(rf"{number}\s*(?:×|x|times)?\s*\b{re.escape(name)}\b", message)
+    )
+
+
+@then(parsers.parse('the user-facing message counts "{a}" {m:d} times and "{b}" {n:d} time'))
+def message_counts(world: World, a: str, m: int, b: str, n: int) -> None:
+    message = _fallback(world)
+    for name, count in ((a, m), (b, n)):
+        assert _counted(message, name, count), (
+            f"the message should say {name!r} ran {count} time(s) (e.g. 'ran {name} {count}×'): "
+            f"{message!r}"
+        )
+
+
+@then(parsers.parse('the user-facing message mentions "{text}"'))
+def message_mentions(world: World, text: str) -> None:
+    message = _fallback(world)
+    assert text in message, f"the message should mention {text!r}: {message!r}"
+
+
+@then("the user-facing message says that no tool completed")
+def message_no_tool(world: World) -> None:
+    message = _fallback(world)
+    assert re.search(r"no tool|n't complete any|not complete any|no tools", message, re.I), (
+        f"the message should say that no tool completed: {message!r}"
+    )
+
+
+@then(parsers.parse('the error history holds exactly the errors "{first}" to "{last}", in order'))
+def error_history(world: World, first: str, last: str) -> None:
+    history = world.last.tool_errors
+    assert history is not None, "the implementation does not report its tool-error history"
+    prefix, start = first.rsplit(" ", 1)
+    end = int(last.rsplit(" ", 1)[1])
+    expected = [f"{prefix} {n}" for n in range(int(start), end + 1)]
+    got = [str(entry) for entry in history]
+    assert len(got) == len(expected) and all(
+        want in entry for want, entry in zip(expected, got, strict=True)
+    ), f"the error history should hold {expected}; it holds {got}"
+
+
+# -- adapters ---------------------------------------------------------------------------------
+
+
+def _formats(calls: list[LMCall]) -> list[str]:
+    return [c.adapter for c in calls]
+
+
+@then(parsers.parse('every model call used the "{adapter}" format'))
+def every_call_format(world: World, adapter: str) -> None:
+    formats = _formats(world.model.calls)
+    assert formats and all(f == adapter for f in formats), (
+        f"every internal call should use the {adapter!r} format; the calls used {formats}"
+    )
+
+
+@then(parsers.parse('the global adapter is still "{adapter}"'))
+def global_adapter_still(world: World, adapter: str) -> None:
+    got = _guard.call("global_adapter", world.binding.global_adapter)
+    assert got == adapter, f"the global adapter should still be {adapter!r}; it is now {got!r}"
+
+
+@then(parsers.parse('a second agent without its own adapter uses the "{adapter}" format'))
+def second_agent_format(world: World, adapter: str) -> None:
+    world.adapter = None
+    world.reset_agent()
+    world.model = ScriptedModel([
+        StepTurn(thought="done", tool_name="finish"), ExtractTurn(outputs={"answer": "ok"}),
+    ])
+    world.call({"question": "Anything?"})
+    every_call_format(world, adapter)
+
+
+@then("every concurrent run used only its own agent's format and got its own answer")
+def concurrent_ok(world: World) -> None:
+    assert world.concurrent, "no concurrent runs were made"
+    for index, (own, model, answer, result) in enumerate(world.concurrent):
+        expected = own or world.global_adapter
+        assert isinstance(result, Outcome), f"concurrent run {index} did not finish: {result!r}"
+        assert model.violation is None, f"concurrent run {index}: {model.violation}"
+        formats = _formats(model.calls)
+        assert formats and all(f == expected for f in formats), (
+            f"concurrent run {index} should use only the {expected!r} format; it used {formats}"
+        )
+        got = (result.outputs or {}).get("answer")
+        assert got == answer, f"concurrent run {index} got {got!r}, expected its own {answer!r}"

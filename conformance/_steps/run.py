@@ -1,0 +1,146 @@
+"""When steps: build the agent, call it, tamper with what it returned, run many at once."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pytest_bdd import parsers, when
+
+from conformance import _guard
+from conformance._model import ScriptedModel
+from conformance._steps import parse_json
+from conformance._world import World
+from conformance.binding import CallRequest, ExtractTurn, Outcome, StepTurn
+
+#: What the caller writes into returned containers; no run may ever show it afterwards.
+MUTATION_MARKER = "CALLER-MUTATION-7f3a"
+
+
+@when("the agent is built")
+def agent_is_built(world: World) -> None:
+    world.build()
+
+
+@when(
+    parsers.re(
+        r"the agent is called(?: again)? with (?P<inputs>\{.*\})"
+        r"(?: and a step cap of (?P<cap>\d+))?$"
+    )
+)
+def agent_is_called(world: World, inputs: str, cap: str | None) -> None:
+    values = parse_json(inputs)
+    assert isinstance(values, dict), f"inputs must be a JSON object: {inputs}"
+    world.call(values, max_steps=int(cap) if cap is not None else None)
+
+
+@when("the caller mutates what the call returned")
+def caller_mutates(world: World) -> None:
+    agent = world.agent
+    _guard.call(
+        "mutate_last_result",
+        lambda: world.binding.mutate_last_result(agent, MUTATION_MARKER),
+        world.timeout,
+    )
+
+
+def _json_scalars() -> st.SearchStrategy[Any]:
+    return (
+        st.none()
+        | st.booleans()
+        | st.integers(min_value=-(2**53), max_value=2**53)
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=20)
+    )
+
+
+_json_objects = st.dictionaries(
+    st.text(max_size=10),
+    st.recursive(
+        _json_scalars(),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+        max_leaves=12,
+    ),
+    max_size=5,
+)
+
+
+def canonical(value: Any) -> str:
+    """JSON with sorted keys: equal only if the values are equal *and* of the same JSON types."""
+    return json.dumps(value, sort_keys=True)
+
+
+@when(parsers.parse('the model sends {count:d} generated JSON objects as arguments to "{tool}"'))
+def generated_args(world: World, count: int, tool: str) -> None:
+    recorder = world.tool(tool)
+    names = [p.name for p in recorder.spec.parameters]
+    assert names == ["text", "data"], f"this step needs a tool taking text and data, not {names}"
+    world.sent_args = []
+
+    # Derandomised, so every binding is fed the same objects and a failure reproduces.
+    @settings(max_examples=count, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(text=st.text(max_size=40), data=_json_objects)
+    def send(text: str, data: dict[str, Any]) -> None:
+        args = {"text": text, "data": data}
+        world.sent_args.append(args)
+        world.model = ScriptedModel([
+            StepTurn(thought="record it", tool_name=tool, tool_args=args),
+            StepTurn(thought="done", tool_name="finish"),
+            ExtractTurn(outputs={"answer": "recorded"}),
+        ])
+        before = len(recorder.calls)
+        world.call({"question": "Record this"})
+        got = recorder.calls[before:]
+        assert [canonical(c) for c in got] == [canonical(args)], (
+            f"the tool {tool!r} was sent {canonical(args)}\nbut received {got!r}"
+        )
+
+    send()
+
+
+@when(
+    parsers.parse(
+        '{own:d} agents with their own "{adapter}" adapter and {plain:d} agents without one '
+        "run at the same time"
+    )
+)
+def concurrent_runs(world: World, own: int, adapter: str, plain: int) -> None:
+    jobs: list[tuple[str | None, ScriptedModel, str]] = []
+    for i in range(own + plain):
+        answer = f"answer number {i}"
+        model = ScriptedModel([
+            StepTurn(thought=f"agent {i} adds", tool_name="add", tool_args={"a": i, "b": i}),
+            StepTurn(thought="done", tool_name="finish"),
+            ExtractTurn(outputs={"answer": answer}),
+        ])
+        jobs.append((adapter if i < own else None, model, answer))
+    agents = []
+    for own_adapter, _, _ in jobs:
+        world.adapter = own_adapter  # type: ignore[assignment]
+        world.reset_agent()
+        agents.append(world.agent)
+    barrier = threading.Barrier(len(jobs))
+    results: list[Outcome | BaseException | None] = [None] * len(jobs)
+
+    def run(index: int) -> None:
+        _, model, _ = jobs[index]
+        request = CallRequest(inputs={"question": f"What is {index} + {index}?"})
+        barrier.wait()
+        try:
+            results[index] = _guard.validated(
+                "run", Outcome, world.binding.run(agents[index], request, model)
+            )
+        except BaseException as exc:
+            results[index] = exc
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(world.timeout)
+    world.concurrent = [(own_adapter, model, answer, results[i])
+                        for i, (own_adapter, model, answer) in enumerate(jobs)]

@@ -1,0 +1,221 @@
+"""Given steps: the agent, its tools, and what the model will answer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, get_args
+
+from pytest_bdd import given, parsers, when
+
+from conformance._steps import parse_json
+from conformance._tools import SuiteTool, ToolFailure
+from conformance._world import World
+from conformance.binding import (
+    AdapterName,
+    ExtractTurn,
+    FaultTurn,
+    FieldSpec,
+    ParamSpec,
+    SignatureSpec,
+    StepTurn,
+    ToolSpec,
+    Turn,
+)
+
+_ADAPTERS = get_args(AdapterName)
+
+
+def _fields(side: str) -> tuple[FieldSpec, ...]:
+    return tuple(FieldSpec(name=n.strip()) for n in side.split(",") if n.strip())
+
+
+@given(parsers.re(r'a ReAct agent with the signature "(?P<text>[^"]*)"(?: in (?P<form>class|value) form)?$'))
+def agent_with_signature(world: World, text: str, form: str | None) -> None:
+    inputs, _, outputs = text.partition("->")
+    if form is None:
+        world.signature = SignatureSpec(
+            inputs=_fields(inputs), outputs=_fields(outputs), form="string", text=text
+        )
+    else:
+        world.signature = SignatureSpec(
+            inputs=_fields(inputs), outputs=_fields(outputs), form="class" if form == "class" else "value"
+        )
+
+
+@given(parsers.parse('the signature\'s instructions are "{instructions}"'))
+def signature_instructions(world: World, instructions: str) -> None:
+    world.signature = world.signature.model_copy(update={"instructions": instructions})
+
+
+def _add_tool(world: World, tool: SuiteTool) -> None:
+    assert tool.name not in world.tools, f"the scenario declares the tool {tool.name!r} twice"
+    world.tools[tool.name] = tool
+
+
+@given(parsers.parse('the tool "{name}" that adds the integers "{a}" and "{b}"'))
+def tool_that_adds(world: World, name: str, a: str, b: str) -> None:
+    spec = ToolSpec(
+        name=name,
+        description=f"Add two integers, {a} and {b}, and return their sum.",
+        parameters=(
+            ParamSpec(name=a, type="int", description="the first addend"),
+            ParamSpec(name=b, type="int", description="the second addend"),
+        ),
+    )
+    _add_tool(world, SuiteTool(spec, lambda args: args[a] + args[b]))
+
+
+def _query_tool(name: str, description: str) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        description=description,
+        parameters=(ParamSpec(name="query", type="str", description="what to look up"),),
+    )
+
+
+@given(parsers.parse('the tool "{name}" that returns "{text}"'))
+def tool_that_returns(world: World, name: str, text: str) -> None:
+    spec = _query_tool(name, f"Look up a query with {name} and return what it finds.")
+    _add_tool(world, SuiteTool(spec, lambda args: text))
+
+
+@given(parsers.re(r'the tool "(?P<name>\w+)" that raises (?P<error>\w+) "(?P<message>[^"]*)"$'))
+def tool_that_raises(world: World, name: str, error: str, message: str) -> None:
+    spec = _query_tool(name, f"Run {name} on a query.")
+    failure = ToolFailure(error_type=error, message=message)
+    _add_tool(world, SuiteTool(spec, always_fails=failure))
+
+
+@given(parsers.parse('the tool "{name}" that raises, call by call'))
+def tool_that_raises_by_call(world: World, name: str, datatable: list[list[str]]) -> None:
+    header, *rows = datatable
+    failures = {
+        int(row["call"]): ToolFailure(error_type=row["error"], message=row["message"])
+        for row in (dict(zip(header, r, strict=True)) for r in rows)
+    }
+    spec = _query_tool(name, f"Run {name} on a query.")
+    _add_tool(world, SuiteTool(spec, lambda args: f"{name} succeeded", failures=failures))
+
+
+@given(
+    parsers.parse(
+        'the tool "{name}" that raises on every call, alternating {first} and {second}, '
+        'numbered "{prefix}"'
+    )
+)
+def tool_that_alternates(world: World, name: str, first: str, second: str, prefix: str) -> None:
+    failures = {
+        n: ToolFailure(error_type=first if n % 2 else second, message=f"{prefix} {n}")
+        for n in range(1, 200)
+    }
+    _add_tool(world, SuiteTool(_query_tool(name, f"Run {name} on a query."), failures=failures))
+
+
+_PARAM = r'the (?P<t{n}>integer|string|object|number|boolean|list) "(?P<p{n}>\w+)"'
+_TYPE_NAMES = {"integer": "int", "string": "str", "object": "dict", "number": "float",
+               "boolean": "bool", "list": "list"}
+
+
+@given(
+    parsers.re(
+        rf'the tool "(?P<name>\w+)" that takes {_PARAM.format(n=1)}(?: and {_PARAM.format(n=2)})?$'
+    )
+)
+def tool_that_takes(
+    world: World, name: str, t1: str, p1: str, t2: str | None, p2: str | None
+) -> None:
+    params = [ParamSpec(name=p1, type=_TYPE_NAMES[t1], description=f"the {p1}")]  # type: ignore[arg-type]
+    if t2 and p2:
+        params.append(ParamSpec(name=p2, type=_TYPE_NAMES[t2], description=f"the {p2}"))  # type: ignore[arg-type]
+    spec = ToolSpec(
+        name=name, description=f"Run {name} with the given arguments.", parameters=tuple(params)
+    )
+    _add_tool(world, SuiteTool(spec, lambda args: f"{name} accepted {sorted(args)}"))
+
+
+@given("the agent has no tools")
+def no_tools(world: World) -> None:
+    world.tools.clear()
+
+
+@given(parsers.parse("the agent's step cap is {cap:d}"))
+def step_cap(world: World, cap: int) -> None:
+    world.max_steps = cap
+
+
+@given("the agent raises on the step cap")
+def raises_on_cap(world: World) -> None:
+    world.on_max_steps = "raise"
+
+
+@given("the agent extracts its outputs on the step cap")
+def extracts_on_cap(world: World) -> None:
+    world.on_max_steps = "extract"
+
+
+@given(parsers.parse('the global adapter is "{adapter}"'))
+def global_adapter(world: World, adapter: str) -> None:
+    assert adapter in _ADAPTERS, f"unknown adapter {adapter!r}; the suite knows {_ADAPTERS}"
+    world.configure(adapter)  # type: ignore[arg-type]
+
+
+@given(parsers.parse('the agent\'s adapter is "{adapter}"'))
+def agent_adapter(world: World, adapter: str) -> None:
+    assert adapter in _ADAPTERS, f"unknown adapter {adapter!r}; the suite knows {_ADAPTERS}"
+    world.adapter = adapter  # type: ignore[assignment]
+
+
+def _turn(row: dict[str, str]) -> Turn:
+    kind = row["turn"].strip()
+    if kind == "step":
+        return StepTurn(thought=row["thought"], tool_name=row["tool"], tool_args=parse_json(row["args"]))
+    if kind == "step with raw args":
+        return StepTurn(thought=row["thought"], tool_name=row["tool"], raw_tool_args=row["args"])
+    if kind == "fault":
+        return FaultTurn.model_validate({"fault": row["args"].strip()})
+    if kind == "extract":
+        outputs = parse_json(row["args"])
+        assert isinstance(outputs, dict), f"an extract turn's args must be an object: {row}"
+        return ExtractTurn(outputs=outputs)
+    raise AssertionError(f"unknown turn kind {kind!r} (step, step with raw args, extract, fault)")
+
+
+@given("the model replies")
+@when("the model replies")
+def model_replies(world: World, datatable: list[list[str]]) -> None:
+    header, *rows = datatable
+    world.model.extend(_turn(dict(zip(header, row, strict=True))) for row in rows)
+
+
+@given(parsers.parse('the model answers every step with tool "{tool}" and args {args}'))
+def every_step(world: World, tool: str, args: str) -> None:
+    world.model.every_step = StepTurn(thought=f"call {tool} again", tool_name=tool,
+                                      tool_args=parse_json(args))
+
+
+@given(parsers.parse("the model answers every extraction with {outputs}"))
+def every_extraction(world: World, outputs: str) -> None:
+    values = parse_json(outputs)
+    assert isinstance(values, dict)
+    world.model.every_extract = ExtractTurn(outputs=values)
+
+
+@given(parsers.parse('the model\'s step calls "{tool}" with an object nested {depth:d} levels deep'))
+def deeply_nested_args(world: World, tool: str, depth: int) -> None:
+    param = world.tool(tool).spec.parameters[0].name
+    raw = '{"' + param + '": ' + '{"a": ' * depth + "1" + "}" * depth + "}"
+    world.model.extend([StepTurn(thought="store it", tool_name=tool, raw_tool_args=raw)])
+
+
+@given(parsers.parse('the model\'s step calls "{tool}" with a {param} of {size:d} characters'))
+def oversized_args(world: World, tool: str, param: str, size: int) -> None:
+    args: dict[str, Any] = {p.name: 1 for p in world.tool(tool).spec.parameters}
+    args[param] = "x" * size
+    world.model.extend(
+        [StepTurn(thought="send it", tool_name=tool, raw_tool_args=json.dumps(args))]
+    )
+
+
+@given(parsers.parse('the model fails every call with "{fault}"'))
+def model_always_fails(world: World, fault: str) -> None:
+    world.model.every_step = FaultTurn.model_validate({"fault": fault})

@@ -1,0 +1,1 @@
+"""The test module the plugin collects when `--impl` is given."""

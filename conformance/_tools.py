@@ -1,0 +1,90 @@
+"""Suite-owned tools: they record every call, so "ran with exactly these args" is measured here."""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from conformance.binding import ToolSpec
+
+_PY_TYPES: dict[str, type] = {
+    "str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict,
+}
+
+
+class ToolFailure(BaseModel):
+    """A scripted exception: the tool raises `error_type(message)`."""
+
+    model_config = ConfigDict(frozen=True)
+    error_type: str = "RuntimeError"
+    message: str
+
+
+_ERRORS: dict[str, type[Exception]] = {
+    "RuntimeError": RuntimeError, "ValueError": ValueError, "KeyError": KeyError,
+    "TimeoutError": TimeoutError, "PermissionError": PermissionError,
+    "ConnectionError": ConnectionError, "TypeError": TypeError,
+}
+
+Behaviour = Callable[[dict[str, Any]], Any]
+
+
+class SuiteTool:
+    """A tool the suite owns: `spec` for the library, `__call__` to run it, `calls` to check it."""
+
+    def __init__(
+        self,
+        spec: ToolSpec,
+        behaviour: Behaviour | None = None,
+        failures: dict[int, ToolFailure] | None = None,
+        always_fails: ToolFailure | None = None,
+    ) -> None:
+        self.spec = spec
+        self.calls: list[dict[str, Any]] = []
+        self._behaviour = behaviour or (lambda args: f"{spec.name} done")
+        self._failures = failures or {}
+        self._always_fails = always_fails
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self.spec.name
+
+    def __call__(self, **kwargs: Any) -> Any:
+        """Record the call, then return the scripted result or raise the scripted error."""
+        with self._lock:
+            self.calls.append(dict(kwargs))
+            number = len(self.calls)
+        failure = self._failures.get(number) or self._always_fails
+        if failure is not None:
+            raise _ERRORS.get(failure.error_type, RuntimeError)(failure.message)
+        return self._behaviour(kwargs)
+
+    async def acall(self, **kwargs: Any) -> Any:
+        """The same call, awaitable."""
+        return self(**kwargs)
+
+    def as_function(self) -> Callable[..., Any]:
+        """A plain function with a real signature, name, docstring and type hints.
+
+        Most libraries derive a tool's schema from its function; this gives them one to read.
+        """
+
+        def tool(**kwargs: Any) -> Any:
+            return self(**kwargs)
+
+        params = [
+            inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, annotation=_PY_TYPES[p.type])
+            for p in self.spec.parameters
+        ]
+        tool.__name__ = tool.__qualname__ = self.spec.name
+        tool.__doc__ = self.spec.description
+        tool.__signature__ = inspect.Signature(params, return_annotation=Any)  # type: ignore[attr-defined]
+        tool.__annotations__ = {p.name: _PY_TYPES[p.type] for p in self.spec.parameters}
+        tool.__annotations__["return"] = Any
+        return tool

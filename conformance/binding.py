@@ -1,0 +1,293 @@
+"""The binding contract: what the suite hands an implementation, and what it must hand back.
+
+Everything that crosses the contract is a pydantic model, JSON-serialisable, so that a binding in
+another process (or language) can speak it. A binding translates; it never repairs: it reports what
+the library did, including the exceptions the library raised, as data.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+if TYPE_CHECKING:
+    from conformance._model import ScriptedModel
+    from conformance._tools import SuiteTool
+
+__all__ = [
+    "CAPABILITIES",
+    "AdapterName",
+    "AgentSpec",
+    "Binding",
+    "CallRequest",
+    "ErrorInfo",
+    "ExtractTurn",
+    "FaultTurn",
+    "FieldSpec",
+    "LMCall",
+    "Outcome",
+    "ParamSpec",
+    "SignatureSpec",
+    "Step",
+    "StepTurn",
+    "ToolSpec",
+    "Turn",
+]
+
+#: The optional profiles a binding may claim; a scenario tagged with an unclaimed one is not run.
+CAPABILITIES: frozenset[str] = frozenset(
+    {
+        "adapter-override",  # ReAct(..., adapter=X) wins over the global adapter (ADP-2, ADP-3)
+        "tool-errors",  # a raising tool becomes an observation; repeated failures stop (ERR-*)
+        "tool-args",  # tool arguments are parsed and validated before the tool runs (ARGS-*)
+        "max-steps-extract",  # on the step cap the agent still extracts outputs (EXT-2)
+        "max-steps-error",  # on the step cap the agent raises MaxIterationsError (EXH-1..3)
+        "stop-reason",  # every run reports why it stopped and how many steps it used (EXH-4..6)
+        "human-in-the-loop",  # ask_to_user, interruptible tools, resume (HITL-*)
+        "async",  # aforward / aresume (ASYNC-*)
+        "streaming",  # a stream of step events ending in one `done` (STREAM-1)
+        "lm-retry",  # transient model failures are retried with backoff (NET-1)
+    }
+)
+
+AdapterName = Literal["chat", "json"]
+FieldType = Literal["str", "int", "float", "bool", "list", "dict"]
+
+_Model = ConfigDict(extra="forbid", frozen=True)
+
+
+class FieldSpec(BaseModel):
+    """One input or output field of a signature."""
+
+    model_config = _Model
+    name: str
+    type: FieldType = "str"
+    description: str = ""
+
+
+class SignatureSpec(BaseModel):
+    """A signature in neutral words; `form` says how the binding must hand it to the library."""
+
+    model_config = _Model
+    inputs: tuple[FieldSpec, ...] = ()
+    outputs: tuple[FieldSpec, ...] = ()
+    instructions: str = ""
+    form: Literal["string", "class", "value"] = "string"
+    #: For the string form only: the exact text to pass (used to feed malformed signatures).
+    text: str | None = None
+
+    def arrow(self) -> str:
+        """The arrow string, `"a, b -> c"` (or `text` verbatim when given)."""
+        if self.text is not None:
+            return self.text
+        return f"{', '.join(f.name for f in self.inputs)} -> {', '.join(f.name for f in self.outputs)}"
+
+
+class ParamSpec(BaseModel):
+    """One argument of a tool."""
+
+    model_config = _Model
+    name: str
+    type: FieldType = "str"
+    description: str = ""
+
+
+class ToolSpec(BaseModel):
+    """A tool as the library must declare it: name, description, argument schema."""
+
+    model_config = _Model
+    name: str
+    description: str
+    parameters: tuple[ParamSpec, ...] = ()
+    #: Must not run before a person approves it (human-in-the-loop profile).
+    interruptible: bool = False
+
+    def json_schema(self) -> dict[str, Any]:
+        """The argument schema as a JSON schema object."""
+        json_types = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
+                      "list": "array", "dict": "object"}
+        return {
+            "type": "object",
+            "properties": {
+                p.name: {"type": json_types[p.type], "description": p.description}
+                for p in self.parameters
+            },
+            "required": [p.name for p in self.parameters],
+            "additionalProperties": False,
+        }
+
+
+class AgentSpec(BaseModel):
+    """Everything needed to construct one ReAct agent."""
+
+    model_config = _Model
+    signature: SignatureSpec
+    tools: tuple[ToolSpec, ...]
+    max_steps: int = 10
+    #: The per-agent adapter override (`ReAct(..., adapter=X)`), if any.
+    adapter: AdapterName | None = None
+    #: What to do on the step cap; `None` means the library's default.
+    on_max_steps: Literal["extract", "raise"] | None = None
+    #: Whether the built-in `ask_to_user` tool is enabled (human-in-the-loop profile).
+    enable_ask_to_user: bool = False
+
+
+class CallRequest(BaseModel):
+    """One call of an agent."""
+
+    model_config = _Model
+    inputs: dict[str, JsonValue]
+    #: Per-call step cap override (`forward(max_iters=N)`), if any.
+    max_steps: int | None = None
+    mode: Literal["sync", "async", "stream"] = "sync"
+
+
+class Step(BaseModel):
+    """One step of a normalised trajectory."""
+
+    model_config = ConfigDict(extra="forbid")
+    thought: str | None = None
+    tool_name: str
+    tool_args: JsonValue = None
+    observation: JsonValue = None
+
+
+class ErrorInfo(BaseModel):
+    """An exception the library raised, as data."""
+
+    model_config = ConfigDict(extra="forbid")
+    #: The exception class name, e.g. `MaxIterationsError`.
+    type: str
+    message: str
+    #: What the binding recognised it as; `other` for anything else.
+    kind: Literal["max-iterations", "human-in-the-loop", "other"] = "other"
+    #: The structured fields the exception carries (EXH-2: iterations, max_iterations, ...).
+    fields: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @classmethod
+    def from_exception(cls, exc: BaseException, **fields: JsonValue) -> ErrorInfo:
+        """An `other` error from any exception, with optional structured fields."""
+        return cls(type=type(exc).__name__, message=str(exc), fields=dict(fields))
+
+
+class Outcome(BaseModel):
+    """What one call did, as the library reported it."""
+
+    model_config = ConfigDict(extra="forbid")
+    outputs: dict[str, JsonValue] | None = None
+    trajectory: list[Step] = Field(default_factory=list)
+    #: `finish`, `max_steps`, `repeated_tool_errors`, ... (stop-reason profile), else None.
+    stop_reason: str | None = None
+    #: How many step calls the run used (stop-reason profile), else None.
+    iterations: int | None = None
+    #: The user-facing message for a run that did not finish normally (EXH-5, ERR-2).
+    fallback: str | None = None
+    #: The tool errors the library keeps, oldest first (ERR-2), else None.
+    tool_errors: list[JsonValue] | None = None
+    error: ErrorInfo | None = None
+
+
+class StepTurn(BaseModel):
+    """The model picks a tool: what a step call is answered with."""
+
+    model_config = _Model
+    kind: Literal["step"] = "step"
+    thought: str
+    tool_name: str
+    tool_args: JsonValue = Field(default_factory=dict)
+    #: When set, sent verbatim instead of `tool_args` (to feed malformed JSON).
+    raw_tool_args: str | None = None
+
+    def args_text(self) -> str:
+        """The tool args as the model writes them."""
+        if self.raw_tool_args is not None:
+            return self.raw_tool_args
+        return json.dumps(self.tool_args)
+
+
+class ExtractTurn(BaseModel):
+    """The model writes the outputs: what an extraction call is answered with."""
+
+    model_config = _Model
+    kind: Literal["extract"] = "extract"
+    outputs: dict[str, JsonValue]
+
+
+class FaultTurn(BaseModel):
+    """The transport fails instead of answering (lm-retry profile)."""
+
+    model_config = _Model
+    kind: Literal["fault"] = "fault"
+    fault: Literal["timeout", "connection", "429", "500", "503", "400", "401"]
+    retry_after: float | None = None
+
+
+Turn = Annotated[StepTurn | ExtractTurn | FaultTurn, Field(discriminator="kind")]
+
+
+class LMCall(BaseModel):
+    """One request the implementation sent to the model, as the binding saw it."""
+
+    model_config = ConfigDict(extra="forbid")
+    #: A step call (choose the next tool) or an extraction call (write the outputs).
+    kind: Literal["step", "extract", "other"]
+    #: The reply format the request asks for.
+    adapter: Literal["chat", "json", "native", "other"]
+    messages: list[dict[str, JsonValue]]
+    #: Native tool declarations sent with the request, if any.
+    tools: list[JsonValue] | None = None
+
+    def text(self) -> str:
+        """Everything the model was shown, as one string."""
+        parts = [str(m.get("content", "")) for m in self.messages]
+        if self.tools:
+            parts.append(json.dumps(self.tools))
+        return "\n".join(parts)
+
+
+class Binding(ABC):
+    """Adapts one ReAct library to the suite. Subclass it and register it as an entry point."""
+
+    #: The name `--impl` selects it by.
+    name: ClassVar[str]
+    #: The capabilities it claims (see `CAPABILITIES`); core scenarios always run.
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+    #: Scenario names or requirement IDs expected to fail, each with a one-line reason.
+    known_failures: ClassVar[Mapping[str, str]] = {}
+
+    @property
+    @abstractmethod
+    def version(self) -> str:
+        """The version of the library under test."""
+
+    @abstractmethod
+    def configure(self, *, adapter: AdapterName | None) -> None:
+        """Set (or with None, reset) the library's global adapter, process-wide."""
+
+    @abstractmethod
+    def global_adapter(self) -> AdapterName | None:
+        """Read the library's global adapter back (to check that an override did not leak)."""
+
+    @abstractmethod
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        """Construct the library's agent; an exception the library raised is returned as ErrorInfo."""
+
+    @abstractmethod
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        """Call the agent with `model` answering every model request; report what happened."""
+
+    def step_tool_names(self, agent: object) -> list[str] | None:
+        """The names the agent's step output `next_tool_name` admits, or None if unconstrained."""
+        return None
+
+    @abstractmethod
+    def mutate_last_result(self, agent: object, marker: str) -> None:
+        """Mutate in place every container the agent's last result handed out, adding `marker`.
+
+        The trajectory of a prediction, the history of an error: the suite then checks that the
+        agent and its next run never see the marker (TRJ-2, EXH-2).
+        """

@@ -1,0 +1,1 @@
+"""Bindings bundled with the suite, one module per library."""

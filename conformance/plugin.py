@@ -1,0 +1,259 @@
+"""The pytest plugin: `pytest --impl NAME` runs every feature against the binding NAME.
+
+Without `--impl` it does nothing at all, so installing react-conformance never changes another
+project's test run.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Generator, Iterator
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import _guard, _report
+from conformance._features import catalogue
+from conformance._loader import load_binding
+from conformance._report import Report, ScenarioResult, Verdict
+from conformance._steps import MODULES
+from conformance.binding import CAPABILITIES, Binding
+
+_SUITE = Path(__file__).resolve().parent / "_suite" / "test_conformance.py"
+_PROPERTY = "conformance"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("react-conformance", "ReAct conformance suite")
+    group.addoption("--impl", metavar="NAME", default=None,
+                    help="run the conformance suite against the binding NAME (an entry point of "
+                         "react_conformance.bindings, or module:attr)")
+    group.addoption("--conformance-json", metavar="PATH", default=None,
+                    help="write the verdicts as JSON to PATH")
+    group.addoption("--conformance-markdown", metavar="PATH", default=None,
+                    help="write the requirement-by-verdict matrix as Markdown to PATH")
+    group.addoption("--conformance-timeout", metavar="SECONDS", type=float,
+                    default=_guard.DEFAULT_TIMEOUT,
+                    help="seconds one binding operation may take before its scenario fails as hung "
+                         f"(default {_guard.DEFAULT_TIMEOUT:g})")
+
+
+class _Session:
+    """The plugin's state for one run with `--impl`."""
+
+    def __init__(self, config: pytest.Config, binding: Binding) -> None:
+        self.config = config
+        self.binding = binding
+        self.results: dict[str, ScenarioResult] = {}
+        self.broken: str | None = None
+
+    # -- collection -------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        ours = [item for item in items if _requirement(item) is not None]
+        self._check_known_failures(ours)
+        for item in ours:
+            missing = sorted(_capabilities(item) - set(self.binding.capabilities))
+            if missing:
+                item.add_marker(pytest.mark.skip(
+                    reason=f"not claimed: {self.binding.name} does not claim {', '.join(missing)}"
+                ))
+                continue
+            reason = self._known_failure(item)
+            if reason is not None:
+                item.add_marker(pytest.mark.xfail(strict=True, reason=f"known failure: {reason}"))
+        # The smoke tier runs first: if it fails, the binding is broken, not the library.
+        items.sort(key=lambda item: 0 if item.get_closest_marker("smoke") else 1)
+
+    def _known_failure(self, item: pytest.Item) -> str | None:
+        keys = (_scenario_name(item), item.name, _requirement(item))
+        return next((r for k, r in self.binding.known_failures.items() if k in keys), None)
+
+    def _check_known_failures(self, items: list[pytest.Item]) -> None:
+        names = {k for item in items for k in (_scenario_name(item), item.name, _requirement(item))}
+        stale = sorted(set(self.binding.known_failures) - names - set(catalogue()))
+        if stale:
+            raise pytest.UsageError(
+                f"binding {self.binding.name!r} lists known failures that name no scenario or "
+                f"requirement: {stale}. Use a scenario name or a requirement ID."
+            )
+
+    # -- running ----------------------------------------------------------------------------
+
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if self.broken and _requirement(item) is not None and not item.get_closest_marker("smoke"):
+            pytest.skip(f"binding broken: {self.broken}")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        requirement = _requirement(item)
+        if requirement is None:
+            return report
+        verdict, message = _verdict(report, call, self.broken)
+        if verdict is None:
+            return report
+        if verdict in ("failed", "errored") and item.get_closest_marker("smoke") and not self.broken:
+            self.broken = f"smoke scenario {_scenario_name(item)!r} {verdict}"
+        template = _template(item)
+        result = ScenarioResult(
+            id=item.nodeid.split("::", 1)[-1],
+            feature=Path(template.feature.filename).name if template else "",
+            name=_scenario_name(item),
+            requirement=requirement,
+            verdict=verdict,
+            message=message,
+        )
+        report.user_properties.append((_PROPERTY, result.model_dump_json()))
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for key, value in report.user_properties:
+            if key != _PROPERTY:
+                continue
+            result = ScenarioResult.model_validate_json(value)
+            earlier = self.results.get(report.nodeid)
+            if earlier is None or earlier.verdict == "passed":
+                self.results[report.nodeid] = result
+
+    # -- reporting --------------------------------------------------------------------------
+
+    def report(self) -> Report:
+        results = list(self.results.values())
+        b = self.binding
+        return Report(
+            binding=_report.BindingInfo(name=b.name, version=_safe_version(b),
+                                        capabilities=sorted(b.capabilities)),
+            suite_version=_suite_version(),
+            requirements=_report.requirement_verdicts(results, catalogue()),
+            scenarios=results,
+        )
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput"):
+            return
+        report = self.report()
+        json_path = self.config.getoption("conformance_json")
+        if json_path:
+            _report.write_json(report, Path(json_path))
+        md_path = self.config.getoption("conformance_markdown")
+        if md_path:
+            Path(md_path).write_text(_report.markdown(report, catalogue()), encoding="utf-8")
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if hasattr(self.config, "workerinput"):
+            return
+        report = self.report()
+        tr = terminalreporter
+        tr.section(f"conformance of {report.binding.name} {report.binding.version}")
+        for rid, verdict in report.requirements.items():
+            tr.write_line(f"{rid:<9} {verdict}")
+        tally = ", ".join(f"{n} {v}" for v, n in sorted(_report.counts(report).items()))
+        tr.write_line(f"requirements: {tally or 'none ran'}")
+        if self.broken:
+            tr.write_line(f"the binding looks broken ({self.broken}): fix that first", red=True)
+
+
+def _verdict(
+    report: pytest.TestReport, call: pytest.CallInfo[None], broken: str | None
+) -> tuple[Verdict | None, str]:
+    longrepr = str(report.longrepr or "")
+    if report.when == "setup":
+        if report.skipped:
+            reason = longrepr
+            if "binding broken" in reason:
+                return "errored", f"not run: binding broken ({broken})"
+            return "not-claimed", reason
+        if report.failed:
+            return "errored", longrepr
+        return None, ""
+    if report.when == "call":
+        if hasattr(report, "wasxfail"):
+            return ("known-failure", report.wasxfail) if report.skipped else ("passed", "")
+        if report.passed:
+            return "passed", ""
+        if "XPASS(strict)" in longrepr:
+            return "failed", (
+                "listed as a known failure but passed: remove it from the binding's known_failures"
+            )
+        if call.excinfo is not None and call.excinfo.errisinstance(_guard.BindingError):
+            return "errored", str(call.excinfo.value)
+        message = str(call.excinfo.value) if call.excinfo is not None else longrepr
+        return "failed", message
+    if report.failed:
+        return "errored", longrepr
+    return None, ""
+
+
+def _template(item: pytest.Item) -> Any:
+    from pytest_bdd.scenario import scenario_wrapper_template_registry
+
+    obj = getattr(item, "obj", None)
+    return scenario_wrapper_template_registry.get(obj) if obj is not None else None
+
+
+def _scenario_name(item: pytest.Item) -> str:
+    template = _template(item)
+    return str(template.name) if template is not None else item.name
+
+
+def _markers(item: pytest.Item, prefix: str) -> Iterator[str]:
+    for mark in item.iter_markers():
+        if mark.name.startswith(prefix):
+            yield mark.name[len(prefix):]
+
+
+def _requirement(item: pytest.Item) -> str | None:
+    return next(_markers(item, "req:"), None)
+
+
+def _capabilities(item: pytest.Item) -> set[str]:
+    return set(_markers(item, "capability:"))
+
+
+def _safe_version(binding: Binding) -> str:
+    try:
+        return str(binding.version)
+    except Exception as exc:  # a broken binding still gets a report
+        return f"unknown ({type(exc).__name__})"
+
+
+def _suite_version() -> str:
+    try:
+        return version("react-conformance")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+# -- the plugin's entry: inert unless --impl is given -------------------------------------------
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    name = config.getoption("impl", default=None)
+    if not name:
+        return
+    binding = load_binding(name)
+    for rid in catalogue():
+        config.addinivalue_line("markers", f"req:{rid}: scenario of requirement {rid}")
+    for capability in sorted(CAPABILITIES):
+        config.addinivalue_line("markers", f"capability:{capability}: needs {capability}")
+    config.addinivalue_line("markers", "smoke: runs first; a failure means the binding is broken")
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = [str(_SUITE)]
+    config.stash[_SESSION] = session = _Session(config, binding)
+    config.pluginmanager.register(session, "react-conformance-session")
+    for module in MODULES:
+        config.pluginmanager.register(importlib.import_module(module), module)
+
+
+_SESSION = pytest.StashKey[_Session]()
+
+
+def session_of(config: pytest.Config) -> _Session:
+    """The plugin's state for this run (only present with --impl)."""
+    return config.stash[_SESSION]

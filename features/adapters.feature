@@ -1,0 +1,54 @@
+Feature: Adapter precedence
+  The globally configured adapter formats and parses every internal call; an adapter given to the
+  agent wins over it, for every internal call, without leaking into the global configuration or
+  into other agents.
+
+  Background:
+    Given a ReAct agent with the signature "question -> answer"
+    And the tool "add" that adds the integers "a" and "b"
+    And the model replies
+      | turn    | thought    | tool   | args             |
+      | step    | I will add | add    | {"a": 2, "b": 3} |
+      | step    | done       | finish | {}               |
+      | extract |            |        | {"answer": "5"}  |
+
+  @req:ADP-1
+  Scenario Outline: The global adapter formats and parses every internal call
+    Given the global adapter is "<adapter>"
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then every model call used the "<adapter>" format
+    And the prediction's "answer" is "5"
+    And the tool "add" ran exactly once, with {"a": 2, "b": 3}
+
+    Examples:
+      | adapter |
+      | chat    |
+      | json    |
+
+  @req:ADP-2
+  Scenario Outline: The agent's own adapter wins over the global one for every internal call
+    Given the global adapter is "<global>"
+    And the agent's adapter is "<own>"
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then every model call used the "<own>" format
+    And the prediction's "answer" is "5"
+
+    Examples:
+      | global | own  |
+      | chat   | json |
+      | json   | chat |
+
+  @req:ADP-3
+  Scenario: The agent's own adapter leaves the global adapter and other agents alone
+    Given the global adapter is "chat"
+    And the agent's adapter is "json"
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then every model call used the "json" format
+    And the global adapter is still "chat"
+    And a second agent without its own adapter uses the "chat" format
+
+  @req:ADP-3
+  Scenario: Agents with different adapters running at the same time each keep their own
+    Given the global adapter is "chat"
+    When 8 agents with their own "json" adapter and 8 agents without one run at the same time
+    Then every concurrent run used only its own agent's format and got its own answer

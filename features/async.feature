@@ -1,0 +1,43 @@
+Feature: Async
+  `aforward` and `aresume` give the same results as their sync forms, and concurrent async runs
+  share no state.
+
+  Background:
+    Given a ReAct agent with the signature "question -> answer"
+    And the tool "add" that adds the integers "a" and "b"
+
+  @req:ASYNC-1 @capability:async
+  Scenario: An async call gives the same result as a sync call
+    Given the model replies
+      | turn    | thought    | tool   | args                   |
+      | step    | I will add | add    | {"a": 1234, "b": 4321} |
+      | step    | done       | finish | {}                     |
+      | extract |            |        | {"answer": "5555"}     |
+    When the agent is called asynchronously with {"question": "What is 1234 + 4321?"}
+    Then the prediction's "answer" is "5555"
+    And the tool "add" ran exactly once, with {"a": 1234, "b": 4321}
+    And the trajectory's tool steps are
+      | thought    | tool | args                   | observation |
+      | I will add | add  | {"a": 1234, "b": 4321} | 5555        |
+
+  @req:ASYNC-1 @capability:async @capability:human-in-the-loop
+  Scenario: An async resume gives the same result as a sync resume
+    Given the interruptible tool "delete_file" that takes the string "path"
+    And the model replies
+      | turn | thought   | tool        | args                    |
+      | step | delete it | delete_file | {"path": "/tmp/report"} |
+    When the agent is called asynchronously with {"question": "Clean up"}
+    And the model replies
+      | turn    | thought | tool   | args                |
+      | step    | done    | finish | {}                  |
+      | extract |         |        | {"answer": "gone"}  |
+    And the user answers "yes" asynchronously
+    Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
+    And the prediction's "answer" is "gone"
+
+  @req:ASYNC-2 @capability:async
+  Scenario: Fifty overlapping async runs share no state
+    Given the global adapter is "chat"
+    When 50 async runs with different adapters, step caps and scripts overlap
+    Then every concurrent run used only its own agent's format and got its own answer
+    And every concurrent run made exactly its own scripted steps

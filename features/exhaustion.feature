@@ -1,0 +1,142 @@
+Feature: Exhaustion
+  When the step budget runs out the agent either raises MaxIterationsError with the run's
+  structured context (raise mode) or extracts and explains what was tried (extract mode). Every
+  run reports why it stopped; every call gets a fresh budget.
+
+  Background:
+    Given a ReAct agent with the signature "question -> answer"
+    And the tool "add" that adds the integers "a" and "b"
+    And the tool "search" that returns "Paris is the capital of France."
+
+  @req:EXH-1 @capability:max-steps-error
+  Scenario: Exhausting the steps raises MaxIterationsError saying the limit was reached
+    Given the agent's step cap is 2
+    And the agent raises on the step cap
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    When the agent is called with {"question": "What is 1 + 1?"}
+    Then the call raised MaxIterationsError with a message that matches "reach|exceed|limit|maximum"
+    And the model received 2 step calls and 0 extraction calls
+
+  @req:EXH-1 @capability:max-steps-error
+  Scenario: Finishing on the last allowed step does not raise
+    Given the agent's step cap is 2
+    And the agent raises on the step cap
+    And the model replies
+      | turn    | thought    | tool   | args             |
+      | step    | I will add | add    | {"a": 1, "b": 1} |
+      | step    | done       | finish | {}               |
+      | extract |            |        | {"answer": "2"}  |
+    When the agent is called with {"question": "What is 1 + 1?"}
+    Then the prediction's "answer" is "2"
+
+  @req:EXH-2 @capability:max-steps-error
+  Scenario: MaxIterationsError carries the run's structured context
+    Given the agent's step cap is 2
+    And the agent raises on the step cap
+    And the model replies
+      | turn | thought  | tool   | args                           |
+      | step | first    | add    | {"a": 20, "b": 22}             |
+      | step | second   | search | {"query": "capital of France"} |
+    When the agent is called with {"question": "Sum, then capital?"}
+    Then the call raised MaxIterationsError
+    And the error's "iterations" is 2
+    And the error's "max_iterations" is 2
+    And the error's "tools_used" is ["add", "search"]
+    And the error's "last_observation" mentions "Paris is the capital of France."
+    And the error's "partial_final_answer" is present, possibly empty
+    And the trajectory's tool steps are
+      | thought | tool   | args                           | observation                     |
+      | first   | add    | {"a": 20, "b": 22}             | 42                              |
+      | second  | search | {"query": "capital of France"} | Paris is the capital of France. |
+
+  @req:EXH-2 @capability:max-steps-error
+  Scenario: The history on MaxIterationsError is a snapshot the caller owns
+    Given the agent's step cap is 1
+    And the agent raises on the step cap
+    And the model answers every step with tool "add" and args {"a": 2, "b": 2}
+    When the agent is called with {"question": "What is 2 + 2?"}
+    And the caller mutates what the call returned
+    And the agent is called again with {"question": "What is 2 + 2?"}
+    Then no model call of call 2 shows the caller's mutation
+    And the error's "history" has 1 step
+
+  @req:EXH-3 @capability:max-steps-error
+  Scenario: When no tool ran, tools_used is empty
+    Given the agent's step cap is 1
+    And the agent raises on the step cap
+    And the model replies
+      | turn | thought     | tool              | args          |
+      | step | wipe it all | delete_everything | {"path": "/"} |
+    When the agent is called with {"question": "Clean up"}
+    Then the call raised MaxIterationsError
+    And the error's "tools_used" is []
+    And the error's "iterations" is 1
+    And the error's "partial_final_answer" is present, possibly empty
+
+  @req:EXH-3 @capability:max-steps-error
+  Scenario: A budget of zero steps raises with an empty history and no last observation
+    Given the agent's step cap is 0
+    And the agent raises on the step cap
+    When the agent is called with {"question": "What is 1 + 1?"}
+    Then the call raised MaxIterationsError
+    And the error's "iterations" is 0
+    And the error's "tools_used" is []
+    And the error's "history" has 0 steps
+    And the error's "last_observation" is null
+    And the error's "partial_final_answer" is null
+    And the model was never called
+
+  @req:EXH-4 @capability:stop-reason
+  Scenario: A run that chooses finish reports the stop reason finish and its step count
+    Given the model replies
+      | turn    | thought    | tool   | args             |
+      | step    | I will add | add    | {"a": 2, "b": 3} |
+      | step    | done       | finish | {}               |
+      | extract |            |        | {"answer": "5"}  |
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then the stop reason is "finish"
+    And the run reports 2 iterations
+
+  @req:EXH-4 @capability:stop-reason @capability:max-steps-extract
+  Scenario: A run stopped by the step cap reports the stop reason max_steps
+    Given the agent's step cap is 3
+    And the agent extracts its outputs on the step cap
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    And the model answers every extraction with {"answer": "2"}
+    When the agent is called with {"question": "What is 1 + 1?"}
+    Then the stop reason is "max_steps"
+    And the run reports 3 iterations
+
+  @req:EXH-5 @capability:stop-reason @capability:max-steps-extract
+  Scenario: On the step cap the user is told what was tried and the last error
+    Given the tool "explode" that raises ValueError "the disk is on fire"
+    And the agent's step cap is 3
+    And the agent extracts its outputs on the step cap
+    And the model replies
+      | turn    | thought | tool    | args             |
+      | step    | one     | add     | {"a": 1, "b": 1} |
+      | step    | two     | add     | {"a": 2, "b": 2} |
+      | step    | three   | explode | {"query": "x"}   |
+      | extract |         |         | {"answer": "?"}  |
+    When the agent is called with {"question": "Do things"}
+    Then the user-facing message counts "add" 2 times and "explode" 1 time
+    And the user-facing message mentions "the disk is on fire"
+
+  @req:EXH-5 @capability:stop-reason @capability:max-steps-extract
+  Scenario: On the step cap with no tool completed the user is told so
+    Given the agent's step cap is 2
+    And the agent extracts its outputs on the step cap
+    And the model answers every step with tool "delete_everything" and args {"path": "/"}
+    And the model answers every extraction with {"answer": "?"}
+    When the agent is called with {"question": "Clean up"}
+    Then the user-facing message says that no tool completed
+
+  @req:EXH-6 @capability:stop-reason
+  Scenario: A follow-up call starts with a fresh step budget
+    Given the agent's step cap is 2
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    And the model answers every extraction with {"answer": "2"}
+    When the agent is called with {"question": "What is 1 + 1?"}
+    And the agent is called again with {"question": "And again?"}
+    Then call 1 made exactly 2 step calls
+    And call 2 made exactly 2 step calls

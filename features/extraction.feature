@@ -1,0 +1,42 @@
+Feature: Output extraction
+  When the loop ends, one extraction call gets the original inputs plus the trajectory, and the
+  prediction holds the signature's outputs as that call produced them.
+
+  Background:
+    Given a ReAct agent with the signature "question -> answer"
+    And the tool "add" that adds the integers "a" and "b"
+
+  @req:EXT-1 @smoke
+  Scenario: Extraction receives the inputs and the whole trajectory
+    Given the model replies
+      | turn    | thought               | tool   | args                   |
+      | step    | I will add the two    | add    | {"a": 1234, "b": 4321} |
+      | step    | I have the sum now    | finish | {}                     |
+      | extract |                       |        | {"answer": "5555"}     |
+    When the agent is called with {"question": "What is 1234 + 4321?"}
+    Then the extraction call shows "What is 1234 + 4321?" and "I will add the two" and "5555"
+    And the prediction's "answer" is "5555"
+
+  @req:EXT-1
+  Scenario: The outputs come from the extraction call, not from a step
+    Given the model replies
+      | turn    | thought                   | tool   | args                |
+      | step    | the answer is surely 99   | finish | {"answer": "99"}    |
+      | extract |                           |        | {"answer": "4"}     |
+    When the agent is called with {"question": "What is 2 + 2?"}
+    Then the prediction's "answer" is "4"
+    And the extraction call is the last model call
+
+  @req:EXT-2 @capability:max-steps-extract
+  Scenario: Extraction runs over the partial trajectory after the step cap
+    Given the agent's step cap is 2
+    And the agent extracts its outputs on the step cap
+    And the model replies
+      | turn    | thought    | tool | args                   |
+      | step    | first sum  | add  | {"a": 1000, "b": 234}  |
+      | step    | second sum | add  | {"a": 4000, "b": 321}  |
+      | extract |            |      | {"answer": "partial"}  |
+    When the agent is called with {"question": "Add everything"}
+    Then the prediction's "answer" is "partial"
+    And the extraction call shows "Add everything" and "1234" and "4321"
+    And the model received 2 step calls and 1 extraction call

@@ -1,0 +1,156 @@
+Feature: Human in the loop
+  The agent can ask the user a question, and a tool marked interruptible never runs before a
+  person approves it. The run pauses with an interrupt and resumes where it stopped.
+
+  Background:
+    Given a ReAct agent with the signature "question -> answer"
+    And the tool "add" that adds the integers "a" and "b"
+    And the interruptible tool "delete_file" that takes the string "path"
+
+  @req:HITL-1 @capability:human-in-the-loop
+  Scenario: ask_to_user is a built-in tool unless disabled
+    Given the agent can ask the user
+    When the agent is built
+    Then the step output "next_tool_name" admits exactly "add, delete_file, ask_to_user, finish"
+
+  @req:HITL-1 @capability:human-in-the-loop
+  Scenario: Disabling ask_to_user removes it from the allowed tool names
+    Given the agent cannot ask the user
+    When the agent is built
+    Then the step output "next_tool_name" admits exactly "add, delete_file, finish"
+
+  @req:HITL-2 @capability:human-in-the-loop
+  Scenario: Asking the user raises an interrupt carrying the question and the saved state
+    Given the agent can ask the user
+    And the model replies
+      | turn | thought          | tool        | args                                  |
+      | step | I will add       | add         | {"a": 2, "b": 3}                      |
+      | step | I need to ask    | ask_to_user | {"question": "Which units, metres?"} |
+    When the agent is called with {"question": "How far?"}
+    Then the call was interrupted with the question "Which units, metres?"
+    And the interrupt's context holds the trajectory, the iteration and the inputs {"question": "How far?"}
+    And the interrupt has an id
+
+  @req:HITL-2 @capability:human-in-the-loop
+  Scenario: Every interrupt gets its own id
+    Given the agent can ask the user
+    And the model replies
+      | turn | thought | tool        | args                |
+      | step | ask     | ask_to_user | {"question": "A?"}  |
+    When the agent is called with {"question": "First"}
+    And the model replies
+      | turn | thought | tool        | args                |
+      | step | ask     | ask_to_user | {"question": "B?"}  |
+    And the agent is called again with {"question": "Second"}
+    Then the two interrupts have different ids
+
+  @req:HITL-3 @capability:human-in-the-loop
+  Scenario: An interruptible tool does not run before approval
+    Given the model replies
+      | turn | thought    | tool        | args                     |
+      | step | delete it  | delete_file | {"path": "/tmp/report"}  |
+    When the agent is called with {"question": "Clean up"}
+    Then the tool "delete_file" never ran
+    And the call was interrupted with the question "Confirm execution of delete_file with args: {\"path\": \"/tmp/report\"}? (yes/no)"
+    And the interrupt's tool call is "delete_file" with {"path": "/tmp/report"}
+
+  @req:HITL-4 @capability:human-in-the-loop
+  Scenario Outline: Approving runs the pending call exactly once
+    Given the model replies
+      | turn | thought   | tool        | args                    |
+      | step | delete it | delete_file | {"path": "/tmp/report"} |
+    When the agent is called with {"question": "Clean up"}
+    And the model replies
+      | turn    | thought | tool   | args                 |
+      | step    | done    | finish | {}                   |
+      | extract |         |        | {"answer": "gone"}   |
+    And the user answers "<answer>"
+    Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
+    And the prediction's "answer" is "gone"
+
+    Examples:
+      | answer |
+      | yes    |
+      | y      |
+
+  @req:HITL-4 @capability:human-in-the-loop
+  Scenario Outline: Rejecting never runs the pending call and the agent chooses again
+    Given the model replies
+      | turn | thought   | tool        | args                    |
+      | step | delete it | delete_file | {"path": "/tmp/report"} |
+    When the agent is called with {"question": "Clean up"}
+    And the model replies
+      | turn    | thought        | tool   | args                 |
+      | step    | add instead    | add    | {"a": 1, "b": 1}     |
+      | step    | done           | finish | {}                   |
+      | extract |                |        | {"answer": "kept"}   |
+    And the user answers "<answer>"
+    Then the tool "delete_file" never ran
+    And the tool "add" ran exactly once, with {"a": 1, "b": 1}
+    And the prediction's "answer" is "kept"
+
+    Examples:
+      | answer |
+      | no     |
+      | n      |
+
+  @req:HITL-4 @capability:human-in-the-loop
+  Scenario: Free text is fed back to the agent as the user's answer
+    Given the model replies
+      | turn | thought   | tool        | args                    |
+      | step | delete it | delete_file | {"path": "/tmp/report"} |
+    When the agent is called with {"question": "Clean up"}
+    And the model replies
+      | turn    | thought     | tool   | args                |
+      | step    | I was told  | finish | {}                  |
+      | extract |             |        | {"answer": "kept"}  |
+    And the user answers "Keep the report, delete the drafts instead"
+    Then the tool "delete_file" never ran
+    And step call 2 shows "Keep the report, delete the drafts instead"
+
+  @req:HITL-4 @capability:human-in-the-loop
+  Scenario: An edit changes the call before it runs
+    Given the model replies
+      | turn | thought   | tool        | args                    |
+      | step | delete it | delete_file | {"path": "/tmp/report"} |
+    When the agent is called with {"question": "Clean up"}
+    And the model replies
+      | turn    | thought | tool   | args                |
+      | step    | done    | finish | {}                  |
+      | extract |         |        | {"answer": "gone"}  |
+    And the user answers {"edit": {"name": "delete_file", "args": {"path": "/tmp/drafts"}}}
+    Then the tool "delete_file" ran exactly once, with {"path": "/tmp/drafts"}
+
+  @req:HITL-5 @capability:human-in-the-loop
+  Scenario: Resuming continues from the saved iteration, trajectory and inputs
+    Given the agent's step cap is 3
+    And the model replies
+      | turn | thought    | tool        | args                    |
+      | step | I will add | add         | {"a": 20, "b": 22}      |
+      | step | delete it  | delete_file | {"path": "/tmp/report"} |
+    When the agent is called with {"question": "Sum and clean"}
+    And the model replies
+      | turn    | thought | tool   | args               |
+      | step    | done    | finish | {}                 |
+      | extract |         |        | {"answer": "done"} |
+    And the user answers "yes"
+    Then the tool "add" ran exactly once, with {"a": 20, "b": 22}
+    And step call 3 shows "Sum and clean" and "42"
+    And the trajectory's tool steps are
+      | thought    | tool        | args                    | observation     |
+      | I will add | add         | {"a": 20, "b": 22}      | 42              |
+      | delete it  | delete_file | {"path": "/tmp/report"} | delete_file     |
+
+  @req:HITL-6 @capability:human-in-the-loop
+  Scenario: Resuming the same interrupt twice never runs the tool twice
+    Given the model replies
+      | turn | thought   | tool        | args                    |
+      | step | delete it | delete_file | {"path": "/tmp/report"} |
+    When the agent is called with {"question": "Clean up"}
+    And the model replies
+      | turn    | thought | tool   | args                |
+      | step    | done    | finish | {}                  |
+      | extract |         |        | {"answer": "gone"}  |
+    And the user answers "yes"
+    And the user answers "yes" to the same interrupt again
+    Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}

@@ -1,0 +1,105 @@
+Feature: The tool loop
+  The step predictor chooses a tool and its args; the tool runs with exactly those args and its
+  result becomes an observation. `finish` ends the loop; the step cap ends it too.
+
+  Background:
+    Given a ReAct agent with the signature "question -> answer"
+    And the tool "add" that adds the integers "a" and "b"
+    And the tool "search" that returns "Paris is the capital of France."
+
+  @req:LOOP-1 @smoke
+  Scenario: The chosen tool runs with exactly the chosen args and its result becomes an observation
+    Given the model replies
+      | turn    | thought        | tool   | args                   |
+      | step    | I will add     | add    | {"a": 1234, "b": 4321} |
+      | step    | I have the sum | finish | {}                     |
+      | extract |                |        | {"answer": "5555"}     |
+    When the agent is called with {"question": "What is 1234 + 4321?"}
+    Then the tool "add" ran exactly once, with {"a": 1234, "b": 4321}
+    And step 1 of the trajectory called "add" with {"a": 1234, "b": 4321} and observed "5555"
+    And step call 2 shows "5555"
+
+  @req:LOOP-1
+  Scenario: A tool the model did not choose never runs
+    Given the model replies
+      | turn    | thought    | tool   | args                |
+      | step    | I will add | add    | {"a": 7, "b": 8}    |
+      | step    | done       | finish | {}                  |
+      | extract |            |        | {"answer": "15"}    |
+    When the agent is called with {"question": "What is 7 + 8?"}
+    Then the tool "search" never ran
+    And the tool "add" ran exactly once, with {"a": 7, "b": 8}
+
+  @req:LOOP-2 @smoke
+  Scenario: Choosing finish stops the loop at once
+    Given the agent's step cap is 6
+    And the model replies
+      | turn    | thought    | tool   | args             |
+      | step    | I will add | add    | {"a": 2, "b": 3} |
+      | step    | done       | finish | {}               |
+      | extract |            |        | {"answer": "5"}  |
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then the model received 2 step calls and 1 extraction call
+    And the tool "add" ran exactly once, with {"a": 2, "b": 3}
+    And the extraction call is the last model call
+
+  @req:LOOP-2
+  Scenario: Choosing finish first runs no tool at all
+    Given the model replies
+      | turn    | thought          | tool   | args            |
+      | step    | I know it already | finish | {}              |
+      | extract |                  |        | {"answer": "4"} |
+    When the agent is called with {"question": "What is 2 + 2?"}
+    Then the model received 1 step call and 1 extraction call
+    And no tool ran
+
+  @req:LOOP-3
+  Scenario: The step cap stops a loop that never chooses finish
+    Given the agent's step cap is 3
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    And the model answers every extraction with {"answer": "2"}
+    When the agent is called with {"question": "What is 1 + 1?"}
+    Then the model received exactly 3 step calls
+    And the tool "add" ran 3 times
+
+  @req:LOOP-3
+  Scenario: A step cap of one allows exactly one step
+    Given the agent's step cap is 1
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    And the model answers every extraction with {"answer": "2"}
+    When the agent is called with {"question": "What is 1 + 1?"}
+    Then the model received exactly 1 step call
+    And the tool "add" ran 1 time
+
+  @req:LOOP-4
+  Scenario: A per-call step cap overrides the agent's
+    Given the agent's step cap is 5
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    And the model answers every extraction with {"answer": "2"}
+    When the agent is called with {"question": "What is 1 + 1?"} and a step cap of 2
+    Then the model received exactly 2 step calls
+    And the tool "add" ran 2 times
+
+  @req:LOOP-4
+  Scenario: A per-call step cap applies to that call only
+    Given the agent's step cap is 3
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    And the model answers every extraction with {"answer": "2"}
+    When the agent is called with {"question": "What is 1 + 1?"} and a step cap of 1
+    And the agent is called again with {"question": "What is 1 + 1?"}
+    Then call 1 made exactly 1 step call
+    And call 2 made exactly 3 step calls
+
+  @req:LOOP-5
+  Scenario: An unknown tool name is never run, and the loop goes on
+    Given the model replies
+      | turn    | thought          | tool              | args             |
+      | step    | wipe it all      | delete_everything | {"path": "/"}    |
+      | step    | add instead      | add               | {"a": 2, "b": 3} |
+      | step    | done             | finish            | {}               |
+      | extract |                  |                   | {"answer": "5"}  |
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then no tool ran with {"path": "/"}
+    And the agent saw an error for step 1 or was asked again
+    And the tool "add" ran exactly once, with {"a": 2, "b": 3}
+    And the prediction's "answer" is "5"

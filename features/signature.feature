@@ -1,0 +1,88 @@
+Feature: Signature polymorphism
+  A ReAct agent is built from a signature in any of its forms (an arrow string, a signature class,
+  a signature value), uses its fields and instructions, and refuses a malformed one at once.
+
+  Background:
+    Given the tool "add" that adds the integers "a" and "b"
+
+  @req:SIG-1 @smoke
+  Scenario: An arrow-string signature takes its input and returns its output
+    Given a ReAct agent with the signature "question -> answer"
+    And the model replies
+      | turn    | thought  | tool   | args             |
+      | step    | add them | add    | {"a": 2, "b": 3} |
+      | step    | done     | finish | {}               |
+      | extract |          |        | {"answer": "5"}  |
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then the prediction's "answer" is "5"
+    And every model call shows "What is 2 + 3?"
+
+  @req:SIG-2
+  Scenario: A signature class gives the agent its fields and its instructions
+    Given a ReAct agent with the signature "question -> answer" in class form
+    And the signature's instructions are "Answer in French, as tersely as you can."
+    And the model replies
+      | turn    | thought | tool   | args               |
+      | step    | done    | finish | {}                 |
+      | extract |         |        | {"answer": "cinq"} |
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then the prediction's "answer" is "cinq"
+    And every model call shows "Answer in French, as tersely as you can."
+    And every model call shows "What is 2 + 3?"
+
+  @req:SIG-3
+  Scenario: A signature value built in code works like the string form
+    Given a ReAct agent with the signature "question -> answer" in value form
+    And the signature's instructions are "Use the tools before answering."
+    And the model replies
+      | turn    | thought  | tool   | args             |
+      | step    | add them | add    | {"a": 4, "b": 5} |
+      | step    | done     | finish | {}               |
+      | extract |          |        | {"answer": "9"}  |
+    When the agent is called with {"question": "What is 4 + 5?"}
+    Then the prediction's "answer" is "9"
+    And the tool "add" ran exactly once, with {"a": 4, "b": 5}
+    And every model call shows "Use the tools before answering."
+
+  @req:SIG-4
+  Scenario: Several inputs and outputs in string form all reach the model and the prediction
+    Given a ReAct agent with the signature "context, question -> answer, sources"
+    And the model replies
+      | turn    | thought | tool   | args                                          |
+      | step    | done    | finish | {}                                            |
+      | extract |         |        | {"answer": "Paris", "sources": "the atlas"}   |
+    When the agent is called with {"context": "Facts about Europe.", "question": "Capital of France?"}
+    Then the prediction's "answer" is "Paris"
+    And the prediction's "sources" is "the atlas"
+    And every model call shows "Facts about Europe."
+    And every model call shows "Capital of France?"
+
+  @req:SIG-5
+  Scenario Outline: A malformed signature string fails at construction with a clear error
+    Given a ReAct agent with the signature "<signature>"
+    When the agent is built
+    Then construction fails with an error that names "<names>" and matches "<matches>"
+    And the model was never called
+
+    Examples:
+      | signature                    | names    | matches                                   |
+      | question answer              | ->       | arrow\|->\|missing\|expected\|invalid     |
+      | -> answer                    | input    | input                                     |
+      | question ->                  | output   | output                                    |
+      | question, question -> answer | question | duplicat\|more than once\|twice\|repeat   |
+      | question -> question         | question | both\|input and output\|output and input\|same\|duplicat\|conflict\|overlap |
+
+  @req:SIG-5
+  Scenario: A signature value whose input and output share a name fails at construction
+    Given a ReAct agent with the signature "question -> question" in value form
+    When the agent is built
+    Then construction fails with an error that names "question" and matches "both|input and output|output and input|same|duplicat|conflict|overlap"
+    And the model was never called
+
+  @req:SIG-6
+  Scenario: A call that lacks a required input fails before any model call
+    Given a ReAct agent with the signature "context, question -> answer"
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then the call fails with an error that names "context"
+    And the model was never called
+    And no tool ran

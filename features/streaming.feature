@@ -1,0 +1,29 @@
+Feature: Streaming
+  A streaming run emits an event per step and ends with exactly one `done` event that carries
+  the stop reason and the prediction.
+
+  Background:
+    Given a ReAct agent with the signature "question -> answer"
+    And the tool "add" that adds the integers "a" and "b"
+
+  @req:STREAM-1 @capability:streaming
+  Scenario: A streaming run emits its steps in order and ends with one done event
+    Given the model replies
+      | turn    | thought    | tool   | args             |
+      | step    | I will add | add    | {"a": 2, "b": 3} |
+      | step    | done       | finish | {}               |
+      | extract |            |        | {"answer": "5"}  |
+    When the agent is streamed with {"question": "What is 2 + 3?"}
+    Then the stream's step events show "add" with {"a": 2, "b": 3} and observed "5"
+    And the stream ends with exactly one done event whose stop reason is "finish"
+    And the done event's prediction has "answer" equal to "5"
+
+  @req:STREAM-1 @capability:streaming
+  Scenario: A streaming run stopped by the step cap still ends with one done event
+    Given the agent's step cap is 2
+    And the agent extracts its outputs on the step cap
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    And the model answers every extraction with {"answer": "2"}
+    When the agent is streamed with {"question": "What is 1 + 1?"}
+    Then the stream has 2 step events
+    And the stream ends with exactly one done event whose stop reason is "max_steps"

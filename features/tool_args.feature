@@ -1,0 +1,106 @@
+Feature: Tool arguments
+  Whatever JSON object the model writes as `next_tool_args` reaches the tool intact; anything else
+  (not an object, malformed, against the schema, hostile in size or depth) never reaches the tool,
+  never crashes the run, and is shown to the agent as an error.
+
+  Background:
+    Given a ReAct agent with the signature "question -> answer"
+    And the tool "transfer" that takes the integer "amount" and the string "recipient"
+
+  @req:ARGS-1 @capability:tool-args
+  Scenario: Any JSON object the model writes reaches the tool intact
+    Given the tool "record" that takes the string "text" and the object "data"
+    When the model sends 40 generated JSON objects as arguments to "record"
+    Then the tool "record" received each of them exactly as sent
+
+  @req:ARGS-2 @capability:tool-args
+  Scenario Outline: Tool args that are JSON but not an object never reach the tool
+    Given the model replies
+      | turn               | thought  | tool     | args             |
+      | step with raw args | send it  | transfer | <args>           |
+      | step               | give up  | finish   | {}               |
+      | extract            |          |          | {"answer": "no"} |
+    When the agent is called with {"question": "Pay Ann"}
+    Then the tool "transfer" never ran
+    And the agent saw an error for step 1 or was asked again
+    And the prediction's "answer" is "no"
+
+    Examples:
+      | args                               |
+      | [50, "Ann"]                        |
+      | "amount=50, recipient=Ann"         |
+      | 50                                 |
+      | null                               |
+
+  @req:ARGS-3 @capability:tool-args
+  Scenario Outline: Malformed JSON tool args never crash the run
+    Given the model replies
+      | turn               | thought  | tool     | args             |
+      | step with raw args | send it  | transfer | <args>           |
+      | step               | give up  | finish   | {}               |
+      | extract            |          |          | {"answer": "no"} |
+    When the agent is called with {"question": "Pay Ann"}
+    Then the tool "transfer" never ran
+    And the agent saw an error for step 1 or was asked again
+    And the prediction's "answer" is "no"
+
+    Examples:
+      | args                                |
+      | {"amount": 50, "recipient": "Ann"   |
+      | {amount: 50, recipient: Ann}        |
+      | {"amount": 50,, "recipient": "Ann"} |
+      | not json at all                     |
+
+  @req:ARGS-4 @capability:tool-args
+  Scenario Outline: Tool args that break the tool's schema never reach it, and the error names the field
+    Given the model replies
+      | turn    | thought  | tool     | args             |
+      | step    | send it  | transfer | <args>           |
+      | step    | give up  | finish   | {}               |
+      | extract |          |          | {"answer": "no"} |
+    When the agent is called with {"question": "Pay Ann"}
+    Then the tool "transfer" never ran
+    And the observation of step 1 is an error that names "<field>"
+    And the prediction's "answer" is "no"
+
+    Examples:
+      | args                                                    | field     |
+      | {"amount": 50}                                          | recipient |
+      | {"amount": 50, "recipient": "Ann", "memo": "rent"}      | memo      |
+      | {"amount": "fifty", "recipient": "Ann"}                 | amount    |
+      | {"amount": 50, "recipient": ["Ann", "Bob"]}             | recipient |
+
+  @req:ARGS-4 @capability:tool-args
+  Scenario: Tool args that fit the schema reach the tool unchanged
+    Given the model replies
+      | turn    | thought  | tool     | args                               |
+      | step    | send it  | transfer | {"amount": 50, "recipient": "Ann"} |
+      | step    | done     | finish   | {}                                 |
+      | extract |          |          | {"answer": "paid"}                 |
+    When the agent is called with {"question": "Pay Ann"}
+    Then the tool "transfer" ran exactly once, with {"amount": 50, "recipient": "Ann"}
+
+  @req:ARGS-5 @capability:tool-args
+  Scenario: Tool args nested a hundred thousand levels deep fail fast with a clear error
+    Given the tool "store" that takes the object "data"
+    And the model's step calls "store" with an object nested 100000 levels deep
+    And the model replies
+      | turn    | thought | tool   | args             |
+      | step    | give up | finish | {}               |
+      | extract |         |        | {"answer": "no"} |
+    When the agent is called with {"question": "Store it"}
+    Then the tool "store" never ran
+    And the agent saw an error for step 1 or was asked again
+    And the prediction's "answer" is "no"
+
+  @req:ARGS-5 @capability:tool-args
+  Scenario: Tool args of several megabytes fail fast with a clear error
+    Given the model's step calls "transfer" with a recipient of 5000000 characters
+    And the model replies
+      | turn    | thought | tool   | args             |
+      | step    | give up | finish | {}               |
+      | extract |         |        | {"answer": "no"} |
+    When the agent is called with {"question": "Pay Ann"}
+    Then the tool "transfer" never ran
+    And the agent saw an error for step 1 or was asked again
+    And the prediction's "answer" is "no"

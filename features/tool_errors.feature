@@ -1,0 +1,95 @@
+Feature: Tool errors
+  A tool that raises does not crash the run: the agent sees the error as an observation and goes
+  on. Three similar failures in a row stop the retries; each call tracks errors afresh.
+
+  Background:
+    Given a ReAct agent with the signature "question -> answer"
+    And the tool "add" that adds the integers "a" and "b"
+    And the tool "explode" that raises ValueError "the disk is on fire"
+
+  @req:ERR-1 @capability:tool-errors
+  Scenario: A raising tool becomes an error observation and the loop goes on
+    Given the model replies
+      | turn    | thought     | tool    | args             |
+      | step    | try it      | explode | {"query": "x"}   |
+      | step    | add instead | add     | {"a": 2, "b": 3} |
+      | step    | done        | finish  | {}               |
+      | extract |             |         | {"answer": "5"}  |
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then the observation of step 1 reads "Error executing explode: the disk is on fire"
+    And step call 2 shows "Error executing explode: the disk is on fire"
+    And the tool "add" ran exactly once, with {"a": 2, "b": 3}
+    And the prediction's "answer" is "5"
+
+  @req:ERR-2 @capability:tool-errors
+  Scenario: Three similar failures in a row stop the retries with a suggestion
+    Given the agent's step cap is 8
+    And the model answers every step with tool "explode" and args {"query": "x"}
+    And the model answers every extraction with {"answer": "sorry"}
+    When the agent is called with {"question": "Burn it"}
+    Then the model received exactly 3 step calls
+    And the tool "explode" ran 3 times
+    And the stop reason is "repeated_tool_errors"
+    And the user-facing message names "explode" and suggests what to do
+
+  @req:ERR-2 @capability:tool-errors
+  Scenario: Failures with a success between them do not stop the agent
+    Given the model replies
+      | turn    | thought | tool    | args             |
+      | step    | one     | explode | {"query": "a"}   |
+      | step    | two     | explode | {"query": "b"}   |
+      | step    | three   | add     | {"a": 1, "b": 1} |
+      | step    | four    | explode | {"query": "c"}   |
+      | step    | five    | explode | {"query": "d"}   |
+      | step    | done    | finish  | {}               |
+      | extract |         |         | {"answer": "2"}  |
+    When the agent is called with {"question": "Keep trying"}
+    Then the model received 6 step calls and 1 extraction call
+    And the tool "explode" ran 4 times
+
+  @req:ERR-2 @capability:tool-errors
+  Scenario: Failures of different kinds do not count as similar
+    Given the tool "flaky" that raises, call by call
+      | call | error        | message        |
+      | 1    | ValueError   | bad value      |
+      | 2    | TimeoutError | took too long  |
+      | 3    | ValueError   | bad value      |
+    And the model replies
+      | turn    | thought | tool   | args           |
+      | step    | one     | flaky  | {"query": "a"} |
+      | step    | two     | flaky  | {"query": "b"} |
+      | step    | three   | flaky  | {"query": "c"} |
+      | step    | four    | flaky  | {"query": "d"} |
+      | step    | done    | finish | {}             |
+      | extract |         |        | {"answer": "ok"} |
+    When the agent is called with {"question": "Keep trying"}
+    Then the model received 5 step calls and 1 extraction call
+    And the tool "flaky" ran 4 times
+
+  @req:ERR-2 @capability:tool-errors
+  Scenario: The error history keeps the last ten errors
+    Given the tool "flaky" that raises on every call, alternating ValueError and TimeoutError, numbered "failure"
+    And the model answers every step with tool "flaky" and args {"query": "x"}
+    And the model answers every extraction with {"answer": "sorry"}
+    And the agent's step cap is 12
+    And the agent extracts its outputs on the step cap
+    When the agent is called with {"question": "Keep trying"}
+    Then the tool "flaky" ran 12 times
+    And the error history holds exactly the errors "failure 3" to "failure 12", in order
+
+  @req:ERR-3 @capability:tool-errors
+  Scenario: A new call starts with clean error tracking
+    Given the model replies
+      | turn    | thought | tool    | args           |
+      | step    | one     | explode | {"query": "a"} |
+      | step    | two     | explode | {"query": "b"} |
+      | step    | done    | finish  | {}             |
+      | extract |         |         | {"answer": "x"} |
+      | step    | three   | explode | {"query": "c"} |
+      | step    | add     | add     | {"a": 1, "b": 1} |
+      | step    | done    | finish  | {}             |
+      | extract |         |         | {"answer": "2"} |
+    When the agent is called with {"question": "First try"}
+    And the agent is called again with {"question": "Second try"}
+    Then call 2 made exactly 3 step calls
+    And the tool "add" ran exactly once, with {"a": 1, "b": 1}

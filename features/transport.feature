@@ -1,0 +1,50 @@
+Feature: Model transport retries
+  Transient model failures (timeout, connection reset, 429, 5xx) are retried with backoff;
+  non-transient ones (400, 401) are not; when retries run out the caller gets one clear error.
+
+  Background:
+    Given a ReAct agent with the signature "question -> answer"
+    And the tool "add" that adds the integers "a" and "b"
+
+  @req:NET-1 @capability:lm-retry
+  Scenario Outline: A transient model failure is retried and the run succeeds
+    Given the model replies
+      | turn    | thought | tool   | args            |
+      | fault   |         |        | <fault>         |
+      | step    | done    | finish | {}              |
+      | extract |         |        | {"answer": "4"} |
+    When the agent is called with {"question": "What is 2 + 2?"}
+    Then the prediction's "answer" is "4"
+    And the model received 2 step calls and 1 extraction call
+
+    Examples:
+      | fault      |
+      | 429        |
+      | 500        |
+      | 503        |
+      | timeout    |
+      | connection |
+
+  @req:NET-1 @capability:lm-retry
+  Scenario Outline: A non-transient model failure is not retried and fails the call clearly
+    Given the model replies
+      | turn  | thought | tool | args    |
+      | fault |         |      | <fault> |
+    When the agent is called with {"question": "What is 2 + 2?"}
+    Then the call fails with an error that names "<fault>"
+    And the model received exactly 1 step call
+    And no tool ran
+
+    Examples:
+      | fault |
+      | 400   |
+      | 401   |
+
+  @req:NET-1 @capability:lm-retry
+  Scenario: When retries run out the caller gets one clear error and no tool runs
+    Given the model fails every call with "500"
+    When the agent is called with {"question": "What is 2 + 2?"}
+    Then the call fails with an error that names "500"
+    And the model was retried at least once
+    And the model received 0 extraction calls
+    And no tool ran

@@ -1,0 +1,46 @@
+"""Every workflow of the project: `nox -l` lists them."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["tests", "conformance", "lint", "typecheck"]
+
+DEV = ".[dev]"
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Unit and property tests of the reference and of the suite itself."""
+    session.install("-e", DEV)
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """The suite against a binding: `nox -s conformance -- --impl mypkg` (default: reference)."""
+    session.install("-e", DEV)
+    args = session.posargs or ["--impl", "reference"]
+    session.run("pytest", *args)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff over everything."""
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over the two packages."""
+    session.install("-e", DEV)
+    session.run("mypy")
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """The hypothesis property tests with many more examples."""
+    session.install("-e", DEV)
+    session.run("pytest", "tests", "-k", "property", "--hypothesis-profile", "fuzz", *session.posargs)

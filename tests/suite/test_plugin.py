@@ -1,0 +1,50 @@
+"""The plugin's behaviour as a user sees it: inert without --impl, clear usage errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.suite.conftest import ROOT, RunSuite
+
+
+def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_without_impl_an_unrelated_run_is_unchanged(tmp_path: Path) -> None:
+    (tmp_path / "test_mine.py").write_text("def test_ok():\n    assert 1 + 1 == 2\n")
+    with_plugin = _pytest(tmp_path, "-q", "--fixtures")
+    without = _pytest(tmp_path, "-q", "--fixtures", "-p", "no:react_conformance")
+    assert with_plugin.returncode == without.returncode == 0
+    assert with_plugin.stdout == without.stdout
+    run = _pytest(tmp_path, "-q")
+    assert run.returncode == 0 and "1 passed" in run.stdout
+
+
+def test_an_unknown_impl_is_a_usage_error_naming_the_available_ones(tmp_path: Path) -> None:
+    result = _pytest(tmp_path, "--impl", "does-not-exist")
+    assert result.returncode == 4
+    assert "does-not-exist" in result.stderr and "Available bindings: " in result.stderr
+    assert "reference" in result.stderr
+
+
+def test_a_bad_module_attr_impl_is_a_usage_error(tmp_path: Path) -> None:
+    result = _pytest(tmp_path, "--impl", "no_such_module:Binding")
+    assert result.returncode == 4
+    assert "could not load 'Binding' from module 'no_such_module'" in result.stderr
+
+
+def test_an_object_that_is_not_a_binding_is_refused(tmp_path: Path) -> None:
+    result = _pytest(tmp_path, "--impl", "json:dumps")
+    assert result.returncode == 4 and "is not a conformance.Binding" in result.stderr
+
+
+def test_stale_known_failures_are_a_usage_error(run_suite: RunSuite) -> None:
+    run = run_suite("tests.suite.bindings:StaleKnownFailure")
+    assert run.returncode == 4
+    assert "no-such-scenario" in run.output
