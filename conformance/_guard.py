@@ -24,8 +24,19 @@ class ImplementationHung(AssertionError):
     """A binding operation did not return in time: the implementation (or its binding) hangs."""
 
 
-def call(operation: str, fn: Callable[[], T], timeout: float = DEFAULT_TIMEOUT) -> T:
-    """Run `fn` in a daemon thread so that a hang fails one scenario instead of the whole run."""
+def call(operation: str, fn: Callable[[], T], timeout: float | None = None) -> T:
+    """Call the binding; with a `timeout`, in a daemon thread so a hang fails only one scenario.
+
+    Without one the call stays on the suite's thread: libraries whose global settings belong to
+    the thread that first set them (dspy's `configure`) need configure and build to stay put.
+    """
+    if timeout is None:
+        try:
+            return fn()
+        except AssertionError:
+            raise
+        except Exception as exc:
+            raise _binding_error(operation, exc) from exc
     box: dict[str, Any] = {}
     context = contextvars.copy_context()
 
@@ -47,12 +58,16 @@ def call(operation: str, fn: Callable[[], T], timeout: float = DEFAULT_TIMEOUT) 
         exc = box["error"]
         if isinstance(exc, AssertionError):
             raise exc
-        raise BindingError(
-            f"binding.{operation} raised {type(exc).__name__}: {exc}. A binding must report the "
-            "library's exceptions as data (ErrorInfo / Outcome.error), not let them escape."
-        ) from exc
+        raise _binding_error(operation, exc) from exc
     value: T = box["value"]
     return value
+
+
+def _binding_error(operation: str, exc: BaseException) -> BindingError:
+    return BindingError(
+        f"binding.{operation} raised {type(exc).__name__}: {exc}. A binding must report the "
+        "library's exceptions as data (ErrorInfo / Outcome.error), not let them escape."
+    )
 
 
 def validated(operation: str, model: type[M], value: object) -> M:

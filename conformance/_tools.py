@@ -75,16 +75,20 @@ class SuiteTool:
         Most libraries derive a tool's schema from its function; this gives them one to read.
         """
 
-        def tool(**kwargs: Any) -> Any:
-            return self(**kwargs)
-
         params = [
             inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, annotation=_PY_TYPES[p.type])
             for p in self.spec.parameters
         ]
+        signature = inspect.Signature(params, return_annotation=Any)
+
+        def tool(**kwargs: Any) -> Any:
+            # As a real function would: missing or unexpected arguments fail before the body runs.
+            signature.bind(**kwargs)
+            return self(**kwargs)
+
         tool.__name__ = tool.__qualname__ = self.spec.name
         tool.__doc__ = self.spec.description
-        tool.__signature__ = inspect.Signature(params, return_annotation=Any)  # type: ignore[attr-defined]
+        tool.__signature__ = signature  # type: ignore[attr-defined]
         tool.__annotations__ = {p.name: _PY_TYPES[p.type] for p in self.spec.parameters}
         tool.__annotations__["return"] = Any
         return tool

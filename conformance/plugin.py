@@ -7,7 +7,7 @@ project's test run.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from conformance._features import catalogue
 from conformance._loader import load_binding
 from conformance._report import Report, ScenarioResult, Verdict
 from conformance._steps import MODULES
-from conformance.binding import CAPABILITIES, Binding
+from conformance.binding import Binding
 
 _SUITE = Path(__file__).resolve().parent / "_suite" / "test_conformance.py"
 _PROPERTY = "conformance"
@@ -66,7 +66,7 @@ class _Session:
             if reason is not None:
                 item.add_marker(pytest.mark.xfail(strict=True, reason=f"known failure: {reason}"))
         # The smoke tier runs first: if it fails, the binding is broken, not the library.
-        items.sort(key=lambda item: 0 if item.get_closest_marker("smoke") else 1)
+        items.sort(key=lambda item: 0 if item.get_closest_marker("conformance_smoke") else 1)
 
     def _known_failure(self, item: pytest.Item) -> str | None:
         keys = (_scenario_name(item), item.name, _requirement(item))
@@ -81,10 +81,23 @@ class _Session:
                 f"requirement: {stale}. Use a scenario name or a requirement ID."
             )
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_bdd_apply_tag(self, tag: str, function: Any) -> bool | None:
+        """`@req:X`, `@capability:Y`, `@smoke` become the registered markers of the suite."""
+        kind, _, value = tag.partition(":")
+        if kind in ("req", "capability") and value:
+            getattr(pytest.mark, f"conformance_{kind}")(value)(function)
+            return True
+        if tag == "smoke":
+            pytest.mark.conformance_smoke(function)
+            return True
+        return None
+
     # -- running ----------------------------------------------------------------------------
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        if self.broken and _requirement(item) is not None and not item.get_closest_marker("smoke"):
+        smoke = item.get_closest_marker("conformance_smoke")
+        if self.broken and _requirement(item) is not None and not smoke:
             pytest.skip(f"binding broken: {self.broken}")
 
     @pytest.hookimpl(wrapper=True)
@@ -98,7 +111,8 @@ class _Session:
         verdict, message = _verdict(report, call, self.broken)
         if verdict is None:
             return report
-        if verdict in ("failed", "errored") and item.get_closest_marker("smoke") and not self.broken:
+        smoke = item.get_closest_marker("conformance_smoke")
+        if verdict in ("failed", "errored") and smoke and not self.broken:
             self.broken = f"smoke scenario {_scenario_name(item)!r} {verdict}"
         template = _template(item)
         result = ScenarioResult(
@@ -202,18 +216,13 @@ def _scenario_name(item: pytest.Item) -> str:
     return str(template.name) if template is not None else item.name
 
 
-def _markers(item: pytest.Item, prefix: str) -> Iterator[str]:
-    for mark in item.iter_markers():
-        if mark.name.startswith(prefix):
-            yield mark.name[len(prefix):]
-
-
 def _requirement(item: pytest.Item) -> str | None:
-    return next(_markers(item, "req:"), None)
+    mark = item.get_closest_marker("conformance_req")
+    return str(mark.args[0]) if mark is not None else None
 
 
 def _capabilities(item: pytest.Item) -> set[str]:
-    return set(_markers(item, "capability:"))
+    return {str(mark.args[0]) for mark in item.iter_markers("conformance_capability")}
 
 
 def _safe_version(binding: Binding) -> str:
@@ -238,11 +247,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if not name:
         return
     binding = load_binding(name)
-    for rid in catalogue():
-        config.addinivalue_line("markers", f"req:{rid}: scenario of requirement {rid}")
-    for capability in sorted(CAPABILITIES):
-        config.addinivalue_line("markers", f"capability:{capability}: needs {capability}")
-    config.addinivalue_line("markers", "smoke: runs first; a failure means the binding is broken")
+    config.addinivalue_line("markers", "conformance_req(id): the requirement a scenario checks")
+    config.addinivalue_line("markers", "conformance_capability(name): a capability it needs")
+    config.addinivalue_line("markers", "conformance_smoke: runs first; failing means a broken binding")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(_SUITE)]
     config.stash[_SESSION] = session = _Session(config, binding)

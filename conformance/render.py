@@ -10,9 +10,13 @@ from conformance.binding import ExtractTurn, StepTurn
 __all__ = ["chat_reply", "json_reply", "request_kind", "step_values"]
 
 
-def request_kind(text: str) -> Literal["step", "extract"]:
-    """A request that asks for `next_tool_name` is a step call; any other is an extraction."""
-    return "step" if "next_tool_name" in text else "extract"
+def request_kind(system: str) -> Literal["step", "extract"]:
+    """A request whose system message asks for `next_tool_name` is a step call, else an extraction.
+
+    Pass the system message only (the output-field declaration): the trajectory in the user
+    message may quote `next_tool_name` (in a tool's traceback, say).
+    """
+    return "step" if "next_tool_name" in system else "extract"
 
 
 def step_values(turn: StepTurn) -> dict[str, Any]:

@@ -85,11 +85,13 @@ Feature: Tool errors
       | step    | two     | explode | {"query": "b"} |
       | step    | done    | finish  | {}             |
       | extract |         |         | {"answer": "x"} |
-      | step    | three   | explode | {"query": "c"} |
-      | step    | add     | add     | {"a": 1, "b": 1} |
-      | step    | done    | finish  | {}             |
-      | extract |         |         | {"answer": "2"} |
     When the agent is called with {"question": "First try"}
+    And the model replies
+      | turn    | thought | tool    | args             |
+      | step    | three   | explode | {"query": "c"}   |
+      | step    | add     | add     | {"a": 1, "b": 1} |
+      | step    | done    | finish  | {}               |
+      | extract |         |         | {"answer": "2"}  |
     And the agent is called again with {"question": "Second try"}
     Then call 2 made exactly 3 step calls
     And the tool "add" ran exactly once, with {"a": 1, "b": 1}

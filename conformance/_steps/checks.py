@@ -61,8 +61,8 @@ def construction_fails(world: World, names: str, pattern: str) -> None:
 def call_fails(world: World, name: str) -> None:
     error = world.last.error
     assert error is not None, "the call returned a prediction; it should have failed"
-    assert name in error.message, (
-        f"the error should name the missing input {name!r}: {error.type}: {error.message}"
+    assert name in error.message or name in canonical(error.fields), (
+        f"the error should name {name!r}: {error.type}: {error.message} {error.fields or ''}"
     )
 
 

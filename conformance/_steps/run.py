@@ -40,11 +40,7 @@ def agent_is_called(world: World, inputs: str, cap: str | None) -> None:
 @when("the caller mutates what the call returned")
 def caller_mutates(world: World) -> None:
     agent = world.agent
-    _guard.call(
-        "mutate_last_result",
-        lambda: world.binding.mutate_last_result(agent, MUTATION_MARKER),
-        world.timeout,
-    )
+    _guard.call("mutate_last_result", lambda: world.binding.mutate_last_result(agent, MUTATION_MARKER))
 
 
 def _json_scalars() -> st.SearchStrategy[Any]:

@@ -148,8 +148,7 @@ def _serve(model: ScriptedModel) -> Any:
         system = next((m["content"] for m in messages if m["role"] == "system"), "")
         adapter = "chat" if "[[ ## completed ## ]]" in system else (
             "json" if "JSON object" in system else "other")
-        text = "\n".join(m["content"] for m in messages)
-        turn = model.answer(LMCall(kind=render.request_kind(text), adapter=adapter,  # type: ignore[arg-type]
+        turn = model.answer(LMCall(kind=render.request_kind(system), adapter=adapter,  # type: ignore[arg-type]
                                    messages=messages))
         if isinstance(turn, FaultTurn):
             return _fault(turn, request)

@@ -33,19 +33,21 @@ class SuiteRun:
 RunSuite = Callable[..., SuiteRun]
 
 
+def suite_run(workdir: Path, impl: str, *args: str) -> SuiteRun:
+    """The suite against `impl` in a child pytest started in `workdir` (an empty directory)."""
+    report_path = workdir / "report.json"
+    report_path.unlink(missing_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--impl", impl, "--conformance-json", str(report_path),
+         "-p", "no:cacheprovider", "-q", *args],
+        cwd=workdir, env=env, capture_output=True, text=True, timeout=600,
+    )
+    report = json.loads(report_path.read_text()) if report_path.exists() else None
+    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, report)
+
+
 @pytest.fixture
 def run_suite(tmp_path: Path) -> RunSuite:
     """`run_suite("reference", "-k", "LOOP")`: the suite in a child process, from an empty dir."""
-
-    def run(impl: str, *args: str, cwd: Path | None = None) -> SuiteRun:
-        report_path = tmp_path / "report.json"
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "--impl", impl, "--conformance-json",
-             str(report_path), "-p", "no:cacheprovider", "-q", *args],
-            cwd=cwd or tmp_path, env=env, capture_output=True, text=True, timeout=600,
-        )
-        report = json.loads(report_path.read_text()) if report_path.exists() else None
-        return SuiteRun(proc.returncode, proc.stdout + proc.stderr, report)
-
-    return run
+    return lambda impl, *args: suite_run(tmp_path, impl, *args)

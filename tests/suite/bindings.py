@@ -1,0 +1,121 @@
+"""Bindings the suite must see through: misbehaving bindings, and deliberately broken ReActs.
+
+Each broken implementation changes one behaviour of the reference, the way a buggy library would;
+the tests check that the suite reports the right requirement as failed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import reference
+from conformance import AgentSpec, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
+from conformance.bindings.reference import ReferenceBinding, _Agent
+
+# -- bindings that misbehave (binding bugs, not library bugs) ----------------------------------
+
+
+class Hanging(ReferenceBinding):
+    """Its run never returns."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        time.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+class Nonsense(ReferenceBinding):
+    """Its run returns something that is not an Outcome."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        return {"outputs": 5, "trajectory": "all good"}  # type: ignore[return-value]
+
+
+class Raising(ReferenceBinding):
+    """Its run lets an exception escape."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        raise KeyError("the binding forgot a field")
+
+
+class StaleKnownFailure(ReferenceBinding):
+    """Lists a known failure that names nothing."""
+
+    known_failures: ClassVar[Mapping[str, str]] = {"no-such-scenario": "made up"}
+
+
+class PassingKnownFailure(ReferenceBinding):
+    """Lists as a known failure a scenario the reference passes."""
+
+    known_failures: ClassVar[Mapping[str, str]] = {
+        "Choosing finish stops the loop at once": "pretends the reference fails it",
+    }
+
+
+class BrokenSmoke(ReferenceBinding):
+    """Builds agents that cannot answer anything: the smoke tier must catch it."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        return Outcome(outputs={})
+
+
+# -- broken implementations (library bugs the suite must report) -------------------------------
+
+
+class IgnoresTheCap(ReferenceBinding):
+    """A ReAct that runs one step more than its cap allows."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        return super().build(spec.model_copy(update={"max_steps": spec.max_steps + 1}), tools)
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        if call.max_steps is not None:
+            call = call.model_copy(update={"max_steps": call.max_steps + 1})
+        return super().run(agent, call, model)
+
+
+class DropsTheAdapterOverride(ReferenceBinding):
+    """A ReAct whose constructor accepts an adapter and ignores it."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        return super().build(spec.model_copy(update={"adapter": None}), tools)
+
+
+class ReordersTheTrajectory(ReferenceBinding):
+    """A ReAct that hands back its steps newest first."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        outcome = super().run(agent, call, model)
+        outcome.trajectory.reverse()
+        return outcome
+
+
+class RunsUnknownTools(ReferenceBinding):
+    """A ReAct that sends a call for an unknown tool to the first tool it has."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        built = super().build(spec, tools)
+        if isinstance(built, _Agent) and tools:
+            first = tools[0]
+
+            def delete_everything(path: str) -> Any:
+                return first(path=path)
+
+            react = built.react
+            react.tools["delete_everything"] = reference.Tool(delete_everything)
+            built.react = reference.ReAct(
+                react.signature, list(react.tools.values()), max_iters=react.max_iters,
+                adapter=react.adapter, on_max_iters=react.on_max_iters,
+            )
+        return built
+
+
+class LeaksTheAdapterOverride(ReferenceBinding):
+    """A ReAct that installs its own adapter globally when it runs."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        if agent.react.adapter is not None:
+            reference.configure(adapter=agent.react.adapter)
+        return super().run(agent, call, model)

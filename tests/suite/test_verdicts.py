@@ -1,0 +1,115 @@
+"""The suite's verdicts: the reference passes everything; every kind of wrong is told apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance._features import catalogue
+from conformance._report import Report
+from tests.suite.conftest import RunSuite, SuiteRun, suite_run
+
+B = "tests.suite.bindings"
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory: pytest.TempPathFactory) -> SuiteRun:
+    """One full run against the reference, shared by the tests that read it."""
+    workdir = tmp_path_factory.mktemp("reference")
+    return suite_run(workdir, "reference", "--conformance-markdown", str(workdir / "report.md"))
+
+
+def test_the_reference_passes_every_claimed_requirement(reference_run: SuiteRun) -> None:
+    assert reference_run.returncode == 0, reference_run.output[-3000:]
+    report = reference_run.report
+    assert report is not None
+    failing = {s["name"]: s["message"] for s in report["scenarios"]
+               if s["verdict"] not in ("passed", "not-claimed")}
+    assert failing == {}
+    claimed = {rid for rid, r in catalogue().items()
+               if r.profile == "core" or r.profile in report["binding"]["capabilities"]}
+    assert reference_run.requirements("passed") == claimed
+
+
+def test_the_json_report_has_the_documented_shape(reference_run: SuiteRun) -> None:
+    report = reference_run.report
+    assert report is not None
+    Report.model_validate(report)
+    assert report["format_version"] == 1
+    assert report["binding"]["name"] == "reference"
+    assert set(report["binding"]) == {"name", "version", "capabilities"}
+    assert set(report["requirements"]) == set(catalogue())
+    assert set(report["requirements"].values()) <= {
+        "passed", "failed", "errored", "not-claimed", "known-failure"}
+    for scenario in report["scenarios"]:
+        assert set(scenario) == {"id", "feature", "name", "requirement", "verdict", "message"}
+        assert scenario["feature"].endswith(".feature")
+
+
+def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_run: SuiteRun) -> None:
+    parallel = run_suite("reference", "-n", "2")
+    assert parallel.report is not None, parallel.output[-2000:]
+    assert reference_run.report is not None
+    assert parallel.report["requirements"] == reference_run.report["requirements"]
+    serial = {s["id"]: s["verdict"] for s in reference_run.report["scenarios"]}
+    assert {s["id"]: s["verdict"] for s in parallel.report["scenarios"]} == serial
+
+
+@pytest.mark.parametrize(
+    ("binding", "requirement"),
+    [
+        ("IgnoresTheCap", "LOOP-3"),
+        ("IgnoresTheCap", "LOOP-4"),
+        ("DropsTheAdapterOverride", "ADP-2"),
+        ("LeaksTheAdapterOverride", "ADP-3"),
+        ("ReordersTheTrajectory", "TRJ-3"),
+        ("RunsUnknownTools", "LOOP-5"),
+    ],
+)
+def test_a_broken_implementation_fails_the_right_requirement(
+    run_suite: RunSuite, binding: str, requirement: str
+) -> None:
+    run = run_suite(f"{B}:{binding}")
+    assert run.returncode == 1
+    assert requirement in run.requirements("failed"), run.output[-3000:]
+    assert not run.requirements("errored")
+
+
+def test_a_hanging_binding_fails_its_scenario_and_the_run_goes_on(run_suite: RunSuite) -> None:
+    run = run_suite(f"{B}:Hanging", "--conformance-timeout", "0.2", "-k", "LOOP or STEP")
+    assert run.report is not None, run.output[-2000:]
+    hung = [s for s in run.report["scenarios"] if "did not return within 0.2 s" in s["message"]]
+    assert hung and all(s["verdict"] in ("failed", "errored") for s in hung)
+    assert run.requirements("passed") >= {"STEP-1"}  # scenarios that never call run still pass
+
+
+@pytest.mark.parametrize(("binding", "says"), [
+    ("Nonsense", "not a valid Outcome"),
+    ("Raising", "binding.run raised KeyError"),
+])
+def test_a_binding_bug_is_reported_as_errored_not_failed(
+    run_suite: RunSuite, binding: str, says: str
+) -> None:
+    run = run_suite(f"{B}:{binding}")
+    assert run.returncode == 1
+    assert run.report is not None
+    assert not run.requirements("failed"), run.report["requirements"]
+    assert run.requirements("errored")
+    assert any(says in s["message"] for s in run.report["scenarios"])
+
+
+def test_a_failing_smoke_tier_reports_a_broken_binding(run_suite: RunSuite) -> None:
+    run = run_suite(f"{B}:BrokenSmoke")
+    assert run.returncode == 1
+    assert "the binding looks broken" in run.output
+    assert run.report is not None
+    not_run = [s for s in run.report["scenarios"] if s["message"].startswith("not run: binding broken")]
+    assert len(not_run) > 20 and all(s["verdict"] == "errored" for s in not_run)
+
+
+def test_a_known_failure_that_passes_fails_the_run_as_stale(run_suite: RunSuite) -> None:
+    run = run_suite(f"{B}:PassingKnownFailure", "-k", "finish")
+    assert run.returncode == 1
+    assert run.report is not None
+    stale = [s for s in run.report["scenarios"] if s["name"] == "Choosing finish stops the loop at once"]
+    assert stale and stale[0]["verdict"] == "failed"
+    assert "remove it from the binding's known_failures" in stale[0]["message"]
