@@ -1,0 +1,52 @@
+"""The default language model and adapter: process-wide, overridable per thread or task."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reference._adapters import Adapter
+    from reference._lm import LanguageModel
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a Predict uses when it was given no language model or adapter of its own."""
+
+    lm: LanguageModel | None = None
+    adapter: Adapter | None = None
+
+
+_UNSET: Any = object()
+_base = Settings()
+# context() layers on top of configure() for the current thread or asyncio task only.
+_override: ContextVar[Settings | None] = ContextVar("reference_settings", default=None)
+
+
+def settings() -> Settings:
+    """The settings in force here: the innermost context(), else what configure() set."""
+    return _override.get() or _base
+
+
+def configure(*, lm: LanguageModel | None = _UNSET, adapter: Adapter | None = _UNSET) -> None:
+    """Set the process-wide default language model and/or adapter."""
+    global _base
+    _base = replace(_base, **_given(lm=lm, adapter=adapter))
+
+
+@contextmanager
+def context(*, lm: LanguageModel | None = _UNSET, adapter: Adapter | None = _UNSET) -> Iterator[Settings]:
+    """Override the language model and/or adapter for this thread or task, within the block."""
+    token = _override.set(replace(settings(), **_given(lm=lm, adapter=adapter)))
+    try:
+        yield settings()
+    finally:
+        _override.reset(token)
+
+
+def _given(**values: Any) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not _UNSET}
