@@ -55,10 +55,10 @@ def call(operation: str, fn: Callable[[], T], timeout: float | None = None) -> T
             "binding) hangs; the suite moved on. Raise --conformance-timeout if it is only slow."
         )
     if "error" in box:
-        exc = box["error"]
-        if isinstance(exc, AssertionError):
-            raise exc
-        raise _binding_error(operation, exc) from exc
+        error: BaseException = box["error"]
+        if isinstance(error, AssertionError):
+            raise error
+        raise _binding_error(operation, error) from error
     value: T = box["value"]
     return value
 

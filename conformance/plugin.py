@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_bdd.exceptions import StepDefinitionNotFoundError
 
 from conformance import _guard, _report
 from conformance._features import catalogue
@@ -130,7 +131,7 @@ class _Session:
         for key, value in report.user_properties:
             if key != _PROPERTY:
                 continue
-            result = ScenarioResult.model_validate_json(value)
+            result = ScenarioResult.model_validate_json(str(value))
             earlier = self.results.get(report.nodeid)
             if earlier is None or earlier.verdict == "passed":
                 self.results[report.nodeid] = result
@@ -197,6 +198,8 @@ def _verdict(
             )
         if call.excinfo is not None and call.excinfo.errisinstance(_guard.BindingError):
             return "errored", str(call.excinfo.value)
+        if call.excinfo is not None and call.excinfo.errisinstance(StepDefinitionNotFoundError):
+            return "errored", f"suite bug, please report it: {call.excinfo.value}"
         message = str(call.excinfo.value) if call.excinfo is not None else longrepr
         return "failed", message
     if report.failed:

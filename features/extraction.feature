@@ -6,7 +6,7 @@ Feature: Output extraction
     Given a ReAct agent with the signature "question -> answer"
     And the tool "add" that adds the integers "a" and "b"
 
-  @req:EXT-1 @smoke
+  @req:EXT-1
   Scenario: Extraction receives the inputs and the whole trajectory
     Given the model replies
       | turn    | thought               | tool   | args                   |

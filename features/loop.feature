@@ -7,7 +7,7 @@ Feature: The tool loop
     And the tool "add" that adds the integers "a" and "b"
     And the tool "search" that returns "Paris is the capital of France."
 
-  @req:LOOP-1 @smoke
+  @req:LOOP-1
   Scenario: The chosen tool runs with exactly the chosen args and its result becomes an observation
     Given the model replies
       | turn    | thought        | tool   | args                   |

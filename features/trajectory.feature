@@ -7,7 +7,7 @@ Feature: Trajectory return
     And the tool "add" that adds the integers "a" and "b"
     And the tool "search" that returns "Paris is the capital of France."
 
-  @req:TRJ-1 @smoke
+  @req:TRJ-1
   Scenario: The prediction carries every step's thought, tool, args and observation
     Given the model replies
       | turn    | thought      | tool   | args                           |

@@ -26,12 +26,12 @@ class FieldInfo:
     is_input: bool = True
 
 
-def InputField(*, desc: str = "") -> Any:  # noqa: N802 - DSPy's spelling
+def InputField(*, desc: str = "") -> Any:
     """Declare an input field of a Signature subclass."""
     return FieldInfo(desc=desc, is_input=True)
 
 
-def OutputField(*, desc: str = "") -> Any:  # noqa: N802 - DSPy's spelling
+def OutputField(*, desc: str = "") -> Any:
     """Declare an output field of a Signature subclass."""
     return FieldInfo(desc=desc, is_input=False)
 

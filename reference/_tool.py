@@ -26,7 +26,7 @@ class Tool:
             for p in inspect.signature(func).parameters.values()
             if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
         }
-        self._args: type[BaseModel] = create_model(  # type: ignore[call-overload]
+        self._args: type[BaseModel] = create_model(
             f"{self.name}_args", __config__=ConfigDict(extra="forbid"), **fields)
         self.args_schema: dict[str, Any] = self._args.model_json_schema()
 

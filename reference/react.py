@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from reference._adapters import Adapter, AdapterParseError
 from reference._args import ToolArgsError
-from reference._predict import Prediction, Predict, check_inputs
+from reference._predict import Predict, Prediction, check_inputs
 from reference._signature import Signature, SignatureError
 from reference._tool import Tool
 
@@ -126,7 +126,7 @@ class ReAct:
                   "next_tool_args must be a valid JSON object of the tool's arguments."]
         return self.signature.extended(
             inputs={"trajectory": str},
-            outputs={"next_thought": str, "next_tool_name": Literal[names],  # type: ignore[valid-type]
+            outputs={"next_thought": str, "next_tool_name": Literal[names],
                      "next_tool_args": dict},
             instructions="\n".join(lines),
         )

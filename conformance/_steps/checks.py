@@ -241,6 +241,12 @@ def model_received(world: World, steps: str, extracts: str) -> None:
     )
 
 
+@then(parsers.re(r"the model received (?P<extracts>\d+) extraction calls?$"))
+def model_received_extractions(world: World, extracts: str) -> None:
+    got = world.model.count("extract")
+    assert got == int(extracts), f"expected {extracts} extraction call(s); the model received {got}"
+
+
 @then(parsers.re(r"the model received exactly (?P<steps>\d+) step calls?$"))
 def model_received_steps(world: World, steps: str) -> None:
     got = world.model.count("step")

@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import JsonValue
 from pytest_bdd import parsers, when
 
 from conformance import _guard
@@ -81,7 +82,7 @@ def generated_args(world: World, count: int, tool: str) -> None:
               suppress_health_check=list(HealthCheck))
     @given(text=st.text(max_size=40), data=_json_objects)
     def send(text: str, data: dict[str, Any]) -> None:
-        args = {"text": text, "data": data}
+        args: dict[str, JsonValue] = {"text": text, "data": data}
         world.sent_args.append(args)
         world.model = ScriptedModel([
             StepTurn(thought="record it", tool_name=tool, tool_args=args),

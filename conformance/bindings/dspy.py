@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, get_args
 
-import dspy  # type: ignore[import-untyped]
+import dspy
 from dspy import lm15
 from pydantic import JsonValue
 

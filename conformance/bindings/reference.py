@@ -13,9 +13,9 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, get_args
 
 import httpx
-import reference
 from pydantic import JsonValue
 
+import reference
 from conformance import render
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
@@ -32,7 +32,7 @@ from conformance.binding import (
     Step,
 )
 
-_ADAPTERS: dict[str, type[reference.Adapter]] = {
+_ADAPTERS: dict[AdapterName, type[reference.Adapter]] = {
     "chat": reference.ChatAdapter, "json": reference.JSONAdapter,
 }
 _TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool,
@@ -67,7 +67,7 @@ class ReferenceBinding(Binding):
 
     def global_adapter(self) -> AdapterName | None:
         current = reference.settings().adapter
-        return next((n for n, cls in _ADAPTERS.items() if type(current) is cls), None)  # type: ignore[return-value]
+        return next((n for n, cls in _ADAPTERS.items() if type(current) is cls), None)
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         try:
@@ -103,7 +103,7 @@ class ReferenceBinding(Binding):
             outputs={name: _json(getattr(prediction, name))
                      for name in agent.react.signature.outputs},
             trajectory=[_step(s) for s in prediction.trajectory],
-            stop_reason=_STOP_REASONS.get(prediction.stop_reason, prediction.stop_reason),
+            stop_reason=_STOP_REASONS.get(prediction.stop_reason or "", prediction.stop_reason),
             iterations=prediction.iterations,
             fallback=prediction.fallback,
             tool_errors=[e.model_dump(mode="json") for e in prediction.tool_errors],

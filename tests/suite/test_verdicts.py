@@ -75,7 +75,8 @@ def test_a_broken_implementation_fails_the_right_requirement(
 
 
 def test_a_hanging_binding_fails_its_scenario_and_the_run_goes_on(run_suite: RunSuite) -> None:
-    run = run_suite(f"{B}:Hanging", "--conformance-timeout", "0.2", "-k", "LOOP or STEP")
+    # Not the smoke tier: a hang there would (rightly) report the whole binding as broken.
+    run = run_suite(f"{B}:Hanging", "--conformance-timeout", "0.2", "-k", "step_output or step_prompt")
     assert run.report is not None, run.output[-2000:]
     hung = [s for s in run.report["scenarios"] if "did not return within 0.2 s" in s["message"]]
     assert hung and all(s["verdict"] in ("failed", "errored") for s in hung)
