@@ -9,7 +9,7 @@ from abc import ABC, abstractmethod
 from functools import lru_cache
 from typing import Any, Literal
 
-from reference._args import MAX_DEPTH, ToolArgsError, _depth, parse_tool_args
+from reference._args import MAX_DEPTH, ToolArgsError, nesting_exceeds, parse_tool_args
 from reference._signature import FieldInfo, Signature
 
 _SECTION = re.compile(r"\[\[ ## (\w+) ## \]\]")
@@ -165,7 +165,7 @@ class JSONAdapter(Adapter):
     def parse(self, signature: Signature, text: str) -> dict[str, Any]:
         stripped = text.strip()
         fenced = _FENCE.match(stripped)
-        if _depth(stripped) > MAX_DEPTH + 1:
+        if nesting_exceeds(stripped, MAX_DEPTH + 1):
             raise AdapterParseError(f"the reply nests deeper than {MAX_DEPTH + 1} levels", field=None,
                                     reply=text)
         try:

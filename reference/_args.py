@@ -29,8 +29,7 @@ def parse_tool_args(value: str | Mapping[str, Any]) -> dict[str, Any]:
     fenced = _FENCE.match(text)
     if fenced:
         text = fenced.group(1).strip()
-    depth = _depth(text)
-    if depth > MAX_DEPTH:
+    if nesting_exceeds(text, MAX_DEPTH):
         raise ToolArgsError(f"tool arguments nest deeper than {MAX_DEPTH} levels")
     try:
         parsed = json.loads(text)
@@ -41,9 +40,9 @@ def parse_tool_args(value: str | Mapping[str, Any]) -> dict[str, Any]:
     return parsed
 
 
-def _depth(text: str) -> int:
-    """The deepest bracket nesting in `text`, skipping string contents; one linear pass."""
-    depth = deepest = 0
+def nesting_exceeds(text: str, limit: int) -> bool:
+    """Whether brackets in `text` nest deeper than `limit`, skipping string contents; one pass."""
+    depth = 0
     in_string = escaped = False
     for char in text:
         if in_string:
@@ -57,13 +56,11 @@ def _depth(text: str) -> int:
             in_string = True
         elif char in "[{":
             depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > MAX_DEPTH:
-                    return deepest
+            if depth > limit:
+                return True
         elif char in "]}":
             depth -= 1
-    return deepest
+    return False
 
 
 def _json_kind(value: object) -> str:

@@ -23,13 +23,14 @@ class Settings:
 
 _UNSET: Any = object()
 _base = Settings()
-# context() layers on top of configure() for the current thread or asyncio task only.
-_override: ContextVar[Settings | None] = ContextVar("reference_settings", default=None)
+# context() overrides only the keys it is given, for the current thread or asyncio task only.
+_override: ContextVar[dict[str, Any]] = ContextVar("reference_settings", default={})  # noqa: B039
 
 
 def settings() -> Settings:
-    """The settings in force here: the innermost context(), else what configure() set."""
-    return _override.get() or _base
+    """The settings in force here: what the innermost context() gave, else what configure() set."""
+    override = _override.get()
+    return replace(_base, **override) if override else _base
 
 
 def configure(*, lm: LanguageModel | None = _UNSET, adapter: Adapter | None = _UNSET) -> None:
@@ -41,7 +42,7 @@ def configure(*, lm: LanguageModel | None = _UNSET, adapter: Adapter | None = _U
 @contextmanager
 def context(*, lm: LanguageModel | None = _UNSET, adapter: Adapter | None = _UNSET) -> Iterator[Settings]:
     """Override the language model and/or adapter for this thread or task, within the block."""
-    token = _override.set(replace(settings(), **_given(lm=lm, adapter=adapter)))
+    token = _override.set({**_override.get(), **_given(lm=lm, adapter=adapter)})
     try:
         yield settings()
     finally:
