@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["tests", "conformance", "lint", "typecheck"]
+nox.options.sessions = ["tests", "conformance", "lint", "typecheck", "package"]
 
 DEV = ".[dev]"
 
@@ -44,3 +46,16 @@ def fuzz(session: nox.Session) -> None:
     """The hypothesis property tests with many more examples."""
     session.install("-e", DEV)
     session.run("pytest", "tests", "-k", "property", "--hypothesis-profile", "fuzz", *session.posargs)
+
+
+@nox.session
+def package(session: nox.Session) -> None:
+    """Build the wheel, install it alone in this fresh virtualenv, run the suite from an empty dir."""
+    tmp = session.create_tmp()
+    session.run("uv", "build", "--wheel", "--out-dir", f"{tmp}/dist", external=True)
+    wheels = sorted(Path(tmp, "dist").glob("react_conformance-*.whl"))
+    session.install(str(wheels[-1]))
+    empty = Path(tmp, "empty")
+    empty.mkdir(exist_ok=True)
+    with session.chdir(empty):
+        session.run("python", "-m", "pytest", "--impl", "reference", "-q", "-p", "no:cacheprovider")
