@@ -59,3 +59,22 @@ def package(session: nox.Session) -> None:
     empty.mkdir(exist_ok=True)
     with session.chdir(empty):
         session.run("python", "-m", "pytest", "--impl", "reference", "-q", "-p", "no:cacheprovider")
+
+
+PEERS = ("reference", "dspy")
+
+
+@nox.session
+def peers(session: nox.Session) -> None:
+    """Run the suite against every bundled binding; regenerate docs/conformance/ from the runs."""
+    session.install("-e", ".[dev,peers]")
+    out = Path("docs/conformance")
+    out.mkdir(parents=True, exist_ok=True)
+    for name in PEERS:
+        # Known failures are expected; the run's exit code is checked by tests/test_peers.py.
+        session.run("python", "-m", "pytest", "--impl", name, "-q", "-p", "no:cacheprovider",
+                    f"--conformance-json={out}/{name}.json", f"--conformance-markdown={out}/{name}.md",
+                    success_codes=[0, 1])
+    with open(out / "README.md", "w", encoding="utf-8") as table:
+        session.run("python", "-m", "conformance", "compare", *(f"{out}/{n}.json" for n in PEERS),
+                    stdout=table)

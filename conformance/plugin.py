@@ -180,7 +180,9 @@ def _verdict(
     longrepr = str(report.longrepr or "")
     if report.when == "setup":
         if report.skipped:
-            reason = longrepr
+            # A skip's longrepr is (path, line, reason): keep the reason, never a machine path.
+            reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else longrepr
+            reason = reason.removeprefix("Skipped: ")
             if "binding broken" in reason:
                 return "errored", f"not run: binding broken ({broken})"
             return "not-claimed", reason
@@ -189,7 +191,8 @@ def _verdict(
         return None, ""
     if report.when == "call":
         if hasattr(report, "wasxfail"):
-            return ("known-failure", report.wasxfail) if report.skipped else ("passed", "")
+            reason = str(report.wasxfail).removeprefix("known failure: ")
+            return ("known-failure", reason) if report.skipped else ("passed", "")
         if report.passed:
             return "passed", ""
         if "XPASS(strict)" in longrepr:
