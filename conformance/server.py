@@ -1,0 +1,168 @@
+"""A chat-completions endpoint on loopback that answers from a scenario's script.
+
+Usable on its own: point any OpenAI-compatible client at `server.url` and every request is answered
+by the `ScriptedModel`, in the format the request asks for (chat sections, a JSON object, native
+`tool_calls`, or server-sent events when `"stream": true`), or with a scripted fault.
+
+    with ScriptedServer(ScriptedModel([...])) as server:
+        client = OpenAI(base_url=server.url, api_key="unused")
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Literal
+
+from pydantic import JsonValue
+
+from conformance import render
+from conformance._model import ScriptedModel, UnexpectedModelCall
+from conformance.binding import ExtractTurn, FaultTurn, LMCall, StepTurn
+
+__all__ = ["ScriptedServer"]
+
+
+class ScriptedServer:
+    """Serves `model` at `url` (`http://127.0.0.1:<ephemeral port>/v1`) while entered."""
+
+    def __init__(self, model: ScriptedModel, *, slow_seconds: float = 5.0) -> None:
+        self.model = model
+        #: How long a `timeout` fault holds its reply (set the client's timeout below it).
+        self.slow_seconds = slow_seconds
+        #: Every request body received, in order.
+        self.requests: list[dict[str, Any]] = []
+        self._httpd: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        """The base URL to give a client."""
+        assert self._httpd is not None, "the server is not running: use it as a context manager"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def __enter__(self) -> ScriptedServer:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, name="scripted-server", daemon=True).start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        assert self._httpd is not None
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._httpd = None
+
+    def call_for(self, body: dict[str, Any]) -> LMCall:
+        """How a request body is logged: step or extraction, and the format it asks for."""
+        messages: list[dict[str, JsonValue]] = [
+            {"role": str(m.get("role")), "content": _text(m.get("content"))}
+            for m in body.get("messages", [])
+        ]
+        system = next((str(m["content"]) for m in messages if m["role"] == "system"), "")
+        tools = body.get("tools") or None
+        adapter: Literal["chat", "json", "native", "other"] = (
+            "native" if tools else "chat" if "[[ ## completed ## ]]" in system
+            else "json" if "JSON object" in system else "other")
+        kind = "step" if tools else render.request_kind(system)
+        return LMCall(kind=kind, adapter=adapter, messages=messages, tools=tools)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):  # content parts
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return "" if content is None else str(content)
+
+
+def _message(turn: StepTurn | ExtractTurn, call: LMCall, number: int) -> dict[str, Any]:
+    if call.adapter == "native" and isinstance(turn, StepTurn):
+        return {"role": "assistant", "content": turn.thought, "tool_calls": [{
+            "id": f"call_{number}", "type": "function",
+            "function": {"name": turn.tool_name, "arguments": turn.args_text()},
+        }]}
+    reply = render.json_reply(turn) if call.adapter == "json" else render.chat_reply(turn)
+    return {"role": "assistant", "content": reply}
+
+
+def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            server.requests.append(body)
+            if not self.path.endswith("/chat/completions"):
+                return self._json(404, {"error": {"message": f"no route {self.path}"}})
+            call = server.call_for(body)
+            try:
+                turn = server.model.answer(call)
+            except UnexpectedModelCall as exc:  # 400: not transient, so no client retries it
+                return self._json(400, {"error": {"message": str(exc), "type": "unexpected_call"}})
+            if isinstance(turn, FaultTurn):
+                return self._fault(turn)
+            message = _message(turn, call, len(server.requests))
+            if body.get("stream"):
+                return self._stream(message)
+            finish = "tool_calls" if "tool_calls" in message else "stop"
+            self._json(200, {
+                "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
+                "created": 0, "model": str(body.get("model", "scripted")),
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            })
+
+        def _fault(self, turn: FaultTurn) -> None:
+            if turn.fault == "connection":
+                self.close_connection = True  # hang up without a response
+                return
+            if turn.fault == "timeout":
+                time.sleep(server.slow_seconds)
+                return self._json(504, {"error": {"message": "scripted slow reply"}})
+            headers = {"Retry-After": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
+            self._json(int(turn.fault), {"error": {"message": f"scripted {turn.fault}"}}, headers)
+
+        def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _stream(self, message: dict[str, Any]) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            for chunk in _chunks(message, len(server.requests)):
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+
+    return Handler
+
+
+def _chunks(message: dict[str, Any], number: int) -> Iterator[dict[str, Any]]:
+    """The message as chat.completion.chunk events: content in pieces, then tool calls."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk", "created": 0,
+                "model": "scripted", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    yield chunk({"role": "assistant", "content": ""})
+    content = message.get("content") or ""
+    for start in range(0, len(content), 16):
+        yield chunk({"content": content[start:start + 16]})
+    for index, call in enumerate(message.get("tool_calls", [])):
+        yield chunk({"tool_calls": [{"index": index, **call}]})
+    yield chunk({}, "tool_calls" if message.get("tool_calls") else "stop")
