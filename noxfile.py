@@ -61,7 +61,7 @@ def package(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", "--impl", "reference", "-q", "-p", "no:cacheprovider")
 
 
-PEERS = ("reference", "dspy")
+PEERS = ("reference", "dspy", "udspy")
 
 
 @nox.session

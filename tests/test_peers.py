@@ -11,7 +11,7 @@ import pytest
 from tests.suite.conftest import suite_run
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "conformance"
-PEERS = ["reference", "dspy"]
+PEERS = ["reference", "dspy", "udspy"]
 
 
 def _verdicts(report: dict[str, object]) -> dict[str, str]:

@@ -353,7 +353,8 @@ def observation_names(world: World, number: int, field: str) -> None:
 
 @then("the agent saw an error for step 1 or was asked again")
 def saw_error_or_retried(world: World) -> None:
-    steps = world.steps()
+    outcome = world.prediction()  # a run that crashed did neither
+    steps = outcome.trajectory
     if steps and ERROR_WORDS.search(str(steps[0].observation)):
         return
     first = world.model.calls[0] if world.model.calls else None

@@ -1,0 +1,267 @@
+"""The binding for `udspy.ReAct` (udspy 0.1.8).
+
+The scripted model is a `udspy.lm.BaseLM` subclass installed per call with
+`udspy.settings.context(lm=...)`, so concurrent runs never share it: udspy's own adapter formats
+every request and parses every reply.
+
+What udspy 0.1.8 sends (module/react.py, adapter.py) is not native tool calling: the step call (a
+`Predict` over `next_thought`, `next_tool_name`, `next_tool_args`) and the extraction call (a
+`ChainOfThought` over `reasoning` plus the outputs) both pass an empty `tools` list and ask for one
+JSON object in the message content. Both are therefore "json" requests, answered in that format.
+
+After a reply it cannot parse, udspy asks again after a real 1 s wait (tenacity on Predict._aforward);
+it offers no public setting for that wait, so such a scenario takes about a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal, get_args
+
+import httpx
+import openai
+import udspy
+from openai.types.chat import ChatCompletion
+from pydantic import JsonValue
+from udspy.confirmation import ConfirmationRequired
+from udspy.lm import BaseLM
+
+from conformance import render
+from conformance._model import ScriptedModel
+from conformance._tools import SuiteTool
+from conformance.binding import (
+    AdapterName,
+    AgentSpec,
+    Binding,
+    CallRequest,
+    ErrorInfo,
+    ExtractTurn,
+    FaultTurn,
+    LMCall,
+    Outcome,
+    SignatureSpec,
+    Step,
+)
+
+_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
+#: The openai errors an OpenAI-compatible transport raises for each scripted status.
+_STATUS_ERRORS: dict[str, Any] = {
+    "429": openai.RateLimitError, "500": openai.InternalServerError, "503": openai.InternalServerError,
+    "400": openai.BadRequestError, "401": openai.AuthenticationError,
+}
+_SIG5 = "test_a_malformed_signature_string_fails_at_construction_with_a_clear_error"
+_EXTRACT_DOC = ("react.py _build_extract_signature gives the extraction fixed instructions ('Extract the "
+                "final answer from the trajectory'): the signature's own reach only the step calls")
+_SAME_NAME = "make_signature keeps the fields in one dict (signature.py): the output replaces the input"
+_NO_STOP = "ReAct.aexecute has no repeated-failure stop: it asks for another step until max_iters (react.py)"
+_KNOWN: dict[str, str] = {
+    "ADP-1": "udspy.settings has no adapter to set or read back (settings.py); its one adapter, "
+             "ChatAdapter, asks for and parses a JSON object (adapter.py)",
+    "test_the_agents_own_adapter_wins_over_the_global_one_for_every_internal_call[json-chat]":
+        "udspy has no adapter for chat replies: its one adapter, ChatAdapter, asks for and parses a JSON "
+        "object (adapter.py format_output_instructions, parse_outputs)",
+    "ADP-3": "udspy.settings has no global adapter to set or read back (settings.py: lm, callbacks, kwargs)",
+    "A signature class gives the agent its fields and its instructions": _EXTRACT_DOC,
+    "A signature value built in code works like the string form": _EXTRACT_DOC,
+    _SIG5 + "[question, question -> answer-question-duplicat|more than once|twice|repeat]":
+        "Signature.from_string collects the input names in a dict (signature.py): a repeat merges silently",
+    _SIG5 + "[question -> question-question-both|input and output|output and input|same|duplicat|conflict"
+            "|overlap]": _SAME_NAME,
+    "A signature value whose input and output share a name fails at construction": _SAME_NAME,
+    "An unknown tool name is never run, and the loop goes on":
+        "react.py _execute_iteration raises ValueError on an unknown tool name; aexecute records an error "
+        "episode and breaks out of the loop to extraction",
+    "test_tool_args_that_break_the_tools_schema_never_reach_it_and_the_error_names_the_field"
+    '[{"amount": 50, "recipient": "Ann", "memo": "rent"}-memo]':
+        "Tool.parse_and_validate_args validates with a pydantic create_model that ignores extra fields "
+        "(tool/tool.py): memo is dropped and the tool runs",
+    "Tool args nested a hundred thousand levels deep fail fast with a clear error":
+        "ChatAdapter.parse_outputs json.loads the reply, catching only JSONDecodeError (adapter.py): the "
+        "RecursionError is not retried and escapes ReAct",
+    "Tool args of several megabytes fail fast with a clear error":
+        "udspy puts no size limit on tool args: the 5 MB string passes validation and reaches the tool",
+    "A raising tool becomes an error observation and the loop goes on":
+        "react.py _execute_tool_call writes \"Traceback '<tool>': \" plus a traceback and the args "
+        "schema, not 'Error executing <tool>: <message>'",
+    "Three similar failures in a row stop the retries with a suggestion": _NO_STOP,
+    "The error history keeps the last ten errors": "udspy.ReAct keeps no tool-error history (react.py)",
+    "After repeated tool errors the steps appear in the order they ran, one observation each": _NO_STOP,
+}
+
+
+class _Agent:
+    """A built `udspy.ReAct` and the trajectory its last call handed out."""
+
+    def __init__(self, react: Any) -> None:
+        self.react = react
+        self.last: list[dict[str, Any]] | None = None
+
+
+class _ScriptedLM(BaseLM):  # type: ignore[misc]
+    """A udspy LM that answers every request from the scenario's script."""
+
+    def __init__(self, script: ScriptedModel) -> None:
+        self.script = script
+
+    async def acomplete(self, messages: list[dict[str, Any]], *, model: str | None = None,
+                        tools: list[dict[str, Any]] | None = None, stream: bool = False,
+                        **kwargs: Any) -> Any:
+        sent: list[dict[str, JsonValue]] = _plain(messages)
+        system = next((str(m.get("content")) for m in sent if m.get("role") == "system"), "")
+        shown = "\n".join(str(m.get("content")) for m in sent)
+        # udspy's ChatAdapter writes the inputs as `[[ ## field ## ]]` sections but asks for the
+        # outputs as "a JSON object" (format_output_instructions) and parses only JSON (parse_outputs).
+        adapter: Literal["chat", "json", "other"] = "chat" if "[[ ## completed ## ]]" in shown else (
+            "json" if "JSON object" in shown else "other")
+        call = LMCall(kind=render.request_kind(system), adapter=adapter, messages=sent,
+                      tools=_plain(tools) if tools else None)
+        turn = self.script.answer(call)
+        if isinstance(turn, FaultTurn):
+            raise _fault(turn)
+        # The extraction is a ChainOfThought, whose signature starts with a `reasoning` output.
+        extra = {"reasoning": "The trajectory has it."} if isinstance(turn, ExtractTurn) else None
+        reply = render.chat_reply(turn, extra) if adapter == "chat" else render.json_reply(turn, extra)
+        return ChatCompletion.model_validate({
+            "id": "scripted", "object": "chat.completion", "created": 0, "model": model or "scripted",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": reply}}],
+        })
+
+
+class UdspyBinding(Binding):
+    """Runs the suite against `udspy.ReAct`."""
+
+    name = "udspy"
+    capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract"})
+    known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+
+    @property
+    def version(self) -> str:
+        return str(udspy.__version__)
+
+    def configure(self, *, adapter: AdapterName | None) -> None:
+        # udspy.settings holds an LM, callbacks and completion kwargs (settings.py): there is no
+        # global adapter to set, so there is nothing to do; each Predict builds its own ChatAdapter.
+        return None
+
+    def global_adapter(self) -> AdapterName | None:
+        return None
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        # ReAct passes unknown keywords on to its internal Predict and ChainOfThought, both of which
+        # take `adapter`: that is a udspy agent's own adapter. udspy's only adapter, ChatAdapter,
+        # replies in JSON, so it stands for "json"; udspy has nothing for "chat", so none is passed.
+        extra: dict[str, Any] = {"adapter": udspy.ChatAdapter()} if spec.adapter == "json" else {}
+        # Not passed, as 0.1.8 has neither: `enable_ask_to_user` (there is no ask_to_user tool; an
+        # unknown keyword would be forwarded to every LM call) and `on_max_steps` (it always extracts).
+        try:
+            react = udspy.ReAct(
+                _signature(spec.signature),
+                [udspy.Tool(t.as_function(), require_confirmation=t.spec.interruptible) for t in tools],
+                max_iters=spec.max_steps, **extra,
+            )
+        except Exception as exc:
+            return ErrorInfo.from_exception(exc)
+        return _Agent(react)
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        if call.mode == "stream":
+            raise NotImplementedError("the contract has no stream operation for udspy's astream yet")
+        kwargs: dict[str, Any] = dict(call.inputs)
+        if call.max_steps is not None:
+            kwargs["max_iters"] = call.max_steps
+        agent.last = None
+        try:
+            with udspy.settings.context(lm=_ScriptedLM(model)):
+                if call.mode == "async":
+                    prediction = asyncio.run(agent.react.aforward(**kwargs))
+                else:
+                    prediction = agent.react(**kwargs)
+        except ConfirmationRequired as exc:
+            agent.last = exc.context.get("trajectory")
+            return Outcome(error=_interrupt(exc))
+        except Exception as exc:
+            return Outcome(error=ErrorInfo.from_exception(exc))
+        agent.last = prediction["trajectory"]
+        return Outcome(
+            outputs={name: _plain(prediction.get(name))
+                     for name in agent.react.signature.get_output_fields()},
+            trajectory=[_step(episode) for episode in prediction["trajectory"]],
+        )
+
+    def step_tool_names(self, agent: object) -> list[str] | None:
+        assert isinstance(agent, _Agent)
+        annotation = agent.react.react_signature.model_fields["next_tool_name"].annotation
+        return [str(name) for name in get_args(annotation)]
+
+    def mutate_last_result(self, agent: object, marker: str) -> None:
+        assert isinstance(agent, _Agent)
+        if agent.last is None:
+            return
+        for episode in agent.last:
+            episode["thought"] = episode["observation"] = marker
+        agent.last.append({"thought": marker, "tool_name": marker, "tool_args": {}, "observation": marker})
+
+
+def _signature(spec: SignatureSpec) -> Any:
+    if spec.form == "string":
+        return spec.arrow()
+    types = {f.name: _TYPES[f.type] for f in (*spec.inputs, *spec.outputs)}
+    if spec.form == "value":
+        # udspy's programmatic builder: a Signature class made from two dicts of field types.
+        return udspy.make_signature({f.name: types[f.name] for f in spec.inputs},
+                                    {f.name: types[f.name] for f in spec.outputs}, spec.instructions)
+    namespace: dict[str, Any] = {
+        "__doc__": spec.instructions,
+        "__annotations__": types,
+        **{f.name: udspy.InputField(description=f.description or None) for f in spec.inputs},
+        **{f.name: udspy.OutputField(description=f.description or None) for f in spec.outputs},
+    }
+    return type("ScenarioSignature", (udspy.Signature,), namespace)
+
+
+def _fault(turn: FaultTurn) -> Exception:
+    """The openai exception an OpenAI-compatible client raises for the scripted fault."""
+    request = httpx.Request("POST", "http://model.invalid/v1/chat/completions")
+    error: Exception
+    if turn.fault in ("timeout", "connection"):
+        kind = openai.APITimeoutError if turn.fault == "timeout" else openai.APIConnectionError
+        error = kind(request=request)
+    else:
+        headers = {"retry-after": str(turn.retry_after)} if turn.retry_after is not None else {}
+        response = httpx.Response(int(turn.fault), headers=headers, request=request)
+        error = _STATUS_ERRORS[turn.fault](f"Error code: {turn.fault}", response=response, body=None)
+    return error
+
+
+def _plain(value: Any) -> Any:
+    """`value` as plain JSON data; anything JSON cannot hold becomes its str()."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _step(episode: Mapping[str, Any]) -> Step:
+    """One udspy episode (`thought`, `tool_name`, `tool_args`, `observation`) as a Step."""
+    thought = episode.get("thought")
+    # An unknown tool name leaves an error episode whose tool_name is None (react.py aexecute).
+    return Step(thought=None if thought is None else str(thought),
+                tool_name=str(episode.get("tool_name") or ""),
+                tool_args=_plain(episode.get("tool_args")),
+                observation=_plain(episode.get("observation")))
+
+
+def _interrupt(exc: ConfirmationRequired) -> ErrorInfo:
+    """udspy's ConfirmationRequired (its human-in-the-loop interrupt) with its structured fields."""
+    tool_call = exc.tool_call
+    return ErrorInfo(
+        type=type(exc).__name__, message=str(exc), kind="human-in-the-loop",
+        fields={
+            "question": exc.question,
+            "interrupt_id": exc.confirmation_id,
+            "tool_call": None if tool_call is None else {
+                "name": tool_call.name, "args": _plain(tool_call.args), "call_id": tool_call.call_id},
+            "context": _plain(exc.context),
+        },
+    )
