@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 from conformance import _guard
 from conformance._model import ScriptedModel
@@ -16,8 +17,10 @@ from conformance.binding import (
     FieldSpec,
     LMCall,
     Outcome,
+    ResumeRequest,
     SignatureSpec,
     Step,
+    Turn,
 )
 
 
@@ -41,10 +44,17 @@ class World:
         self.outcomes: list[Outcome] = []
         #: Each call's model calls, in call order (the model log is split at every call).
         self.calls_per_run: list[list[LMCall]] = []
+        #: The queued turns each call consumed, in call order.
+        self.turns_per_run: list[list[Turn]] = []
+        #: Every interrupt a call reported, and those the user answered, in order.
+        self.interrupts: list[ErrorInfo] = []
+        self.answered: list[ErrorInfo] = []
         self.global_adapter: AdapterName | None = None
         #: Arguments sent by generated scenarios, and results of concurrent runs.
         self.sent_args: list[dict[str, Any]] = []
         self.concurrent: list[tuple[str | None, ScriptedModel, str, object]] = []
+        #: The whole script of each concurrent run, in the order of `concurrent`.
+        self.concurrent_scripts: list[list[Turn]] = []
 
     def configure(self, adapter: AdapterName | None) -> None:
         """Set the library's global adapter (the fixture resets it after the scenario)."""
@@ -97,16 +107,41 @@ class World:
 
     # -- running ----------------------------------------------------------------------------
 
-    def call(self, inputs: dict[str, Any], max_steps: int | None = None) -> Outcome:
+    def call(self, inputs: dict[str, Any], max_steps: int | None = None,
+             mode: Literal["sync", "async", "stream"] = "sync") -> Outcome:
         """Call the agent once and check the model saw exactly the scripted conversation."""
-        agent, model = self.agent, self.model
-        request = CallRequest.model_validate({"inputs": inputs, "max_steps": max_steps})
-        before = len(model.calls)
-        raw = _guard.call("run", lambda: self.binding.run(agent, request, model), self.timeout)
-        outcome = _guard.validated("run", Outcome, raw)
+        agent = self.agent
+        request = CallRequest.model_validate({"inputs": inputs, "max_steps": max_steps, "mode": mode})
+        return self._record("run", lambda model: self.binding.run(agent, request, model))
+
+    def resume(self, response: str, mode: Literal["sync", "async"] = "sync",
+               interrupt: ErrorInfo | None = None) -> Outcome:
+        """Answer an interrupt (by default the latest) with `response`, as a person would.
+
+        Answering one a second time checks no script: what the library then does (refuse, repeat
+        its result, ask the model again) is its own, as long as the paused call does not run again.
+        """
+        again = interrupt is not None and interrupt in self.answered
+        interrupt = interrupt or self.interrupt()
+        request = ResumeRequest(interrupt_id=interrupt_id(interrupt), response=response, mode=mode)
+        agent = self.agent
+        self.answered.append(interrupt)
+        return self._record("resume", lambda model: self.binding.resume(agent, request, model),
+                            check=not again)
+
+    def _record(self, operation: str, run: Callable[[ScriptedModel], object],
+                check: bool = True) -> Outcome:
+        model = self.model
+        calls, turns = len(model.calls), model.unused
+        raw = _guard.call(operation, lambda: run(model), self.timeout)
+        outcome = _guard.validated(operation, Outcome, raw)
         self.outcomes.append(outcome)
-        self.calls_per_run.append(model.calls[before:])
-        self.check_script(outcome)
+        self.calls_per_run.append(model.calls[calls:])
+        self.turns_per_run.append(turns[: len(turns) - len(model.unused)])
+        if outcome.error is not None and outcome.error.kind == "human-in-the-loop":
+            self.interrupts.append(outcome.error)
+        if check:
+            self.check_script(outcome)
         return outcome
 
     def check_script(self, outcome: Outcome) -> None:
@@ -150,10 +185,29 @@ class World:
             return [Step.model_validate(s) for s in history]
         return outcome.trajectory
 
+    def interrupt(self) -> ErrorInfo:
+        """The latest interrupt a call reported."""
+        assert self.interrupts, (
+            "no call was interrupted: the agent should have paused for a person"
+            + (f"; the last call raised {self.last.error.type}: {self.last.error.message}"
+               if self.outcomes and self.last.error else "")
+        )
+        return self.interrupts[-1]
+
     def tool(self, name: str) -> SuiteTool:
         """A tool the scenario declared."""
         assert name in self.tools, f"the scenario declares no tool {name!r}"
         return self.tools[name]
+
+
+def interrupt_id(interrupt: ErrorInfo) -> str:
+    """The id an interrupt carries (the binding must report one)."""
+    value = interrupt.fields.get("interrupt_id")
+    assert isinstance(value, str) and value, (
+        f"the interrupt carries no interrupt_id text: {interrupt.fields.get('interrupt_id')!r} "
+        f"(fields: {sorted(interrupt.fields)})"
+    )
+    return value
 
 
 def _raised(outcome: Outcome) -> str:

@@ -25,12 +25,14 @@ __all__ = [
     "Binding",
     "CallRequest",
     "ErrorInfo",
+    "Event",
     "ExtractTurn",
     "FaultTurn",
     "FieldSpec",
     "LMCall",
     "Outcome",
     "ParamSpec",
+    "ResumeRequest",
     "SignatureSpec",
     "Step",
     "StepTurn",
@@ -143,7 +145,20 @@ class CallRequest(BaseModel):
     inputs: dict[str, JsonValue]
     #: Per-call step cap override (`forward(max_iters=N)`), if any.
     max_steps: int | None = None
+    #: `sync` (forward), `async` (aforward) or `stream` (the step-event stream; `Outcome.events`).
     mode: Literal["sync", "async", "stream"] = "sync"
+
+
+class ResumeRequest(BaseModel):
+    """A person's answer to an interrupt an earlier call reported (human-in-the-loop profile)."""
+
+    model_config = _Model
+    #: The `interrupt_id` of the interrupt's ErrorInfo fields.
+    interrupt_id: str
+    #: `yes`, `y`, `no`, `n`, free text, or `{"edit": {"name": ..., "args": {...}}}` as JSON text.
+    response: str
+    #: `sync` (resume) or `async` (aresume).
+    mode: Literal["sync", "async"] = "sync"
 
 
 class Step(BaseModel):
@@ -157,7 +172,13 @@ class Step(BaseModel):
 
 
 class ErrorInfo(BaseModel):
-    """An exception the library raised, as data."""
+    """An exception the library raised, as data.
+
+    A human-in-the-loop interrupt is `kind="human-in-the-loop"` with the fields `question`,
+    `interrupt_id` (text), `tool_call` (`{"name", "args", "call_id"}`, or None when the agent asked
+    the user a question) and `context` (`{"trajectory": [Step, ...], "iteration": int,
+    "input_args": {...}}`).
+    """
 
     model_config = ConfigDict(extra="forbid")
     #: The exception class name, e.g. `MaxIterationsError`.
@@ -172,6 +193,19 @@ class ErrorInfo(BaseModel):
     def from_exception(cls, exc: BaseException, **fields: JsonValue) -> ErrorInfo:
         """An `other` error from any exception, with optional structured fields."""
         return cls(type=type(exc).__name__, message=str(exc), fields=dict(fields))
+
+
+class Event(BaseModel):
+    """One event of a streaming run: a `step` as it completed, or the final `done`."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["step", "done"]
+    #: The step (`step` events).
+    step: Step | None = None
+    #: Why the run stopped, in the words of `Outcome.stop_reason` (`done`).
+    stop_reason: str | None = None
+    #: The prediction's output values (`done`).
+    outputs: dict[str, JsonValue] | None = None
 
 
 class Outcome(BaseModel):
@@ -189,6 +223,8 @@ class Outcome(BaseModel):
     #: The tool errors the library keeps, oldest first (ERR-2), else None.
     tool_errors: list[JsonValue] | None = None
     error: ErrorInfo | None = None
+    #: A streaming run's events, in the order the library emitted them (`mode="stream"` only).
+    events: list[Event] | None = None
 
 
 class StepTurn(BaseModel):
@@ -278,7 +314,24 @@ class Binding(ABC):
 
     @abstractmethod
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
-        """Call the agent with `model` answering every model request; report what happened."""
+        """Call the agent with `model` answering every model request; report what happened.
+
+        `call.mode` says which form to call: `sync`, `async` (the library's own async form, on an
+        event loop) or `stream` (its event stream, reported in `Outcome.events`, plus the
+        outcome of the whole run).
+        """
+
+    def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
+        """Resume the interrupted run `request.interrupt_id` with the person's response; report
+        what happened, as `run` does. Called only for bindings claiming `human-in-the-loop`."""
+        raise NotImplementedError(f"binding {self.name!r} has no resume")
+
+    def run_concurrently(
+        self, calls: Sequence[tuple[object, CallRequest, ScriptedModel]]
+    ) -> list[Outcome]:
+        """Start every call at once on one event loop (each `mode="async"`), wait for all, and
+        report each one's Outcome, in order. Called only for bindings claiming `async`."""
+        raise NotImplementedError(f"binding {self.name!r} has no run_concurrently")
 
     def step_tool_names(self, agent: object) -> list[str] | None:
         """The names the agent's step output `next_tool_name` admits, or None if unconstrained."""

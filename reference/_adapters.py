@@ -6,14 +6,13 @@ import json
 import re
 import typing
 from abc import ABC, abstractmethod
-from functools import lru_cache
 from typing import Any, Literal
 
-from reference._args import MAX_DEPTH, ToolArgsError, nesting_exceeds, parse_tool_args
+from reference._args import MAX_DEPTH, ToolArgsError, parse_tool_args, too_deep, unfence
 from reference._signature import FieldInfo, Signature
 
 _SECTION = re.compile(r"\[\[ ## (\w+) ## \]\]")
-_FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?\s*```$", re.DOTALL)
+_DECODED = (int, float, bool, list)  # types a chat section holds as JSON
 
 
 class AdapterParseError(ValueError):
@@ -28,12 +27,20 @@ class AdapterParseError(ValueError):
 
 
 class Adapter(ABC):
-    """Formats a signature + inputs as chat messages and parses the reply into output values."""
+    """Formats a signature and its inputs as chat messages; parses a reply into output values."""
 
     def format(self, signature: Signature, inputs: dict[str, Any]) -> list[dict[str, str]]:
         """The chat messages asking for `signature`'s outputs given `inputs`."""
-        return [{"role": "system", "content": _system(type(self), signature)},
-                {"role": "user", "content": self._user(signature, inputs)}]
+        return [{"role": "system", "content": self.system(signature)},
+                {"role": "user", "content": self.user(signature, inputs)}]
+
+    @abstractmethod
+    def system(self, signature: Signature) -> str:
+        """The system message: the fields with their types, the reply format, the instructions."""
+
+    @abstractmethod
+    def user(self, signature: Signature, inputs: dict[str, Any]) -> str:
+        """The user message: the input values."""
 
     @abstractmethod
     def parse(self, signature: Signature, text: str) -> dict[str, Any]:
@@ -43,100 +50,37 @@ class Adapter(ABC):
     def format_reply(self, signature: Signature, values: dict[str, Any]) -> str:
         """An assistant reply carrying `values`, as this adapter expects one."""
 
-    @abstractmethod
-    def _system(self, signature: Signature) -> str: ...
-
-    @abstractmethod
-    def _user(self, signature: Signature, inputs: dict[str, Any]) -> str: ...
-
-
-@lru_cache(maxsize=256)
-def _system(adapter: type[Adapter], signature: Signature) -> str:
-    # The system message depends only on the signature: built once, not at every step.
-    return adapter._system(adapter(), signature)
-
-
-def _describe(field: FieldInfo) -> str:
-    kind = _type_note(field.annotation)
-    desc = f": {field.desc}" if field.desc else ""
-    return f"`{field.name}` ({kind}){desc}"
-
-
-def _type_note(annotation: Any) -> str:
-    if typing.get_origin(annotation) is Literal:
-        return "one of: " + ", ".join(str(c) for c in typing.get_args(annotation))
-    if annotation is dict:
-        return "a JSON object"
-    return getattr(annotation, "__name__", str(annotation))
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def _coerce(field: FieldInfo, value: Any, reply: str) -> Any:
-    """`value` (text, or already-decoded JSON) as the field's type."""
-    annotation = field.annotation
-
-    def fail(why: str) -> AdapterParseError:
-        return AdapterParseError(why, field=field.name, reply=reply)
-
-    if typing.get_origin(annotation) is Literal:
-        choices = typing.get_args(annotation)
-        if value not in choices:
-            raise fail(f"{value!r} is not one of {', '.join(map(str, choices))}")
-        return value
-    if annotation is dict:
-        try:
-            # Decoded JSON goes back through the text parser, so its size and depth limits apply.
-            return parse_tool_args(value if isinstance(value, str) else json.dumps(value))
-        except ToolArgsError as exc:
-            raise fail(str(exc)) from None
-    if annotation is str:
-        return value if isinstance(value, str) else json.dumps(value)
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            raise fail(f"{value!r} is not a {_type_note(annotation)}") from None
-    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if annotation in (int, float, bool, list) and type(value) is not annotation:
-        raise fail(f"{value!r} is not a {_type_note(annotation)}")
-    return value
-
 
 class ChatAdapter(Adapter):
     """DSPy-style `[[ ## field ## ]]` sections, the reply ending with `[[ ## completed ## ]]`."""
 
-    def _system(self, signature: Signature) -> str:
-        lines = ["Your input fields are:"]
-        lines += [f"{i}. {_describe(f)}" for i, f in enumerate(signature.inputs.values(), 1)]
-        lines += ["Your output fields are:"]
-        lines += [f"{i}. {_describe(f)}" for i, f in enumerate(signature.outputs.values(), 1)]
-        lines += ["", "All interactions are structured this way, with the values filled in:", ""]
-        lines += [f"[[ ## {n} ## ]]\n{{{n}}}\n" for n in (*signature.inputs, *signature.outputs)]
-        lines += ["[[ ## completed ## ]]", "", "Your objective is:", signature.instructions]
-        return "\n".join(lines)
+    def system(self, signature: Signature) -> str:
+        names = (*signature.inputs, *signature.outputs)
+        return "\n".join([
+            *_field_list(signature), "",
+            "All interactions are structured this way, with the values filled in:", "",
+            *(f"[[ ## {n} ## ]]\n{{{n}}}\n" for n in names),
+            "[[ ## completed ## ]]", "", "Your objective is:", signature.instructions,
+        ])
 
-    def _user(self, signature: Signature, inputs: dict[str, Any]) -> str:
-        parts = [f"[[ ## {n} ## ]]\n{_text(inputs[n])}" for n in signature.inputs]
-        first = next(iter(signature.outputs))
-        parts.append(f"Respond with the output fields, starting with `[[ ## {first} ## ]]` and "
-                     "ending with the marker `[[ ## completed ## ]]`.")
-        return "\n\n".join(parts)
+    def user(self, signature: Signature, inputs: dict[str, Any]) -> str:
+        order = ", then ".join(f"`[[ ## {n} ## ]]`" for n in signature.outputs)
+        return "\n\n".join([
+            *(f"[[ ## {n} ## ]]\n{_text(inputs[n])}" for n in signature.inputs),
+            f"Respond with the output fields {order}, and end with `[[ ## completed ## ]]`.",
+        ])
 
     def parse(self, signature: Signature, text: str) -> dict[str, Any]:
         sections: dict[str, str] = {}
         marks = list(_SECTION.finditer(text))
-        for mark, following in zip(marks, [*marks[1:], None], strict=True):
-            end = following.start() if following else len(text)
+        ends = [m.start() for m in marks[1:]] + [len(text)]
+        for mark, end in zip(marks, ends, strict=False):  # no marks: nothing to read
             sections.setdefault(mark.group(1), text[mark.end():end].strip())
         values = {}
         for name, field in signature.outputs.items():
             if name not in sections:
                 raise AdapterParseError("missing from the reply", field=name, reply=text)
-            values[name] = _coerce(field, sections[name], text)
+            values[name] = _coerce(field, _decode(field, sections[name], text), text)
         return values
 
     def format_reply(self, signature: Signature, values: dict[str, Any]) -> str:
@@ -145,31 +89,27 @@ class ChatAdapter(Adapter):
 
 
 class JSONAdapter(Adapter):
-    """The reply is one JSON object keyed by the output field names."""
+    """The reply is one JSON object keyed by the output field names (a ```json fence is fine)."""
 
-    def _system(self, signature: Signature) -> str:
-        lines = ["Your input fields are:"]
-        lines += [f"{i}. {_describe(f)}" for i, f in enumerate(signature.inputs.values(), 1)]
-        lines += ["Your output fields are:"]
-        lines += [f"{i}. {_describe(f)}" for i, f in enumerate(signature.outputs.values(), 1)]
+    def system(self, signature: Signature) -> str:
         keys = ", ".join(f'"{n}"' for n in signature.outputs)
-        lines += ["", f"Reply with a single JSON object with exactly the keys {keys}.", "",
-                  "Your objective is:", signature.instructions]
-        return "\n".join(lines)
+        return "\n".join([
+            *_field_list(signature), "",
+            f"Reply with a single JSON object with exactly the keys {keys}.", "",
+            "Your objective is:", signature.instructions,
+        ])
 
-    def _user(self, signature: Signature, inputs: dict[str, Any]) -> str:
-        parts = [f"{n}:\n{_text(inputs[n])}" for n in signature.inputs]
-        parts.append("Reply with the JSON object of the output fields.")
-        return "\n\n".join(parts)
+    def user(self, signature: Signature, inputs: dict[str, Any]) -> str:
+        return "\n\n".join([*(f"{n}:\n{_text(inputs[n])}" for n in signature.inputs),
+                            "Reply with the JSON object of the output fields."])
 
     def parse(self, signature: Signature, text: str) -> dict[str, Any]:
-        stripped = text.strip()
-        fenced = _FENCE.match(stripped)
-        if nesting_exceeds(stripped, MAX_DEPTH + 1):
-            raise AdapterParseError(f"the reply nests deeper than {MAX_DEPTH + 1} levels", field=None,
-                                    reply=text)
+        body = unfence(text)
+        if too_deep(body, MAX_DEPTH + 1):  # tool args sit one level down, inside the reply
+            raise AdapterParseError(f"the reply nests deeper than {MAX_DEPTH + 1} levels",
+                                    field=None, reply=text)
         try:
-            data = json.loads(fenced.group(1) if fenced else stripped)
+            data = json.loads(body)
         except json.JSONDecodeError as exc:
             raise AdapterParseError(f"the reply is not valid JSON ({exc.msg})", field=None,
                                     reply=text) from None
@@ -184,3 +124,72 @@ class JSONAdapter(Adapter):
 
     def format_reply(self, signature: Signature, values: dict[str, Any]) -> str:
         return json.dumps({n: values[n] for n in signature.outputs})
+
+
+def _field_list(signature: Signature) -> list[str]:
+    return ["Your input fields are:",
+            *(f"{i}. {_describe(f)}" for i, f in enumerate(signature.inputs.values(), 1)),
+            "Your output fields are:",
+            *(f"{i}. {_describe(f)}" for i, f in enumerate(signature.outputs.values(), 1))]
+
+
+def _describe(field: FieldInfo) -> str:
+    desc = f": {field.desc}" if field.desc else ""
+    return f"`{field.name}` ({_type_note(field.annotation)}){desc}"
+
+
+def _type_note(annotation: Any) -> str:
+    if typing.get_origin(annotation) is Literal:
+        return "one of: " + ", ".join(str(c) for c in typing.get_args(annotation))
+    if annotation is dict:
+        return "a JSON object"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _decode(field: FieldInfo, text: str, reply: str) -> Any:
+    """A section's text as JSON when the field is an int, float, bool or list."""
+    if field.annotation not in _DECODED:
+        return text
+    if too_deep(text, MAX_DEPTH):
+        raise AdapterParseError(f"the value nests deeper than {MAX_DEPTH} levels",
+                                field=field.name, reply=reply)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise AdapterParseError(f"{_short(text)} is not a valid {field.annotation.__name__}",
+                                field=field.name, reply=reply) from None
+
+
+def _coerce(field: FieldInfo, value: Any, reply: str) -> Any:
+    """`value`, decoded from JSON, as the field's type, strictly."""
+    annotation = field.annotation
+
+    def fail(why: str) -> AdapterParseError:
+        return AdapterParseError(why, field=field.name, reply=reply)
+
+    if typing.get_origin(annotation) is Literal:
+        choices = typing.get_args(annotation)
+        if value not in choices:
+            raise fail(f"{_short(value)} is not one of {', '.join(map(str, choices))}")
+        return value
+    if annotation is dict:
+        try:  # decoded JSON goes back through the text parser, so its size and depth limits apply
+            return parse_tool_args(value if isinstance(value, str) else json.dumps(value))
+        except ToolArgsError as exc:
+            raise fail(str(exc)) from None
+    if annotation is str:
+        return value if isinstance(value, str) else json.dumps(value)
+    if annotation is float and type(value) is int:
+        value = float(value)
+    if annotation in _DECODED and type(value) is not annotation:
+        raise fail(f"{_short(value)} is not a valid {annotation.__name__}")
+    return value
+
+
+def _short(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:80] + "..."

@@ -1,18 +1,15 @@
-"""Tool arguments: the model's text becomes a JSON object, or a reason why it cannot."""
+"""Tool arguments: the model's text becomes a JSON object, or a ToolArgsError saying why not."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
-#: Larger argument text is refused before it is parsed.
+#: Longer argument text is refused before it is parsed.
 MAX_CHARS = 100_000
 #: Deeper nesting is refused before it is parsed (json.loads would recurse).
 MAX_DEPTH = 64
-
-_FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?\s*```$", re.DOTALL)
 
 
 class ToolArgsError(ValueError):
@@ -23,25 +20,35 @@ def parse_tool_args(value: str | Mapping[str, Any]) -> dict[str, Any]:
     """A JSON object (optionally in a ```json fence) as a dict; anything else is a ToolArgsError."""
     if isinstance(value, Mapping):
         return dict(value)
+    if not isinstance(value, str):
+        raise ToolArgsError(f"tool arguments must be a JSON object, not {_kind(value)}")
     if len(value) > MAX_CHARS:
-        raise ToolArgsError(f"tool arguments are {len(value)} characters long; the limit is {MAX_CHARS}")
-    text = value.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
-    if nesting_exceeds(text, MAX_DEPTH):
+        raise ToolArgsError(f"tool arguments are {len(value)} characters long; "
+                            f"the limit is {MAX_CHARS}")
+    text = unfence(value)
+    if too_deep(text, MAX_DEPTH):
         raise ToolArgsError(f"tool arguments nest deeper than {MAX_DEPTH} levels")
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ToolArgsError(f"tool arguments are not valid JSON ({exc.msg} at char {exc.pos})") from None
+        raise ToolArgsError(f"tool arguments are not valid JSON ({exc.msg} at char {exc.pos})"
+                            ) from None
     if not isinstance(parsed, dict):
-        raise ToolArgsError(f"tool arguments must be a JSON object, not {_json_kind(parsed)}")
+        raise ToolArgsError(f"tool arguments must be a JSON object, not {_kind(parsed)}")
     return parsed
 
 
-def nesting_exceeds(text: str, limit: int) -> bool:
-    """Whether brackets in `text` nest deeper than `limit`, skipping string contents; one pass."""
+def unfence(text: str) -> str:
+    """`text` stripped, and without the markdown code fence (```json ... ```) around it, if any."""
+    text = text.strip()
+    if len(text) >= 6 and text.startswith("```") and text.endswith("```"):
+        body = text[3:-3]
+        return (body[4:] if body.startswith("json") else body).strip()
+    return text
+
+
+def too_deep(text: str, limit: int) -> bool:
+    """Whether brackets in `text` nest deeper than `limit`, string contents skipped; one pass."""
     depth = 0
     in_string = escaped = False
     for char in text:
@@ -63,13 +70,15 @@ def nesting_exceeds(text: str, limit: int) -> bool:
     return False
 
 
-def _json_kind(value: object) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
     if isinstance(value, bool):
         return "a boolean"
-    return "a number"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
@@ -19,17 +20,24 @@ class LanguageModel(Protocol):
 
 
 class LMError(RuntimeError):
-    """A model call that failed for good: not transient, or retried until the retries ran out."""
+    """A model call that failed for good; says why, after how many attempts, and if it retried."""
 
-
-_TRANSIENT = {408, 409, 425, 429}
+    def __init__(self, message: str, *, attempts: int, status: int | None = None) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.status = status
 
 
 class LM:
-    """An OpenAI-compatible chat-completions client that retries transient failures with backoff."""
+    """An OpenAI-compatible chat-completions client: retries timeouts, connection errors, 429, 5xx.
 
-    def __init__(self, model: str, *, base_url: str, api_key: str | None = None, max_retries: int = 3,
-                 backoff: float = 0.5, sleep: Callable[[float], None] = time.sleep,
+    Attempt `n` (from 0) that fails transiently waits `backoff * 2**n` seconds, or the numeric
+    `Retry-After` of a 429 or 503, then tries again, `max_retries` times at most.
+    """
+
+    def __init__(self, model: str, *, base_url: str, api_key: str | None = None,
+                 max_retries: int = 3, backoff: float = 0.5,
+                 sleep: Callable[[float], None] = time.sleep,
                  http_client: httpx.Client | None = None, timeout: float = 30.0) -> None:
         self.model = model
         self.url = base_url.rstrip("/") + "/chat/completions"
@@ -41,39 +49,42 @@ class LM:
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     def complete(self, messages: list[dict[str, str]]) -> str:
-        """Send `messages`; retry timeouts, connection errors, 429 and 5xx; raise one LMError."""
+        """POST `messages`; the reply's `choices[0].message.content`, or one LMError."""
         body = {"model": self.model, "messages": messages}
-        failure = ""
+        failure, status = "", None
         for attempt in range(self.max_retries + 1):
             delay = self.backoff * 2**attempt
             try:
                 response = self._client.post(self.url, json=body, headers=self._headers,
                                              timeout=self.timeout)
             except httpx.TransportError as exc:
-                failure = f"{type(exc).__name__}: {exc}"
+                failure, status = f"{type(exc).__name__}: {exc}", None
             else:
                 status = response.status_code
                 if status < 400:
-                    return _content(response)
-                if status not in _TRANSIENT and status < 500:
-                    raise LMError(f"the model endpoint answered HTTP {status} ({_reason(response)}); "
-                                  f"not retried, since a {status} is not transient")
+                    return _content(response, attempt + 1)
                 failure = f"HTTP {status} ({_reason(response)})"
-                delay = _retry_after(response, delay)
+                if status != 429 and status < 500:
+                    raise LMError(f"the model call failed with {failure}; not retried, since "
+                                  f"HTTP {status} is not transient (attempts: {attempt + 1})",
+                                  attempts=attempt + 1, status=status)
+                if status in (429, 503):
+                    delay = _retry_after(response, delay)
             if attempt < self.max_retries:
                 self.sleep(delay)
-        raise LMError(f"the model call failed {self.max_retries + 1} times (retried "
-                      f"{self.max_retries} times with backoff); the last failure was {failure}")
+        attempts = self.max_retries + 1
+        raise LMError(f"the model call failed {attempts} times (retried {attempts - 1} times with "
+                      f"backoff); the last failure was {failure}", attempts=attempts, status=status)
 
 
-def _content(response: httpx.Response) -> str:
+def _content(response: httpx.Response, attempts: int) -> str:
     try:
         content = response.json()["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise LMError(f"the model endpoint's reply has no choices[0].message.content: "
-                      f"{response.text[:200]!r}") from exc
+    except (ValueError, KeyError, IndexError, TypeError):
+        content = None
     if not isinstance(content, str):
-        raise LMError(f"the model replied with no text content: {content!r}")
+        raise LMError(f"the model endpoint's reply has no choices[0].message.content text: "
+                      f"{response.text[:200]!r}", attempts=attempts, status=response.status_code)
     return content
 
 
@@ -87,6 +98,7 @@ def _reason(response: httpx.Response) -> str:
 
 def _retry_after(response: httpx.Response, default: float) -> float:
     try:
-        return max(0.0, float(response.headers["Retry-After"]))
+        seconds = float(response.headers["Retry-After"])
     except (KeyError, ValueError):
         return default
+    return max(0.0, seconds) if math.isfinite(seconds) else default

@@ -1,4 +1,4 @@
-"""The default language model and adapter: process-wide, overridable per thread or task."""
+"""The default language model and adapter: process-wide, overridable per thread or asyncio task."""
 
 from __future__ import annotations
 
@@ -21,27 +21,28 @@ class Settings:
     adapter: Adapter | None = None
 
 
-_UNSET: Any = object()
+_UNSET: Any = object()  # tells `context(adapter=None)` apart from not passing `adapter`
 _base = Settings()
-# context() overrides only the keys it is given, for the current thread or asyncio task only.
+# The keys context() overrides, for the current thread or asyncio task only; never mutated.
 _override: ContextVar[dict[str, Any]] = ContextVar("reference_settings", default={})  # noqa: B039
 
 
 def settings() -> Settings:
-    """The settings in force here: what the innermost context() gave, else what configure() set."""
+    """The settings in force here: the innermost context()'s overrides over what configure() set."""
     override = _override.get()
     return replace(_base, **override) if override else _base
 
 
 def configure(*, lm: LanguageModel | None = _UNSET, adapter: Adapter | None = _UNSET) -> None:
-    """Set the process-wide default language model and/or adapter."""
+    """Set the process-wide default language model and/or adapter, seen by every thread and task."""
     global _base
     _base = replace(_base, **_given(lm=lm, adapter=adapter))
 
 
 @contextmanager
-def context(*, lm: LanguageModel | None = _UNSET, adapter: Adapter | None = _UNSET) -> Iterator[Settings]:
-    """Override the language model and/or adapter for this thread or task, within the block."""
+def context(*, lm: LanguageModel | None = _UNSET,
+            adapter: Adapter | None = _UNSET) -> Iterator[Settings]:
+    """Override the language model and/or adapter within the block, for this thread or task only."""
     token = _override.set({**_override.get(), **_given(lm=lm, adapter=adapter)})
     try:
         yield settings()

@@ -1,23 +1,33 @@
-"""ReAct: reason, pick a tool, observe, repeat; then extract the outputs from the trajectory.
+"""ReAct: think, pick a tool, observe, repeat; then extract the outputs from the trajectory.
 
-Read top to bottom: `ReAct.forward` is the loop; each step is one call of the step predictor and at
-most one tool call; the loop ends on `finish`, on the step cap, or on repeated tool failures; then
-one extraction call turns the inputs plus the trajectory into the signature's outputs.
+Each iteration is one call of the step predictor and at most one tool call. The loop ends on
+`finish`, on three similar tool failures in a row, or when the step budget runs out; then one
+extraction call turns the inputs plus the trajectory into the outputs (or, in raise mode, running
+out of steps raises MaxIterationsError). Calling `ask_to_user`, or a tool made interruptible,
+pauses the run with HumanInTheLoopRequired; `resume` continues it from that step.
+
+The loop is written once, `ReAct._loop`: a generator that yields the effects it needs (a model
+call, a tool call) and the steps it completes, and is sent each effect's result. Two drivers run
+it: `_events` in the caller's thread (`forward`, `stream`, `resume`) and `_aevents` on an event
+loop (`aforward`, `astream`, `aresume`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import copy
+import inspect
 import json
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
-
-from pydantic import BaseModel
 
 from reference._adapters import Adapter, AdapterParseError
 from reference._args import ToolArgsError
-from reference._predict import Predict, Prediction, check_inputs
+from reference._interrupt import HumanInTheLoopRequired, ToolCall, ask_to_user, parse_reply
+from reference._predict import Predict, check_inputs
+from reference._prediction import Prediction, Step, ToolErrorRecord
 from reference._signature import Signature, SignatureError
 from reference._tool import Tool
 
@@ -25,31 +35,19 @@ from reference._tool import Tool
 REPEATED_FAILURES = 3
 #: How many tool errors a run keeps (ERR-2).
 ERROR_HISTORY = 10
-_RESERVED = {"trajectory", "next_thought", "next_tool_name", "next_tool_args", "max_iters"}
-
-
-class Step(BaseModel):
-    """One step of the trajectory."""
-
-    thought: str
-    tool_name: str
-    tool_args: dict[str, Any]
-    observation: Any
-
-
-class ToolErrorRecord(BaseModel):
-    """A tool call that raised."""
-
-    tool: str
-    kind: str
-    message: str
+#: The built-in tool through which the agent asks the user (`enable_ask_to_user=True`).
+ASK_TO_USER = Tool(ask_to_user)
+_RESERVED = {"trajectory", "next_thought", "next_tool_name", "next_tool_args", "max_iters",
+             "stop_reason", "iterations", "fallback", "tool_errors"}
 
 
 class MaxIterationsError(RuntimeError):
-    """The step cap ran out before `finish` (raise mode), with what the run had gathered.
+    """The step budget ran out before `finish` (raise mode), with what the run had gathered.
 
-    `partial_final_answer` is the last non-empty thought, the closest thing to an answer the loop
-    produced; None when no step had a thought.
+    `iterations` and `max_iterations` are the step calls made and allowed; `tools_used` the tools
+    that ran, in order (`finish` is not one); `history` the steps, a copy the caller owns;
+    `last_observation` the last step's observation, None without steps. `partial_final_answer` is
+    the last non-empty thought, the nearest thing to an answer the loop produced, None without one.
     """
 
     def __init__(self, *, iterations: int, max_iterations: int, tools_used: list[str],
@@ -64,38 +62,80 @@ class MaxIterationsError(RuntimeError):
         self.partial_final_answer = partial_final_answer
 
 
-@dataclass
-class _Run:
-    """One call's state; never stored on the agent, so calls share nothing."""
+@dataclass(frozen=True)
+class Event:
+    """One item of a stream: a `step` event as each step completes, then one `done` event."""
 
-    inputs: dict[str, Any]
-    budget: int
-    steps: list[Step] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)  # the trajectory as text, appended per step
+    kind: Literal["step", "done"]
+    #: The step, a copy the caller owns (`step` events).
+    step: Step | None = None
+    #: Why the loop stopped (`done`): "finish", "max_iters" or "repeated_tool_errors".
     stop_reason: str | None = None
-    tools_used: list[str] = field(default_factory=list)
-    completed: int = 0
-    errors: deque[ToolErrorRecord] = field(default_factory=lambda: deque(maxlen=ERROR_HISTORY))
-    streak: tuple[str, str, int] = ("", "", 0)  # (tool, exception type, consecutive failures)
+    #: The run's prediction (`done`).
+    prediction: Prediction | None = None
 
-    def observe(self, step: Step) -> None:
+
+class _Run:
+    """One call's state. Never kept on the agent, so calls share nothing."""
+
+    def __init__(self, inputs: dict[str, Any], budget: int) -> None:
+        self.inputs = inputs
+        self.budget = budget
+        self.steps: list[Step] = []
+        self.text = ""  # the trajectory as the model reads it, appended to step by step
+        self.tools_used: list[str] = []
+        self.completed = 0  # tool calls that returned
+        self.errors: deque[ToolErrorRecord] = deque(maxlen=ERROR_HISTORY)
+        self.failing: tuple[str, str] | None = None  # (tool, exception type) of the last step
+        self.streak = 0  # how many steps in a row failed that way
+
+    def record(self, step: Step, error: ToolErrorRecord | None = None) -> None:
+        """Append `step`; count a failure streak, which any other kind of step ends."""
         i = len(self.steps)
         self.steps.append(step)
-        self.lines.append(
+        self.text += ("\n" if i else "") + (
             f"thought_{i}: {step.thought}\ntool_name_{i}: {step.tool_name}\n"
-            f"tool_args_{i}: {json.dumps(step.tool_args)}\nobservation_{i}: {_text(step.observation)}\n"
-        )
+            f"tool_args_{i}: {json.dumps(step.tool_args)}\n"
+            f"observation_{i}: {_text(step.observation)}\n")
+        if error is None:
+            self.failing, self.streak = None, 0
+        else:
+            self.errors.append(error)
+            same = (error.tool, error.kind) == self.failing
+            self.failing, self.streak = (error.tool, error.kind), self.streak + 1 if same else 1
 
-    def trajectory(self) -> str:
-        return "\n".join(self.lines)
+
+@dataclass
+class _Paused:
+    """A run paused at a step, before the call it chose: for an approval when `confirm`, else
+    for the user's answer to `ask_to_user`."""
+
+    run: _Run
+    thought: str
+    name: str
+    args: dict[str, Any]
+    confirm: bool
+
+
+#: The loop: it yields effects to do (their results are sent back) and completed steps.
+_Loop = Generator["_Effect | Step", Any, Prediction]
+#: Part of the loop: it yields effects, and returns the stop reason or None to go on.
+_Part = Generator["_Effect", Any, "str | None"]
 
 
 class ReAct:
-    """A tool-using agent: `ReAct("question -> answer", [search])(question=...)`."""
+    """A tool-using agent: `ReAct("question -> answer", [search])(question="...")`.
+
+    `on_max_iters` says what running out of steps does: "extract" the outputs from the partial
+    trajectory (with a `fallback` message), or "raise" MaxIterationsError. With
+    `enable_ask_to_user`, the agent may call the built-in `ask_to_user(question)` tool. A tool
+    whose `interruptible` is true never runs before a person approves the call.
+    """
 
     def __init__(self, signature: object, tools: Sequence[Tool | Callable[..., Any]], *,
                  max_iters: int = 10, adapter: Adapter | None = None,
-                 on_max_iters: Literal["extract", "raise"] = "extract") -> None:
+                 on_max_iters: Literal["extract", "raise"] = "extract",
+                 enable_ask_to_user: bool = False) -> None:
         if on_max_iters not in ("extract", "raise"):
             raise ValueError(f"on_max_iters must be 'extract' or 'raise', not {on_max_iters!r}")
         self.signature = Signature.coerce(signature)
@@ -103,7 +143,8 @@ class ReAct:
         if clash:
             raise SignatureError(f"field {clash[0]!r} is reserved by ReAct; rename it")
         self.tools: dict[str, Tool] = {}
-        for tool in (t if isinstance(t, Tool) else Tool(t) for t in tools):
+        builtin = [ASK_TO_USER] if enable_ask_to_user else []
+        for tool in [*(t if isinstance(t, Tool) else Tool(t) for t in tools), *builtin]:
             if tool.name == "finish" or tool.name in self.tools:
                 raise ValueError(f"tool name {tool.name!r} is reserved or used twice")
             self.tools[tool.name] = tool
@@ -113,106 +154,254 @@ class ReAct:
         self.step = Predict(self._step_signature(), adapter=adapter)
         self.extract = Predict(self.signature.extended(inputs={"trajectory": str}), adapter=adapter)
 
-    def _step_signature(self) -> Signature:
-        names = (*self.tools, "finish")
-        outputs = ", ".join(f"`{n}`" for n in self.signature.outputs)
-        lines = [self.signature.instructions, "",
-                 "You are an agent. In each step, think, then pick the next tool and its arguments. "
-                 "The tools are:"]
-        lines += [f"({i}) {t.name}: {t.description} Arguments: {json.dumps(t.args_schema)}"
-                  for i, t in enumerate(self.tools.values(), 1)]
-        lines += [f"({len(self.tools) + 1}) finish: call this when you have everything needed to "
-                  f"produce {outputs}. Arguments: {{}}",
-                  "next_tool_args must be a valid JSON object of the tool's arguments."]
-        return self.signature.extended(
-            inputs={"trajectory": str},
-            outputs={"next_thought": str, "next_tool_name": Literal[names],
-                     "next_tool_args": dict},
-            instructions="\n".join(lines),
-        )
-
     def __call__(self, **inputs: Any) -> Prediction:
         return self.forward(**inputs)
 
     def forward(self, *, max_iters: int | None = None, **inputs: Any) -> Prediction:
-        """Run the loop over `inputs`; `max_iters` caps this call only."""
+        """Run the loop over `inputs`; `max_iters` caps this call only (each call has a fresh budget)."""
+        return _prediction(self.stream(max_iters=max_iters, **inputs))
+
+    async def aforward(self, *, max_iters: int | None = None, **inputs: Any) -> Prediction:
+        """`forward` on the running event loop: async tools are awaited, while model calls and
+        plain tools run in worker threads, so concurrent runs never block one another."""
+        return _prediction([event async for event in self.astream(max_iters=max_iters, **inputs)])
+
+    def stream(self, *, max_iters: int | None = None, **inputs: Any) -> Iterator[Event]:
+        """`forward`, as events: one per step as it completes, then one `done` with the prediction."""
+        return _events(self._loop(self._start(inputs, max_iters)))
+
+    def astream(self, *, max_iters: int | None = None, **inputs: Any) -> AsyncIterator[Event]:
+        """`stream` on the running event loop (see `aforward`)."""
+        return _aevents(self._loop(self._start(inputs, max_iters)))
+
+    def resume(self, response: str, interrupt: HumanInTheLoopRequired) -> Prediction:
+        """Continue the run `interrupt` paused, from the paused step, with the person's response.
+
+        To a pending call: `yes`/`y` runs it, `no`/`n` rejects it and the agent chooses again,
+        `{"edit": {"name": ..., "args": {...}}}` runs that call instead (validated like any other),
+        and any other text is fed back as the step's observation. To `ask_to_user`, the response
+        is the answer. The run keeps its iteration, trajectory, inputs and budget. An interrupt
+        resumes once; one whose `tool_call` was altered is refused.
+        """
+        return _prediction(_events(self._resumed(response, interrupt)))
+
+    async def aresume(self, response: str, interrupt: HumanInTheLoopRequired) -> Prediction:
+        """`resume` on the running event loop (see `aforward`)."""
+        return _prediction([event async for event in _aevents(self._resumed(response, interrupt))])
+
+    def _start(self, inputs: dict[str, Any], max_iters: int | None) -> _Run:
         check_inputs(self.signature, inputs)
-        run = _Run(inputs=inputs, budget=self.max_iters if max_iters is None else max_iters)
-        while run.stop_reason is None and len(run.steps) < run.budget:
-            self._take_step(run)
-        if run.stop_reason is None:
-            run.stop_reason = "max_iters"
+        return _Run(inputs, self.max_iters if max_iters is None else max_iters)
+
+    def _resumed(self, response: str, interrupt: HumanInTheLoopRequired) -> _Loop:
+        paused = interrupt.take_state()
+        if not isinstance(paused, _Paused):
+            raise ValueError(f"interrupt {interrupt.interrupt_id} did not pause a ReAct run")
+        return self._loop(paused.run, (paused, response))
+
+    def _loop(self, run: _Run, resume: tuple[_Paused, str] | None = None) -> _Loop:
+        """The loop over `run`, from its paused step answered with a response if `resume` is given."""
+        stop_reason = None
+        while stop_reason is None and len(run.steps) < run.budget:
+            if resume is None:
+                stop_reason = yield from self._iterate(run)
+            else:
+                stop_reason = yield from self._answer(run, *resume)
+                resume = None
+            yield run.steps[-1].model_copy(deep=True)
+        if stop_reason is None:
+            stop_reason = "max_iters"
             if self.on_max_iters == "raise":
                 raise _exhausted(run)
-        return self._extract(run)
-
-    def _take_step(self, run: _Run) -> None:
-        try:
-            choice = self.step(**run.inputs, trajectory=run.trajectory())
-        except AdapterParseError as exc:
-            run.observe(Step(thought="", tool_name="", tool_args={},
-                             observation=f"Error: could not parse the step: {exc}"))
-            return
-        thought, name, args = choice.next_thought, choice.next_tool_name, choice.next_tool_args
-        if name == "finish":
-            run.observe(Step(thought=thought, tool_name=name, tool_args={}, observation="Completed."))
-            run.stop_reason = "finish"
-            return
-        tool = self.tools[name]
-        try:
-            valid = tool.validate(args)
-        except ToolArgsError as exc:
-            run.observe(Step(thought=thought, tool_name=name, tool_args=args,
-                             observation=f"Error: invalid arguments for {name}: {exc}"))
-            return
-        run.tools_used.append(name)
-        try:
-            result = tool.func(**valid)
-        except Exception as exc:
-            run.observe(Step(thought=thought, tool_name=name, tool_args=args,
-                             observation=f"Error executing {name}: {exc}"))
-            self._failed(run, ToolErrorRecord(tool=name, kind=type(exc).__name__, message=str(exc)))
-            return
-        run.completed += 1
-        run.streak = ("", "", 0)
-        run.observe(Step(thought=thought, tool_name=name, tool_args=args, observation=result))
-
-    def _failed(self, run: _Run, error: ToolErrorRecord) -> None:
-        run.errors.append(error)
-        tool, kind, count = run.streak
-        count = count + 1 if (tool, kind) == (error.tool, error.kind) else 1
-        run.streak = (error.tool, error.kind, count)
-        if count >= REPEATED_FAILURES:
-            run.stop_reason = "repeated_tool_errors"
-
-    def _extract(self, run: _Run) -> Prediction:
-        outputs = self.extract(**run.inputs, trajectory=run.trajectory()).outputs()
+        extracted = yield _model(self.extract, {**run.inputs, "trajectory": run.text})
         return Prediction(
-            outputs,
+            extracted.outputs(),
             trajectory=[s.model_copy(deep=True) for s in run.steps],
-            stop_reason=run.stop_reason,
+            stop_reason=stop_reason,
             iterations=len(run.steps),
-            fallback=_fallback(run),
+            fallback=_fallback(run, stop_reason),
             tool_errors=list(run.errors),
         )
 
+    def _iterate(self, run: _Run) -> _Part:
+        """One step call, then the call it chose."""
+        try:
+            choice = yield _model(self.step, {**run.inputs, "trajectory": run.text})
+        except AdapterParseError as exc:
+            run.record(Step(thought="", tool_name="", tool_args={},
+                            observation=f"Error: could not parse the step: {exc}"))
+            return None
+        return (yield from self._act(run, choice.next_thought, choice.next_tool_name,
+                                     choice.next_tool_args))
 
-def _fallback(run: _Run) -> str | None:
-    """What the user is told when the loop did not finish by itself (EXH-5, ERR-2)."""
-    if run.stop_reason == "repeated_tool_errors":
+    def _act(self, run: _Run, thought: str, name: str, args: dict[str, Any],
+             approved: bool = False) -> _Part:
+        """Carry out a chosen call, and record it as a step: finish, pause for a person, or run."""
+        if name == "finish":
+            run.record(Step(thought=thought, tool_name=name, tool_args={}, observation="Completed."))
+            return "finish"
+        tool = self.tools.get(name)
+        if tool is None:  # only an edit can name one: the step output admits the tools' names
+            run.record(Step(thought=thought, tool_name=name, tool_args=args,
+                            observation=f"Error: there is no tool {name!r}"))
+            return None
+        try:
+            valid = tool.validate(args)
+        except ToolArgsError as exc:
+            run.record(Step(thought=thought, tool_name=name, tool_args=args,
+                            observation=f"Error: invalid arguments for {name}: {exc}"))
+            return None
+        if tool is ASK_TO_USER:
+            raise _interrupt(run, _Paused(run, thought, name, args, confirm=False))
+        if tool.interruptible and not approved:
+            raise _interrupt(run, _Paused(run, thought, name, args, confirm=True))
+        run.tools_used.append(name)
+        try:
+            result = yield _tool(tool.func, valid)
+        except Exception as exc:
+            error = ToolErrorRecord(tool=name, kind=type(exc).__name__, message=str(exc))
+            run.record(Step(thought=thought, tool_name=name, tool_args=args,
+                            observation=f"Error executing {name}: {exc}"), error)
+            return "repeated_tool_errors" if run.streak >= REPEATED_FAILURES else None
+        run.completed += 1
+        run.record(Step(thought=thought, tool_name=name, tool_args=args,
+                        observation=_observation(result)))
+        return None
+
+    def _answer(self, run: _Run, paused: _Paused, response: str) -> _Part:
+        """The paused step, done as the person's response says (see `resume`)."""
+        thought, name, args = paused.thought, paused.name, paused.args
+        if not paused.confirm:  # the agent asked the user: the response is the answer
+            run.record(Step(thought=thought, tool_name=name, tool_args=args, observation=response))
+            return None
+        reply = parse_reply(response)
+        if reply == "yes":
+            return (yield from self._act(run, thought, name, args, approved=True))
+        if isinstance(reply, ToolCall):
+            return (yield from self._act(run, thought, reply.name, reply.args, approved=True))
+        said = "the user rejected the call" if reply == "no" else f"the user says: {reply}"
+        run.record(Step(thought=thought, tool_name=name, tool_args=args,
+                        observation=f"{name} did not run; {said}"))
+        return None
+
+    def _step_signature(self) -> Signature:
+        """Inputs + trajectory -> next_thought, next_tool_name (tools or finish), next_tool_args."""
+        outputs = ", ".join(f"`{n}`" for n in self.signature.outputs)
+        lines = [self.signature.instructions, "",
+                 "You are an agent. In each step, think, then pick the next tool and its "
+                 "arguments; each tool's result is appended to the trajectory. The tools are:"]
+        lines += [f"({i}) {t.name}: {t.description} Arguments: {json.dumps(t.args_schema)}"
+                  for i, t in enumerate(self.tools.values(), 1)]
+        lines += [f"({len(self.tools) + 1}) finish: call this when you have everything needed to "
+                  f"produce the outputs: {outputs}. Arguments: {{}}",
+                  "next_tool_args must be a valid JSON object of the tool's arguments."]
+        names = (*self.tools, "finish")
+        return self.signature.extended(
+            inputs={"trajectory": str},
+            outputs={"next_thought": str, "next_tool_name": Literal[names], "next_tool_args": dict},
+            instructions="\n".join(lines),
+        )
+
+
+def _interrupt(run: _Run, paused: _Paused) -> HumanInTheLoopRequired:
+    """The interrupt that pauses `run`: the question, a snapshot for the caller, the run to resume."""
+    name, args = paused.name, paused.args
+    call = ToolCall(name=name, args=copy.deepcopy(args)) if paused.confirm else None
+    question = (f"Confirm execution of {name} with args: {json.dumps(args)}? (yes/no)"
+                if paused.confirm else str(args["question"]))
+    context = {"trajectory": [s.model_copy(deep=True) for s in run.steps],
+               "iteration": len(run.steps), "input_args": copy.deepcopy(run.inputs)}
+    return HumanInTheLoopRequired(question, tool_call=call, context=context, state=paused)
+
+
+@dataclass(frozen=True)
+class _Effect:
+    """Something the loop needs done, a model call or a tool call: `run` it, or await `arun()`."""
+
+    run: Callable[[], Any]
+    arun: Callable[[], Awaitable[Any]]
+
+
+def _model(predict: Predict, inputs: dict[str, Any]) -> _Effect:
+    """A model call; from async code in a worker thread, so the event loop never waits on it."""
+    return _Effect(lambda: predict(**inputs), lambda: asyncio.to_thread(predict, **inputs))
+
+
+def _tool(func: Callable[..., Any], args: dict[str, Any]) -> _Effect:
+    """A tool call. A coroutine function is awaited (or, from sync code, run to completion); a
+    plain function runs in a worker thread from async code."""
+    if inspect.iscoroutinefunction(func):
+        return _Effect(lambda: asyncio.run(func(**args)), lambda: func(**args))
+    return _Effect(lambda: func(**args), lambda: asyncio.to_thread(func, **args))
+
+
+def _events(loop: _Loop) -> Iterator[Event]:
+    """Drive `loop` in this thread: do each effect it yields; pass on its steps, then `done`."""
+    result, error = None, None
+    while True:
+        item = _advance(loop, result, error)
+        result, error = None, None
+        if isinstance(item, Event):
+            yield item
+            if item.kind == "done":
+                return
+            continue
+        try:
+            result = item.run()
+        except Exception as exc:
+            error = exc
+
+
+async def _aevents(loop: _Loop) -> AsyncIterator[Event]:
+    """Drive `loop` on the running event loop: await each effect; pass on its steps, then `done`."""
+    result, error = None, None
+    while True:
+        item = _advance(loop, result, error)
+        result, error = None, None
+        if isinstance(item, Event):
+            yield item
+            if item.kind == "done":
+                return
+            continue
+        try:
+            result = await item.arun()
+        except Exception as exc:
+            error = exc
+
+
+def _advance(loop: _Loop, result: Any, error: Exception | None) -> _Effect | Event:
+    """Send the last effect's result into the loop, or throw its exception in; what comes out
+    next: an effect to do, a step event, or (when the loop returns) the `done` event."""
+    try:
+        item = loop.throw(error) if error else loop.send(result)
+    except StopIteration as stop:
+        return Event("done", stop_reason=stop.value.stop_reason, prediction=stop.value)
+    return Event("step", step=item) if isinstance(item, Step) else item
+
+
+def _prediction(events: Iterable[Event]) -> Prediction:
+    *_, done = events
+    assert done.prediction is not None, "a stream ends with its done event"
+    return done.prediction
+
+
+def _fallback(run: _Run, stop_reason: str) -> str | None:
+    """What to tell the user when the loop did not finish by itself (ERR-2, EXH-5)."""
+    if stop_reason == "repeated_tool_errors":
         last = run.errors[-1]
         return (f"I stopped: {last.tool} failed {REPEATED_FAILURES} times in a row with "
-                f"{last.kind}: {last.message}. Check what {last.tool} needs, or try another approach.")
-    if run.stop_reason != "max_iters":
+                f"{last.kind}: {last.message}. Check the inputs {last.tool} needs, or try "
+                "another approach.")
+    if stop_reason != "max_iters":
         return None
-    tried = ", ".join(f"ran {name} {n}×" for name, n in Counter(run.tools_used).items())
-    parts = [tried] if tried else []
+    parts = [", ".join(f"ran {name} {n}×" for name, n in Counter(run.tools_used).items())]
     if run.errors:
         parts.append(f'last attempt errored with "{run.errors[-1].message}"')
     if run.completed == 0:
         parts.append("no tool completed")
-    return (f"I used all {run.budget} steps without finishing: {'; '.join(parts) or 'nothing ran'}. "
-            "Try rephrasing the question or allowing more steps.")
+    summary = "; ".join(p for p in parts if p)
+    return (f"I used all {run.budget} steps without finishing: {summary}. "
+            "Try rephrasing the request or allowing more steps.")
 
 
 def _exhausted(run: _Run) -> MaxIterationsError:
@@ -224,5 +413,14 @@ def _exhausted(run: _Run) -> MaxIterationsError:
     )
 
 
+def _observation(result: Any) -> Any:
+    """A tool's result as the trajectory keeps it: JSON data as it is, anything else as str()."""
+    try:
+        json.dumps(result)
+    except (TypeError, ValueError):
+        return str(result)
+    return result
+
+
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=str)
+    return value if isinstance(value, str) else json.dumps(value)

@@ -12,6 +12,8 @@ MODULES = (
     "conformance._steps.setup",
     "conformance._steps.run",
     "conformance._steps.checks",
+    "conformance._steps.interrupts",
+    "conformance._steps.streams",
 )
 
 

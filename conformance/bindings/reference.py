@@ -2,13 +2,16 @@
 
 The scripted model is served through the reference's real HTTP client (`reference.LM`) over an
 in-memory httpx transport, so transport faults and retries are exercised by the same code a user
-runs, with no socket and no sleeping.
+runs, with no socket and no sleeping. Async calls go through the reference's own async forms
+(`aforward`, `aresume`) on an event loop, streaming calls through `stream`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, get_args
 
@@ -25,9 +28,11 @@ from conformance.binding import (
     Binding,
     CallRequest,
     ErrorInfo,
+    Event,
     FaultTurn,
     LMCall,
     Outcome,
+    ResumeRequest,
     SignatureSpec,
     Step,
 )
@@ -41,11 +46,12 @@ _STOP_REASONS = {"max_iters": "max_steps"}
 
 
 class _Agent:
-    """A built agent and what its last call handed out."""
+    """A built agent, what its last call handed out, and the interrupts its calls reported."""
 
     def __init__(self, react: reference.ReAct) -> None:
         self.react = react
         self.last: reference.Prediction | reference.MaxIterationsError | None = None
+        self.interrupts: dict[str, reference.HumanInTheLoopRequired] = {}
 
 
 class ReferenceBinding(Binding):
@@ -53,7 +59,7 @@ class ReferenceBinding(Binding):
 
     name = "reference"
     capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract", "max-steps-error",
-                              "stop-reason", "lm-retry"})
+                              "stop-reason", "lm-retry", "human-in-the-loop", "async", "streaming"})
 
     @property
     def version(self) -> str:
@@ -73,10 +79,11 @@ class ReferenceBinding(Binding):
         try:
             react = reference.ReAct(
                 _signature(spec.signature),
-                [reference.Tool(t.as_function()) for t in tools],
+                [reference.Tool(t.as_function(), interruptible=t.spec.interruptible) for t in tools],
                 max_iters=spec.max_steps,
                 adapter=_ADAPTERS[spec.adapter]() if spec.adapter else None,
                 on_max_iters=spec.on_max_steps or "extract",
+                enable_ask_to_user=spec.enable_ask_to_user,
             )
         except Exception as exc:
             return ErrorInfo.from_exception(exc)
@@ -84,30 +91,45 @@ class ReferenceBinding(Binding):
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        client = httpx.Client(transport=httpx.MockTransport(_serve(model)))
-        lm = reference.LM("scripted", base_url="http://model.invalid/v1", sleep=lambda _: None,
-                          http_client=client)
-        kwargs: dict[str, Any] = dict(call.inputs)
-        if call.max_steps is not None:
-            kwargs["max_iters"] = call.max_steps
-        try:
-            with client, reference.context(lm=lm):
-                prediction = agent.react.forward(**kwargs)
-        except reference.MaxIterationsError as exc:
-            agent.last = exc
-            return Outcome(error=_max_iterations(exc))
-        except Exception as exc:
-            return Outcome(error=ErrorInfo.from_exception(exc))
-        agent.last = prediction
-        return Outcome(
-            outputs={name: _json(getattr(prediction, name))
-                     for name in agent.react.signature.outputs},
-            trajectory=[_step(s) for s in prediction.trajectory],
-            stop_reason=_STOP_REASONS.get(prediction.stop_reason or "", prediction.stop_reason),
-            iterations=prediction.iterations,
-            fallback=prediction.fallback,
-            tool_errors=[e.model_dump(mode="json") for e in prediction.tool_errors],
-        )
+        if call.mode == "async":
+            return asyncio.run(_arun(agent, call, model))
+        events: list[reference.Event] = []
+        with _serving(model):
+            try:
+                if call.mode == "stream":
+                    events.extend(agent.react.stream(**_kwargs(call)))
+                    prediction = events[-1].prediction
+                    assert prediction is not None, "a reference stream ends with its done event"
+                else:
+                    prediction = agent.react.forward(**_kwargs(call))
+            except Exception as exc:
+                return _failed(agent, exc, events if call.mode == "stream" else None)
+        return _succeeded(agent, prediction, events if call.mode == "stream" else None)
+
+    def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        interrupt = agent.interrupts[request.interrupt_id]
+        with _serving(model):
+            try:
+                if request.mode == "async":
+                    prediction = asyncio.run(agent.react.aresume(request.response, interrupt))
+                else:
+                    prediction = agent.react.resume(request.response, interrupt)
+            except Exception as exc:
+                return _failed(agent, exc)
+        return _succeeded(agent, prediction)
+
+    def run_concurrently(
+        self, calls: Sequence[tuple[object, CallRequest, ScriptedModel]]
+    ) -> list[Outcome]:
+        async def every_call() -> list[Outcome]:
+            runs = []
+            for agent, call, model in calls:
+                assert isinstance(agent, _Agent) and call.mode == "async"
+                runs.append(_arun(agent, call, model))
+            return list(await asyncio.gather(*runs))
+
+        return asyncio.run(every_call())
 
     def step_tool_names(self, agent: object) -> list[str] | None:
         assert isinstance(agent, _Agent)
@@ -137,6 +159,76 @@ def _signature(spec: SignatureSpec) -> Any:
     annotations = {f.name: _TYPES[f.type] for f in (*spec.inputs, *spec.outputs)}
     namespace = {"__doc__": spec.instructions, "__annotations__": annotations, **inputs, **outputs}
     return type("ScenarioSignature", (reference.Signature,), namespace)
+
+
+async def _arun(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Outcome:
+    """An async call, on the running event loop, with `model` for this task only."""
+    with _serving(model):
+        try:
+            prediction = await agent.react.aforward(**_kwargs(call))
+        except Exception as exc:
+            return _failed(agent, exc)
+    return _succeeded(agent, prediction)
+
+
+@contextmanager
+def _serving(model: ScriptedModel) -> Iterator[None]:
+    """`model` behind reference.LM over an in-memory transport, for this thread or task only."""
+    client = httpx.Client(transport=httpx.MockTransport(_serve(model)))
+    lm = reference.LM("scripted", base_url="http://model.invalid/v1", sleep=lambda _: None,
+                      http_client=client)
+    with client, reference.context(lm=lm):
+        yield
+
+
+def _kwargs(call: CallRequest) -> dict[str, Any]:
+    kwargs: dict[str, Any] = dict(call.inputs)
+    if call.max_steps is not None:
+        kwargs["max_iters"] = call.max_steps
+    return kwargs
+
+
+def _succeeded(agent: _Agent, prediction: reference.Prediction,
+               events: list[reference.Event] | None = None) -> Outcome:
+    agent.last = prediction
+    return Outcome(
+        outputs=_outputs(agent, prediction),
+        trajectory=[_step(s) for s in prediction.trajectory],
+        stop_reason=_stop_reason(prediction.stop_reason),
+        iterations=prediction.iterations,
+        fallback=prediction.fallback,
+        tool_errors=[e.model_dump(mode="json") for e in prediction.tool_errors],
+        events=None if events is None else [_event(agent, e) for e in events],
+    )
+
+
+def _failed(agent: _Agent, exc: Exception, events: list[reference.Event] | None = None) -> Outcome:
+    if isinstance(exc, reference.MaxIterationsError):
+        agent.last = exc
+        error = _max_iterations(exc)
+    elif isinstance(exc, reference.HumanInTheLoopRequired):
+        agent.interrupts[exc.interrupt_id] = exc
+        error = _interrupt(exc)
+    else:
+        error = ErrorInfo.from_exception(exc)
+    return Outcome(error=error, events=None if events is None else [_event(agent, e) for e in events])
+
+
+def _outputs(agent: _Agent, prediction: reference.Prediction) -> dict[str, JsonValue]:
+    return {name: _json(getattr(prediction, name)) for name in agent.react.signature.outputs}
+
+
+def _stop_reason(reason: str | None) -> str | None:
+    return _STOP_REASONS.get(reason or "", reason)
+
+
+def _event(agent: _Agent, event: reference.Event) -> Event:
+    if event.kind == "step":
+        assert event.step is not None
+        return Event(kind="step", step=_step(event.step))
+    assert event.prediction is not None
+    return Event(kind="done", stop_reason=_stop_reason(event.stop_reason),
+                 outputs=_outputs(agent, event.prediction))
 
 
 def _serve(model: ScriptedModel) -> Any:
@@ -180,6 +272,25 @@ def _json(value: Any) -> JsonValue:
 def _step(step: reference.Step) -> Step:
     return Step(thought=step.thought, tool_name=step.tool_name, tool_args=_json(step.tool_args),
                 observation=_json(step.observation))
+
+
+def _interrupt(exc: reference.HumanInTheLoopRequired) -> ErrorInfo:
+    call = exc.tool_call
+    return ErrorInfo(
+        type=type(exc).__name__,
+        message=str(exc),
+        kind="human-in-the-loop",
+        fields={
+            "question": exc.question,
+            "interrupt_id": exc.interrupt_id,
+            "tool_call": None if call is None else _json(call.model_dump(mode="json")),
+            "context": {
+                "trajectory": [_step(s).model_dump(mode="json") for s in exc.context["trajectory"]],
+                "iteration": exc.context["iteration"],
+                "input_args": _json(exc.context["input_args"]),
+            },
+        },
+    )
 
 
 def _max_iterations(exc: reference.MaxIterationsError) -> ErrorInfo:

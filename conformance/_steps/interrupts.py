@@ -1,0 +1,120 @@
+"""Human-in-the-loop steps: ask_to_user, interruptible tools, the interrupt, the user's answers."""
+
+from __future__ import annotations
+
+from pytest_bdd import given, parsers, then, when
+
+from conformance._steps import parse_json
+from conformance._steps.run import canonical
+from conformance._tools import SuiteTool
+from conformance._world import World, interrupt_id
+from conformance.binding import ErrorInfo, ParamSpec, Step, StepTurn, ToolSpec
+
+
+@given(parsers.re(r'the interruptible tool "(?P<name>\w+)" that takes the string "(?P<param>\w+)"$'))
+def interruptible_tool(world: World, name: str, param: str) -> None:
+    assert name not in world.tools, f"the scenario declares the tool {name!r} twice"
+    spec = ToolSpec(
+        name=name,
+        description=f"Run {name} with the given arguments. A person approves every call.",
+        parameters=(ParamSpec(name=param, type="str", description=f"the {param}"),),
+        interruptible=True,
+    )
+    world.tools[name] = SuiteTool(spec, lambda args: f"{name} accepted {sorted(args)}")
+
+
+@given("the agent can ask the user")
+def can_ask(world: World) -> None:
+    world.enable_ask_to_user = True
+
+
+@given("the agent cannot ask the user")
+def cannot_ask(world: World) -> None:
+    world.enable_ask_to_user = False
+
+
+@when(
+    parsers.re(
+        r'the user answers (?:"(?P<text>[^"]*)"|(?P<edit>\{.*\}))'
+        r"(?P<again> to the same interrupt again)?(?P<asynchronously> asynchronously)?$"
+    )
+)
+def user_answers(
+    world: World, text: str | None, edit: str | None, again: str | None, asynchronously: str | None
+) -> None:
+    if edit is not None:
+        parse_json(edit)  # a typo in the feature file fails here, not in the library
+    if again:
+        assert world.answered, "no interrupt was answered yet, so none can be answered again"
+    world.resume(
+        text if text is not None else str(edit),
+        mode="async" if asynchronously else "sync",
+        interrupt=world.answered[-1] if again else None,
+    )
+
+
+def _interrupted(world: World) -> ErrorInfo:
+    """The latest call's interrupt: the call must have paused for a person."""
+    error = world.last.error
+    assert error is not None and error.kind == "human-in-the-loop", (
+        "the call should have paused for a person (HumanInTheLoopRequired); it "
+        + (f"raised {error.type}: {error.message}" if error else "returned a prediction")
+    )
+    return error
+
+
+@then(parsers.re(r'the call was interrupted with the question "(?P<question>.*)"$'))
+def interrupted_with(world: World, question: str) -> None:
+    expected = question.replace('\\"', '"')  # Gherkin keeps the backslashes of \" in step text
+    asked = _interrupted(world).fields.get("question")
+    assert asked == expected, f"the interrupt asks {asked!r}; it should ask {expected!r}"
+
+
+@then(parsers.parse("the interrupt's context holds the trajectory, the iteration and the inputs {inputs}"))
+def interrupt_context(world: World, inputs: str) -> None:
+    context = _interrupted(world).fields.get("context")
+    assert isinstance(context, dict) and {"trajectory", "iteration", "input_args"} <= set(context), (
+        f"the interrupt's context should hold trajectory, iteration and input_args: {context!r}"
+    )
+    assert canonical(context["input_args"]) == canonical(parse_json(inputs)), (
+        f"the interrupt's input_args are {context['input_args']!r}, expected {inputs}"
+    )
+    trajectory = context["trajectory"]
+    assert isinstance(trajectory, list), f"the interrupt's trajectory is not a list: {trajectory!r}"
+    # The steps before the paused one, as scripted; a pending step without observation may follow.
+    scripted = [t for t in world.turns_per_run[-1] if isinstance(t, StepTurn)][:-1]
+    steps = [Step.model_validate(s) for s in trajectory]
+    done = [(s.tool_name, canonical(s.tool_args)) for s in steps if s.observation is not None]
+    assert done == [(t.tool_name, canonical(t.tool_args)) for t in scripted], (
+        f"the interrupt's trajectory should hold the {len(scripted)} step(s) before the pause: "
+        f"{trajectory!r}"
+    )
+    iteration = context["iteration"]
+    assert isinstance(iteration, int) and iteration in (len(scripted), len(scripted) + 1), (
+        f"the interrupt's iteration should be the paused step's index ({len(scripted)} counting "
+        f"from 0, {len(scripted) + 1} from 1): {iteration!r}"
+    )
+
+
+@then("the interrupt has an id")
+def interrupt_has_id(world: World) -> None:
+    interrupt_id(_interrupted(world))
+
+
+@then("the two interrupts have different ids")
+def interrupt_ids_differ(world: World) -> None:
+    assert len(world.interrupts) >= 2, f"expected two interrupts, there were {len(world.interrupts)}"
+    first, second = (interrupt_id(i) for i in world.interrupts[-2:])
+    assert first != second, f"two interrupts share the id {first!r}"
+
+
+@then(parsers.parse('the interrupt\'s tool call is "{name}" with {args}'))
+def interrupt_tool_call(world: World, name: str, args: str) -> None:
+    call = _interrupted(world).fields.get("tool_call")
+    assert isinstance(call, dict), f"the interrupt carries no tool_call: {call!r}"
+    assert call.get("name") == name and canonical(call.get("args")) == canonical(parse_json(args)), (
+        f"the interrupt's tool call should be {name!r} with {args}: {call!r}"
+    )
+    assert isinstance(call.get("call_id"), str) and call["call_id"], (
+        f"the interrupt's tool call carries no call id: {call!r}"
+    )

@@ -1,0 +1,167 @@
+"""Async and streaming steps: the other ways to call an agent, and many async runs at once."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pytest_bdd import parsers, then, when
+
+from conformance import _guard
+from conformance._model import ScriptedModel
+from conformance._steps import parse_json
+from conformance._steps.run import canonical
+from conformance._world import World
+from conformance.binding import CallRequest, Event, ExtractTurn, Outcome, Step, StepTurn, Turn
+
+
+def _call(world: World, inputs: str, mode: Literal["async", "stream"]) -> None:
+    values = parse_json(inputs)
+    assert isinstance(values, dict), f"inputs must be a JSON object: {inputs}"
+    world.call(values, mode=mode)
+
+
+@when(parsers.re(r"the agent is called asynchronously with (?P<inputs>\{.*\})$"))
+def called_asynchronously(world: World, inputs: str) -> None:
+    _call(world, inputs, "async")
+
+
+@when(parsers.re(r"the agent is streamed with (?P<inputs>\{.*\})$"))
+def streamed(world: World, inputs: str) -> None:
+    _call(world, inputs, "stream")
+
+
+# -- many async runs at once ------------------------------------------------------------------
+
+
+@when(parsers.parse("{count:d} async runs with different adapters, step caps and scripts overlap"))
+def overlapping_async_runs(world: World, count: int) -> None:
+    """Run `count` agents at once on one event loop, each with its own adapter (or none), step cap
+    (its own, or a per-call one over an agent cap of 1) and script, which finishes at the cap."""
+    adapter, max_steps = world.adapter, world.max_steps
+    jobs: list[tuple[object, CallRequest, ScriptedModel]] = []
+    world.concurrent, world.concurrent_scripts = [], []
+    for i in range(count):
+        own = ("json", "chat", None)[i % 3]
+        cap, per_call = 2 + i % 4, i % 2 == 1
+        script: list[Turn] = [
+            StepTurn(thought=f"run {i} adds, step {j}", tool_name="add", tool_args={"a": i, "b": j})
+            for j in range(cap - 1)
+        ]
+        script += [StepTurn(thought=f"run {i} is done", tool_name="finish"),
+                   ExtractTurn(outputs={"answer": f"the answer of run {i}"})]
+        world.adapter, world.max_steps = own, 1 if per_call else cap  # type: ignore[assignment]
+        world.reset_agent()
+        request = CallRequest(inputs={"question": f"Run {i}: add it up"},
+                              max_steps=cap if per_call else None, mode="async")
+        jobs.append((world.agent, request, ScriptedModel(script)))
+        world.concurrent.append((own, jobs[-1][2], f"the answer of run {i}", None))
+        world.concurrent_scripts.append(script)
+    world.adapter, world.max_steps = adapter, max_steps
+    world.reset_agent()
+    results = _guard.call("run_concurrently", lambda: world.binding.run_concurrently(jobs),
+                          world.timeout)
+    if not isinstance(results, list) or len(results) != count:
+        raise _guard.BindingError(
+            f"binding.run_concurrently should return {count} Outcomes, one per call, in order; "
+            f"it returned {type(results).__name__} of {len(results) if isinstance(results, list) else '?'}"
+        )
+    world.concurrent = [
+        (own, model, answer, _guard.validated("run_concurrently", Outcome, result))
+        for (own, model, answer, _), result in zip(world.concurrent, results, strict=True)
+    ]
+
+
+@then("every concurrent run made exactly its own scripted steps")
+def concurrent_steps(world: World) -> None:
+    assert world.concurrent_scripts, "no concurrent runs were made"
+    for index, ((_, model, _, result), script) in enumerate(
+        zip(world.concurrent, world.concurrent_scripts, strict=True)
+    ):
+        assert isinstance(result, Outcome), f"concurrent run {index} did not finish: {result!r}"
+        assert model.violation is None, f"concurrent run {index}: {model.violation}"
+        steps = [t for t in script if isinstance(t, StepTurn)]
+        assert model.count("step") == len(steps) and not model.unused, (
+            f"concurrent run {index} should make exactly its {len(steps)} scripted step call(s), "
+            f"up to its own step cap; it made {model.count('step')}, leaving "
+            f"{len(model.unused)} turn(s) unused"
+            + (f", then raised {result.error.type}: {result.error.message}" if result.error else "")
+        )
+        own = [(t.tool_name, canonical(t.tool_args)) for t in steps if t.tool_name != "finish"]
+        got = [(s.tool_name, canonical(s.tool_args)) for s in result.trajectory if s.tool_name != "finish"]
+        assert got == own, f"concurrent run {index}'s trajectory is not its own: {got} (own: {own})"
+
+
+# -- streams ----------------------------------------------------------------------------------
+
+
+def _events(world: World) -> list[Event]:
+    outcome = world.last
+    assert outcome.events is not None, (
+        "the streaming call reported no events"
+        + (f"; it raised {outcome.error.type}: {outcome.error.message}" if outcome.error else "")
+    )
+    return outcome.events
+
+
+def _step_events(world: World) -> list[Step]:
+    events = _events(world)
+    steps = [e.step for e in events if e.kind == "step"]
+    assert all(s is not None for s in steps), f"a step event carries no step: {events}"
+    return [s for s in steps if s is not None]
+
+
+def _key(step: Step) -> tuple[str, str, str]:
+    return step.tool_name, canonical(step.tool_args), canonical(step.observation)
+
+
+@then(parsers.parse('the stream\'s step events show "{tool}" with {args} and observed "{observation}"'))
+def stream_shows(world: World, tool: str, args: str, observation: str) -> None:
+    steps = _step_events(world)
+    listing = "\n".join(f"  {s.model_dump_json()}" for s in steps)
+    scripted = [(t.tool_name, canonical(t.tool_args)) for t in world.turns_per_run[-1]
+                if isinstance(t, StepTurn) and t.tool_name != "finish"]
+    shown = [(s.tool_name, canonical(s.tool_args)) for s in steps if s.tool_name != "finish"]
+    assert shown == scripted, (
+        f"the step events should show the scripted tool steps {scripted}, in order:\n{listing}"
+    )
+    wanted = (tool, canonical(parse_json(args)))
+    assert any((s.tool_name, canonical(s.tool_args)) == wanted and observation in str(s.observation)
+               for s in steps), (
+        f"no step event shows {tool!r} with {args} observing {observation!r}:\n{listing}"
+    )
+    trajectory = world.last.trajectory
+    assert not trajectory or [_key(s) for s in steps] == [_key(s) for s in trajectory], (
+        f"the step events should be the run's trajectory, step by step:\n{listing}\nthe trajectory:\n"
+        + "\n".join(f"  {s.model_dump_json()}" for s in trajectory)
+    )
+
+
+@then(parsers.parse('the stream ends with exactly one done event whose stop reason is "{reason}"'))
+def stream_done(world: World, reason: str) -> None:
+    events = _events(world)
+    kinds = [e.kind for e in events]
+    assert kinds.count("done") == 1 and kinds[-1] == "done", (
+        f"the stream should end with exactly one done event; its events were {kinds}"
+    )
+    assert events[-1].stop_reason == reason, (
+        f"the done event's stop reason should be {reason!r}, got {events[-1].stop_reason!r}"
+    )
+
+
+@then(parsers.parse('the done event\'s prediction has "{field}" equal to "{value}"'))
+def done_prediction(world: World, field: str, value: str) -> None:
+    done = [e for e in _events(world) if e.kind == "done"]
+    assert done, "the stream has no done event"
+    outputs = done[-1].outputs or {}
+    assert field in outputs and str(outputs[field]) == value, (
+        f"the done event's prediction should have {field!r} equal to {value!r}: {outputs!r}"
+    )
+
+
+@then(parsers.re(r"the stream has (?P<count>\d+) step events?$"))
+def stream_step_count(world: World, count: str) -> None:
+    steps = _step_events(world)
+    assert len(steps) == int(count), (
+        f"the stream should have {count} step event(s); it has {len(steps)}: "
+        f"{[s.tool_name for s in steps]}"
+    )
