@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import deque
 from collections.abc import Iterable
 
 from conformance.binding import ExtractTurn, FaultTurn, LMCall, StepTurn, Turn
+
+#: One clock for every scripted model, so the calls of concurrent runs can be put in one order.
+_CLOCK = itertools.count()
 
 
 class UnexpectedModelCall(AssertionError):
@@ -17,9 +21,10 @@ class ScriptedModel:
     """A queue of turns, plus optional standing answers for every further step or extraction call.
 
     Bindings call `answer()` once per model request and render the turn in the library's format.
-    Every request is logged in `calls`. A request the script did not expect raises
-    `UnexpectedModelCall` and is remembered in `violation`, so that a library which swallows the
-    exception still fails the scenario.
+    Every request is logged in `calls`, and stamped in `stamps` with its place in the order of all
+    scripted models' requests (to tell whether concurrent runs were in flight at once). A request
+    the script did not expect raises `UnexpectedModelCall` and is remembered in `violation`, so
+    that a library which swallows the exception still fails the scenario.
     """
 
     def __init__(
@@ -33,6 +38,7 @@ class ScriptedModel:
         self.every_step: StepTurn | FaultTurn | None = every_step
         self.every_extract = every_extract
         self.calls: list[LMCall] = []
+        self.stamps: list[int] = []
         self.violation: str | None = None
         self._lock = threading.Lock()
 
@@ -50,6 +56,7 @@ class ScriptedModel:
         """Log `call` and return the turn that answers it."""
         with self._lock:
             self.calls.append(call)
+            self.stamps.append(next(_CLOCK))
             turn = self._next_for(call)
             if turn is not None:
                 return turn

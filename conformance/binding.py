@@ -200,6 +200,9 @@ class Event(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     kind: Literal["step", "done"]
+    #: How many model calls the run had made when this event reached the binding: measure
+    #: `len(model.calls)` as each event arrives, so the suite can tell a stream from a replay.
+    model_calls: int
     #: The step (`step` events).
     step: Step | None = None
     #: Why the run stopped, in the words of `Outcome.stop_reason` (`done`).
@@ -330,7 +333,12 @@ class Binding(ABC):
         self, calls: Sequence[tuple[object, CallRequest, ScriptedModel]]
     ) -> list[Outcome]:
         """Start every call at once on one event loop (each `mode="async"`), wait for all, and
-        report each one's Outcome, in order. Called only for bindings claiming `async`."""
+        report each one's Outcome, in order. Called only for bindings claiming `async`.
+
+        The suite checks that the runs were in flight at the same time. Where the library awaits
+        its model through an async seam, the binding's seam must yield to the event loop before
+        it answers (`await asyncio.sleep(0)`), as a real network call would.
+        """
         raise NotImplementedError(f"binding {self.name!r} has no run_concurrently")
 
     def step_tool_names(self, agent: object) -> list[str] | None:

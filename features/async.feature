@@ -41,3 +41,4 @@ Feature: Async
     When 50 async runs with different adapters, step caps and scripts overlap
     Then every concurrent run used only its own agent's format and got its own answer
     And every concurrent run made exactly its own scripted steps
+    And the concurrent runs were in flight at the same time

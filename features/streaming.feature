@@ -17,6 +17,7 @@ Feature: Streaming
     Then the stream's step events show "add" with {"a": 2, "b": 3} and observed "5"
     And the stream ends with exactly one done event whose stop reason is "finish"
     And the done event's prediction has "answer" equal to "5"
+    And each step event reached the caller before the next step call was made
 
   @req:STREAM-1 @capability:streaming
   Scenario: A streaming run stopped by the step cap still ends with one done event
@@ -26,4 +27,5 @@ Feature: Streaming
     And the model answers every extraction with {"answer": "2"}
     When the agent is streamed with {"question": "What is 1 + 1?"}
     Then the stream has 2 step events
+    And each step event reached the caller before the next step call was made
     And the stream ends with exactly one done event whose stop reason is "max_steps"

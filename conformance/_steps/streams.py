@@ -165,3 +165,34 @@ def stream_step_count(world: World, count: str) -> None:
         f"the stream should have {count} step event(s); it has {len(steps)}: "
         f"{[s.tool_name for s in steps]}"
     )
+
+
+@then("each step event reached the caller before the next step call was made")
+def stream_is_incremental(world: World) -> None:
+    """A stream that runs the whole loop, then hands out its events, is a replay, not a stream."""
+    events = [e for e in _events(world) if e.kind == "step"]
+    calls = world.calls_per_run[-1]
+    before = len(world.model.calls) - len(calls)  # the model calls of earlier runs
+    step_calls = [i for i, c in enumerate(calls) if c.kind == "step"]
+    for k, event in enumerate(events[:-1]):
+        if k + 1 >= len(step_calls):
+            break
+        made = event.model_calls - before
+        assert made <= step_calls[k + 1], (
+            f"step event {k + 1} ({event.step.tool_name if event.step else '?'}) reached the caller "
+            f"after {made} model call(s), when step call {k + 2} had already been made: the stream "
+            "held the step back instead of emitting it as it completed"
+        )
+
+
+@then("the concurrent runs were in flight at the same time")
+def runs_overlapped(world: World) -> None:
+    """Isolation is only tested if the runs overlap; runs that go one by one prove nothing."""
+    spans = sorted((min(m.stamps), max(m.stamps)) for _, m, _, _ in world.concurrent if m.stamps)
+    assert spans, "no concurrent run made a model call"
+    most = max(sum(1 for s, e in spans if s <= at <= e) for at, _ in spans)
+    assert most >= 2, (
+        f"the {len(spans)} async runs never overlapped: each finished its model calls before the "
+        "next one's first. The library's async call blocks the event loop (or the binding awaited "
+        "the runs one by one), so whether concurrent runs share state was not tested"
+    )

@@ -93,12 +93,12 @@ class ReferenceBinding(Binding):
         assert isinstance(agent, _Agent)
         if call.mode == "async":
             return asyncio.run(_arun(agent, call, model))
-        events: list[reference.Event] = []
+        events: list[tuple[reference.Event, int]] = []  # each event, and the model calls made by then
         with _serving(model):
             try:
                 if call.mode == "stream":
-                    events.extend(agent.react.stream(**_kwargs(call)))
-                    prediction = events[-1].prediction
+                    events.extend((event, len(model.calls)) for event in agent.react.stream(**_kwargs(call)))
+                    prediction = events[-1][0].prediction
                     assert prediction is not None, "a reference stream ends with its done event"
                 else:
                     prediction = agent.react.forward(**_kwargs(call))
@@ -189,7 +189,7 @@ def _kwargs(call: CallRequest) -> dict[str, Any]:
 
 
 def _succeeded(agent: _Agent, prediction: reference.Prediction,
-               events: list[reference.Event] | None = None) -> Outcome:
+               events: list[tuple[reference.Event, int]] | None = None) -> Outcome:
     agent.last = prediction
     return Outcome(
         outputs=_outputs(agent, prediction),
@@ -198,11 +198,12 @@ def _succeeded(agent: _Agent, prediction: reference.Prediction,
         iterations=prediction.iterations,
         fallback=prediction.fallback,
         tool_errors=[e.model_dump(mode="json") for e in prediction.tool_errors],
-        events=None if events is None else [_event(agent, e) for e in events],
+        events=None if events is None else [_event(agent, *e) for e in events],
     )
 
 
-def _failed(agent: _Agent, exc: Exception, events: list[reference.Event] | None = None) -> Outcome:
+def _failed(agent: _Agent, exc: Exception,
+            events: list[tuple[reference.Event, int]] | None = None) -> Outcome:
     if isinstance(exc, reference.MaxIterationsError):
         agent.last = exc
         error = _max_iterations(exc)
@@ -211,7 +212,7 @@ def _failed(agent: _Agent, exc: Exception, events: list[reference.Event] | None 
         error = _interrupt(exc)
     else:
         error = ErrorInfo.from_exception(exc)
-    return Outcome(error=error, events=None if events is None else [_event(agent, e) for e in events])
+    return Outcome(error=error, events=None if events is None else [_event(agent, *e) for e in events])
 
 
 def _outputs(agent: _Agent, prediction: reference.Prediction) -> dict[str, JsonValue]:
@@ -222,12 +223,12 @@ def _stop_reason(reason: str | None) -> str | None:
     return _STOP_REASONS.get(reason or "", reason)
 
 
-def _event(agent: _Agent, event: reference.Event) -> Event:
+def _event(agent: _Agent, event: reference.Event, model_calls: int) -> Event:
     if event.kind == "step":
         assert event.step is not None
-        return Event(kind="step", step=_step(event.step))
+        return Event(kind="step", model_calls=model_calls, step=_step(event.step))
     assert event.prediction is not None
-    return Event(kind="done", stop_reason=_stop_reason(event.stop_reason),
+    return Event(kind="done", model_calls=model_calls, stop_reason=_stop_reason(event.stop_reason),
                  outputs=_outputs(agent, event.prediction))
 
 

@@ -6,13 +6,14 @@ the tests check that the suite reports the right requirement as failed.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import reference
 from conformance import AgentSpec, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
-from conformance.bindings.reference import ReferenceBinding, _Agent
+from conformance.bindings.reference import ReferenceBinding, _Agent, _arun
 
 # -- bindings that misbehave (binding bugs, not library bugs) ----------------------------------
 
@@ -119,3 +120,50 @@ class LeaksTheAdapterOverride(ReferenceBinding):
         if agent.react.adapter is not None:
             reference.configure(adapter=agent.react.adapter)
         return super().run(agent, call, model)
+
+
+class ReplaysTheStream(ReferenceBinding):
+    """A ReAct whose stream runs the whole loop first, then hands out every event at once."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        outcome = super().run(agent, call, model)
+        for event in outcome.events or []:
+            event.model_calls = len(model.calls)
+        return outcome
+
+
+class BlocksTheEventLoop(ReferenceBinding):
+    """A ReAct whose aforward is forward in disguise: concurrent runs go one after another."""
+
+    def run_concurrently(
+        self, calls: Sequence[tuple[object, CallRequest, ScriptedModel]]
+    ) -> list[Outcome]:
+        return [self.run(agent, call, model) for agent, call, model in calls]
+
+
+class SharesTheAdapterAcrossRuns(ReferenceBinding):
+    """A ReAct whose async runs install their adapter globally while they run."""
+
+    def run_concurrently(
+        self, calls: Sequence[tuple[object, CallRequest, ScriptedModel]]
+    ) -> list[Outcome]:
+        async def one(agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+            assert isinstance(agent, _Agent)
+            reference.configure(adapter=agent.react.adapter)
+            return await _arun(agent, call, model)
+
+        async def every_call() -> list[Outcome]:
+            return list(await asyncio.gather(*(one(*c) for c in calls)))
+
+        return asyncio.run(every_call())
+
+
+class RunsBeforeApproval(ReferenceBinding):
+    """A ReAct that runs interruptible tools without asking anyone."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        built = super().build(spec, tools)
+        if isinstance(built, _Agent):
+            for tool in built.react.tools.values():
+                tool.interruptible = False
+        return built

@@ -63,6 +63,10 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("LeaksTheAdapterOverride", "ADP-3"),
         ("ReordersTheTrajectory", "TRJ-3"),
         ("RunsUnknownTools", "LOOP-5"),
+        ("ReplaysTheStream", "STREAM-1"),
+        ("BlocksTheEventLoop", "ASYNC-2"),
+        ("SharesTheAdapterAcrossRuns", "ASYNC-2"),
+        ("RunsBeforeApproval", "HITL-3"),
     ],
 )
 def test_a_broken_implementation_fails_the_right_requirement(
