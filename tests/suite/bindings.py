@@ -6,6 +6,7 @@ the tests check that the suite reports the right requirement as failed.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -119,3 +120,26 @@ class LeaksTheAdapterOverride(ReferenceBinding):
         if agent.react.adapter is not None:
             reference.configure(adapter=agent.react.adapter)
         return super().run(agent, call, model)
+
+
+class _CapOnTheAgent(reference.ReAct):
+    """Stores each call's step cap on the agent, where a concurrent call overwrites it."""
+
+    async def aforward(self, *, max_iters: int | None = None, **inputs: Any) -> reference.Prediction:
+        self.max_iters = max_iters or self.max_iters
+        await asyncio.sleep(0)  # another call starts here, as it would at any real await
+        return await super().aforward(**inputs)
+
+
+class KeepsTheCallOnTheAgent(ReferenceBinding):
+    """A ReAct whose running call lives on the agent: concurrent calls of one agent share it."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        built = super().build(spec, tools)
+        if isinstance(built, _Agent):
+            react = built.react
+            built.react = _CapOnTheAgent(
+                react.signature, list(react.tools.values()), max_iters=react.max_iters,
+                adapter=react.adapter, on_max_iters=react.on_max_iters,
+            )
+        return built

@@ -63,6 +63,7 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("LeaksTheAdapterOverride", "ADP-3"),
         ("ReordersTheTrajectory", "TRJ-3"),
         ("RunsUnknownTools", "LOOP-5"),
+        ("KeepsTheCallOnTheAgent", "ASYNC-2"),
     ],
 )
 def test_a_broken_implementation_fails_the_right_requirement(
