@@ -7,6 +7,7 @@ the library did, including the exceptions the library raised, as data.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -326,12 +327,23 @@ class Binding(ABC):
         what happened, as `run` does. Called only for bindings claiming `human-in-the-loop`."""
         raise NotImplementedError(f"binding {self.name!r} has no resume")
 
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        """`run` for `mode="async"`, on the running event loop, with `model` for this task only.
+        The default `run_concurrently` gathers it; a binding claiming `async` implements one of them."""
+        raise NotImplementedError(f"binding {self.name!r} has no arun")
+
     def run_concurrently(
         self, calls: Sequence[tuple[object, CallRequest, ScriptedModel]]
     ) -> list[Outcome]:
         """Start every call at once on one event loop (each `mode="async"`), wait for all, and
-        report each one's Outcome, in order. Called only for bindings claiming `async`."""
-        raise NotImplementedError(f"binding {self.name!r} has no run_concurrently")
+        report each one's Outcome, in order. Called only for bindings claiming `async`.
+
+        The default gathers `arun` over the calls: all the isolation is the library's own."""
+
+        async def every_call() -> list[Outcome]:
+            return list(await asyncio.gather(*(self.arun(a, c, m) for a, c, m in calls)))
+
+        return asyncio.run(every_call())
 
     def step_tool_names(self, agent: object) -> list[str] | None:
         """The names the agent's step output `next_tool_name` admits, or None if unconstrained."""
