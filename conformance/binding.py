@@ -7,6 +7,7 @@ the library did, including the exceptions the library raised, as data.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -329,6 +330,11 @@ class Binding(ABC):
         what happened, as `run` does. Called only for bindings claiming `human-in-the-loop`."""
         raise NotImplementedError(f"binding {self.name!r} has no resume")
 
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        """`run` for `mode="async"`, on the running event loop, with `model` for this task only.
+        The default `run_concurrently` gathers it; a binding claiming `async` implements one of them."""
+        raise NotImplementedError(f"binding {self.name!r} has no arun")
+
     def run_concurrently(
         self, calls: Sequence[tuple[object, CallRequest, ScriptedModel]]
     ) -> list[Outcome]:
@@ -337,9 +343,14 @@ class Binding(ABC):
 
         The suite checks that the runs were in flight at the same time. Where the library awaits
         its model through an async seam, the binding's seam must yield to the event loop before
-        it answers (`await asyncio.sleep(0)`), as a real network call would.
+        it answers (`await asyncio.sleep(0)`), as a real network call would. The default gathers
+        `arun` over the calls: all the isolation is the library's own.
         """
-        raise NotImplementedError(f"binding {self.name!r} has no run_concurrently")
+
+        async def every_call() -> list[Outcome]:
+            return list(await asyncio.gather(*(self.arun(a, c, m) for a, c, m in calls)))
+
+        return asyncio.run(every_call())
 
     def step_tool_names(self, agent: object) -> list[str] | None:
         """The names the agent's step output `next_tool_name` admits, or None if unconstrained."""

@@ -42,3 +42,10 @@ Feature: Async
     Then every concurrent run used only its own agent's format and got its own answer
     And every concurrent run made exactly its own scripted steps
     And the concurrent runs were in flight at the same time
+
+  @req:ASYNC-2 @capability:async
+  Scenario: Fifty overlapping async runs of one agent share no state
+    When 50 async runs of one agent with different step caps and scripts overlap
+    Then every concurrent run got its own answer
+    And every concurrent run made exactly its own scripted steps
+    And the concurrent runs were in flight at the same time

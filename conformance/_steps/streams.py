@@ -33,6 +33,16 @@ def streamed(world: World, inputs: str) -> None:
 # -- many async runs at once ------------------------------------------------------------------
 
 
+def _script(run: int, cap: int) -> list[Turn]:
+    """Run `run`'s own script: `cap - 1` additions of its own numbers, then finish at the cap."""
+    return [
+        *(StepTurn(thought=f"run {run} adds, step {j}", tool_name="add", tool_args={"a": run, "b": j})
+          for j in range(cap - 1)),
+        StepTurn(thought=f"run {run} is done", tool_name="finish"),
+        ExtractTurn(outputs={"answer": f"the answer of run {run}"}),
+    ]
+
+
 @when(parsers.parse("{count:d} async runs with different adapters, step caps and scripts overlap"))
 def overlapping_async_runs(world: World, count: int) -> None:
     """Run `count` agents at once on one event loop, each with its own adapter (or none), step cap
@@ -43,12 +53,7 @@ def overlapping_async_runs(world: World, count: int) -> None:
     for i in range(count):
         own = ("json", "chat", None)[i % 3]
         cap, per_call = 2 + i % 4, i % 2 == 1
-        script: list[Turn] = [
-            StepTurn(thought=f"run {i} adds, step {j}", tool_name="add", tool_args={"a": i, "b": j})
-            for j in range(cap - 1)
-        ]
-        script += [StepTurn(thought=f"run {i} is done", tool_name="finish"),
-                   ExtractTurn(outputs={"answer": f"the answer of run {i}"})]
+        script = _script(i, cap)
         world.adapter, world.max_steps = own, 1 if per_call else cap  # type: ignore[assignment]
         world.reset_agent()
         request = CallRequest(inputs={"question": f"Run {i}: add it up"},
@@ -58,6 +63,27 @@ def overlapping_async_runs(world: World, count: int) -> None:
         world.concurrent_scripts.append(script)
     world.adapter, world.max_steps = adapter, max_steps
     world.reset_agent()
+    _run_concurrently(world, jobs)
+
+
+@when(parsers.parse("{count:d} async runs of one agent with different step caps and scripts overlap"))
+def overlapping_runs_of_one_agent(world: World, count: int) -> None:
+    """Call one agent `count` times at once on one event loop, each call with its own per-call step
+    cap and script: whatever the agent keeps while it runs must belong to one call."""
+    jobs: list[tuple[object, CallRequest, ScriptedModel]] = []
+    world.concurrent, world.concurrent_scripts = [], []
+    for i in range(count):
+        cap = 2 + i % 4
+        script = _script(i, cap)
+        request = CallRequest(inputs={"question": f"Run {i}: add it up"}, max_steps=cap, mode="async")
+        jobs.append((world.agent, request, ScriptedModel(script)))
+        world.concurrent.append((world.adapter, jobs[-1][2], f"the answer of run {i}", None))
+        world.concurrent_scripts.append(script)
+    _run_concurrently(world, jobs)
+
+
+def _run_concurrently(world: World, jobs: list[tuple[object, CallRequest, ScriptedModel]]) -> None:
+    count = len(jobs)
     results = _guard.call("run_concurrently", lambda: world.binding.run_concurrently(jobs),
                           world.timeout)
     if not isinstance(results, list) or len(results) != count:
@@ -69,6 +95,18 @@ def overlapping_async_runs(world: World, count: int) -> None:
         (own, model, answer, _guard.validated("run_concurrently", Outcome, result))
         for (own, model, answer, _), result in zip(world.concurrent, results, strict=True)
     ]
+
+
+@then("every concurrent run got its own answer")
+def concurrent_answers(world: World) -> None:
+    assert world.concurrent, "no concurrent runs were made"
+    for index, (_, model, answer, result) in enumerate(world.concurrent):
+        assert isinstance(result, Outcome), f"concurrent run {index} did not finish: {result!r}"
+        assert model.violation is None, f"concurrent run {index}: {model.violation}"
+        assert result.error is None, (
+            f"concurrent run {index} raised {result.error.type}: {result.error.message}")
+        got = (result.outputs or {}).get("answer")
+        assert got == answer, f"concurrent run {index} got {got!r}, expected its own {answer!r}"
 
 
 @then("every concurrent run made exactly its own scripted steps")

@@ -1,8 +1,14 @@
 """The binding for `dspy.ReAct` (dspy 3.4).
 
 The scripted model is a dspy custom engine (an object with `complete(Request) -> Response`) behind a
-real `dspy.LM(..., engine=..., cache=False)`, installed per call with `dspy.context(lm=...)`: dspy's
-adapters format every request and parse every reply, and dspy's own execution layer runs the call.
+real `dspy.LM(..., engine=..., cache=False)`, installed per call with `dspy.context(lm=...)` (which
+dspy documents as usable from any thread or async task): dspy's adapters format every request and
+parse every reply, and dspy's own execution layer runs the call.
+
+Async calls go through `ReAct.acall` (its `aforward`). Streaming goes through `dspy.streamify`, whose
+stream holds status messages and ends with the Prediction. A `StatusMessageProvider`, dspy's public
+way to choose what those messages say, writes each tool call and each tool result as JSON; a step
+event is a tool-start message and the tool-end message after it. dspy has no human in the loop.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from conformance.binding import (
     Binding,
     CallRequest,
     ErrorInfo,
+    Event,
     ExtractTurn,
     FaultTurn,
     LMCall,
@@ -84,6 +91,10 @@ class _Engine:
         return lm15.Response(id=None, model="scripted", message=message, finish_reason="stop",
                              usage=lm15.Usage(input_tokens=0, output_tokens=0, total_tokens=0))
 
+    def stream(self, request: Any) -> Any:
+        """A streamed run (under `dspy.streamify`) asks for the same reply as events."""
+        return lm15.response_to_events(self.complete(request))
+
     def close(self) -> None:
         """Nothing to release."""
 
@@ -97,6 +108,10 @@ class _AsyncEngine:
     async def complete(self, request: Any) -> Any:
         return self.engine.complete(request)
 
+    async def stream(self, request: Any) -> Any:
+        for event in self.engine.stream(request):
+            yield event
+
     async def aclose(self) -> None:
         """Nothing to release."""
 
@@ -105,10 +120,15 @@ class DSPyBinding(Binding):
     """Runs the suite against `dspy.ReAct`."""
 
     name = "dspy"
-    capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract"})
+    capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract", "async", "streaming"})
     known_failures: ClassVar[Mapping[str, str]] = {
         "ADP-2": "dspy.ReAct(signature, tools, max_iters) has no adapter parameter (predict/react.py)",
         "ADP-3": "dspy.ReAct(signature, tools, max_iters) has no adapter parameter (predict/react.py)",
+        "Fifty overlapping async runs share no state":
+            "dspy.ReAct(signature, tools, max_iters) has no adapter parameter (predict/react.py): the "
+            "agents with an adapter of their own cannot be built",
+        "STREAM-1": "streamify ends the stream with the bare Prediction, as ReAct records no stop reason; "
+                    "its status callback skips the finish tool (streaming/messages.py on_tool_start)",
         _SIG5 + "[-> answer-input-input]":
             "dspy accepts a signature without inputs: signature.py _parse_signature only needs one '->'",
         _SIG5 + "[question ->-output-output]":
@@ -159,27 +179,26 @@ class DSPyBinding(Binding):
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
+        if call.mode == "async":
+            return asyncio.run(self.arun(agent, call, model))
         if call.mode == "stream":
-            raise NotImplementedError("dspy.ReAct has no step-event stream for this binding to report")
-        engine = _Engine(model)
-        lm = dspy.LM("scripted/model", engine=engine, async_engine=_AsyncEngine(engine), cache=False)
-        kwargs: dict[str, Any] = dict(call.inputs)
-        if call.max_steps is not None:
-            kwargs["max_iters"] = call.max_steps
+            return asyncio.run(_astream(agent, call, model))
         try:
-            with dspy.context(lm=lm):
-                if call.mode == "async":
-                    prediction = asyncio.run(agent.react.acall(**kwargs))
-                else:
-                    prediction = agent.react(**kwargs)
+            with dspy.context(lm=_lm(model)):
+                prediction = agent.react(**_kwargs(call))
         except Exception as exc:
             return Outcome(error=ErrorInfo.from_exception(exc))
-        agent.last = prediction
-        return Outcome(
-            outputs={name: _json(getattr(prediction, name, None))
-                     for name in agent.react.signature.output_fields},
-            trajectory=_steps(prediction.trajectory),
-        )
+        return _outcome(agent, prediction)
+
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        """`ReAct.acall`, with `model` in a dspy.context of this task only."""
+        assert isinstance(agent, _Agent)
+        try:
+            with dspy.context(lm=_lm(model)):
+                prediction = await agent.react.acall(**_kwargs(call))
+        except Exception as exc:
+            return Outcome(error=ErrorInfo.from_exception(exc))
+        return _outcome(agent, prediction)
 
     def step_tool_names(self, agent: object) -> list[str] | None:
         assert isinstance(agent, _Agent)
@@ -197,6 +216,65 @@ class DSPyBinding(Binding):
         index = len(trajectory)
         trajectory.update({f"thought_{index}": marker, f"tool_name_{index}": marker,
                            f"tool_args_{index}": {}, f"observation_{index}": marker})
+
+
+class _StepMessages(dspy.streaming.StatusMessageProvider):  # type: ignore[misc]
+    """Status messages that carry what dspy hands the provider: the tool call, then its result."""
+
+    def tool_start_status_message(self, instance: Any, inputs: dict[str, Any]) -> str:
+        return json.dumps({"tool": instance.name, "args": inputs.get("kwargs")}, default=str)
+
+    def tool_end_status_message(self, outputs: Any) -> str:
+        return json.dumps({"observation": outputs}, default=str)
+
+
+def _lm(model: ScriptedModel) -> Any:
+    engine = _Engine(model)
+    return dspy.LM("scripted/model", engine=engine, async_engine=_AsyncEngine(engine), cache=False)
+
+
+def _kwargs(call: CallRequest) -> dict[str, Any]:
+    kwargs: dict[str, Any] = dict(call.inputs)
+    if call.max_steps is not None:
+        kwargs["max_iters"] = call.max_steps
+    return kwargs
+
+
+def _outcome(agent: _Agent, prediction: Any, events: list[Event] | None = None) -> Outcome:
+    agent.last = prediction
+    return Outcome(outputs=_outputs(agent, prediction), trajectory=_steps(prediction.trajectory),
+                   events=events)
+
+
+def _outputs(agent: _Agent, prediction: Any) -> dict[str, JsonValue]:
+    return {name: _json(getattr(prediction, name, None)) for name in agent.react.signature.output_fields}
+
+
+async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Outcome:
+    """`dspy.streamify(react)`: each tool-start message and the tool-end message after it are one
+    step event; the Prediction that ends the stream is the done event (dspy reports no stop reason)."""
+    stream = dspy.streamify(agent.react, status_message_provider=_StepMessages())
+    events: list[Event] = []
+    started: dict[str, Any] = {}
+    prediction: Any = None
+    try:
+        with dspy.context(lm=_lm(model)):
+            async for value in stream(**_kwargs(call)):
+                if isinstance(value, dspy.streaming.StatusMessage):
+                    message = json.loads(value.message)
+                    if "tool" in message:
+                        started = message
+                    else:
+                        events.append(Event(kind="step", model_calls=len(model.calls), step=Step(
+                            tool_name=str(started.get("tool")), tool_args=_json(started.get("args")),
+                            observation=_json(message["observation"]))))
+                elif isinstance(value, dspy.Prediction):
+                    prediction = value
+                    events.append(Event(kind="done", model_calls=len(model.calls),
+                                        outputs=_outputs(agent, value)))
+    except Exception as exc:
+        return Outcome(error=ErrorInfo.from_exception(exc), events=events)
+    return Outcome(events=events) if prediction is None else _outcome(agent, prediction, events)
 
 
 def _signature(spec: SignatureSpec) -> Any:

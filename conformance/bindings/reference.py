@@ -92,7 +92,7 @@ class ReferenceBinding(Binding):
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         if call.mode == "async":
-            return asyncio.run(_arun(agent, call, model))
+            return asyncio.run(self.arun(agent, call, model))
         events: list[tuple[reference.Event, int]] = []  # each event, and the model calls made by then
         with _serving(model):
             try:
@@ -119,17 +119,14 @@ class ReferenceBinding(Binding):
                 return _failed(agent, exc)
         return _succeeded(agent, prediction)
 
-    def run_concurrently(
-        self, calls: Sequence[tuple[object, CallRequest, ScriptedModel]]
-    ) -> list[Outcome]:
-        async def every_call() -> list[Outcome]:
-            runs = []
-            for agent, call, model in calls:
-                assert isinstance(agent, _Agent) and call.mode == "async"
-                runs.append(_arun(agent, call, model))
-            return list(await asyncio.gather(*runs))
-
-        return asyncio.run(every_call())
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        with _serving(model):
+            try:
+                prediction = await agent.react.aforward(**_kwargs(call))
+            except Exception as exc:
+                return _failed(agent, exc)
+        return _succeeded(agent, prediction)
 
     def step_tool_names(self, agent: object) -> list[str] | None:
         assert isinstance(agent, _Agent)
@@ -159,16 +156,6 @@ def _signature(spec: SignatureSpec) -> Any:
     annotations = {f.name: _TYPES[f.type] for f in (*spec.inputs, *spec.outputs)}
     namespace = {"__doc__": spec.instructions, "__annotations__": annotations, **inputs, **outputs}
     return type("ScenarioSignature", (reference.Signature,), namespace)
-
-
-async def _arun(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Outcome:
-    """An async call, on the running event loop, with `model` for this task only."""
-    with _serving(model):
-        try:
-            prediction = await agent.react.aforward(**_kwargs(call))
-        except Exception as exc:
-            return _failed(agent, exc)
-    return _succeeded(agent, prediction)
 
 
 @contextmanager

@@ -11,6 +11,13 @@ JSON object in the message content. Both are therefore "json" requests, answered
 
 After a reply it cannot parse, udspy asks again after a real 1 s wait (tenacity on Predict._aforward);
 it offers no public setting for that wait, so such a scenario takes about a second.
+
+Async calls go through `ReAct.aforward`, each on its own task with its own `settings.context` (a
+contextvar: udspy's per-call model seam). Streaming goes through `ReAct.astream`: the prediction
+each step call emits (thought, tool name and args, before the tool runs) is a step event, the
+ReAct's final Prediction the done event. Human in the loop is udspy's confirmation: a tool with
+`require_confirmation=True` raises `ConfirmationRequired`, answered with `ReAct.resume` / `aresume`
+as the ReAct docstring shows (`await react.aresume("yes", e)`).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from typing import Any, ClassVar, Literal, get_args
 import httpx
 import openai
 import udspy
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from pydantic import JsonValue
 from udspy.confirmation import ConfirmationRequired
 from udspy.lm import BaseLM
@@ -37,10 +44,12 @@ from conformance.binding import (
     Binding,
     CallRequest,
     ErrorInfo,
+    Event,
     ExtractTurn,
     FaultTurn,
     LMCall,
     Outcome,
+    ResumeRequest,
     SignatureSpec,
     Step,
 )
@@ -56,6 +65,9 @@ _EXTRACT_DOC = ("react.py _build_extract_signature gives the extraction fixed in
                 "final answer from the trajectory'): the signature's own reach only the step calls")
 _SAME_NAME = "make_signature keeps the fields in one dict (signature.py): the output replaces the input"
 _NO_STOP = "ReAct.aexecute has no repeated-failure stop: it asks for another step until max_iters (react.py)"
+_NO_ASK = "udspy.ReAct has no ask_to_user tool (react.py _add_builtin_tools adds only finish)"
+_NO_RESUME = ("ReAct does not implement aresume, so Module.aresume raises NotImplementedError "
+              "(module/base.py), though the ReAct docstring shows `await react.aresume('yes', e)`")
 _KNOWN: dict[str, str] = {
     "ADP-1": "udspy.settings has no adapter to set or read back (settings.py); its one adapter, "
              "ChatAdapter, asks for and parses a JSON object (adapter.py)",
@@ -87,16 +99,31 @@ _KNOWN: dict[str, str] = {
         "schema, not 'Error executing <tool>: <message>'",
     "Three similar failures in a row stop the retries with a suggestion": _NO_STOP,
     "The error history keeps the last ten errors": "udspy.ReAct keeps no tool-error history (react.py)",
+    "ask_to_user is a built-in tool unless disabled": _NO_ASK,
+    "HITL-2": _NO_ASK + ", so a step naming it is an invalid tool and the loop breaks to extraction",
+    "HITL-3": "check_tool_confirmation asks 'Confirm execution of <tool> with args: <args>? "
+              "(yes/no/feedback/edit)' and builds its ToolCall without a call id (confirmation.py)",
+    "HITL-4": _NO_RESUME, "HITL-5": _NO_RESUME, "HITL-6": _NO_RESUME,
+    "An async resume gives the same result as a sync resume": _NO_RESUME,
+    "Fifty overlapping async runs share no state":
+        "udspy has neither a global adapter nor one for chat replies (settings.py, adapter.py): the "
+        "agents meant to use the chat format ask for a JSON object",
+    "Fifty overlapping async runs of one agent share no state":
+        "ReAct.aexecute keeps the running call on the agent (self._context, react.py): the first call to "
+        "end sets it to None and the others raise RuntimeError from _execute_iteration",
+    "STREAM-1": "ReAct.astream emits each step's prediction (thought, tool, args) before the tool runs, "
+                "no event with its observation, and a final Prediction with no stop reason (react.py)",
     "After repeated tool errors the steps appear in the order they ran, one observation each": _NO_STOP,
 }
 
 
 class _Agent:
-    """A built `udspy.ReAct` and the trajectory its last call handed out."""
+    """A built `udspy.ReAct`, the trajectory its last call handed out, the interrupts it raised."""
 
     def __init__(self, react: Any) -> None:
         self.react = react
         self.last: list[dict[str, Any]] | None = None
+        self.interrupts: dict[str, ConfirmationRequired] = {}
 
 
 class _ScriptedLM(BaseLM):  # type: ignore[misc]
@@ -123,6 +150,8 @@ class _ScriptedLM(BaseLM):  # type: ignore[misc]
         # The extraction is a ChainOfThought, whose signature starts with a `reasoning` output.
         extra = {"reasoning": "The trajectory has it."} if isinstance(turn, ExtractTurn) else None
         reply = render.chat_reply(turn, extra) if adapter == "chat" else render.json_reply(turn, extra)
+        if stream:  # a streamed step (ReAct.astream) reads chunks: the whole reply is one chunk
+            return _chunks(reply, model or "scripted")
         return ChatCompletion.model_validate({
             "id": "scripted", "object": "chat.completion", "created": 0, "model": model or "scripted",
             "choices": [{"index": 0, "finish_reason": "stop",
@@ -134,7 +163,8 @@ class UdspyBinding(Binding):
     """Runs the suite against `udspy.ReAct`."""
 
     name = "udspy"
-    capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract"})
+    capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract", "async", "streaming",
+                              "human-in-the-loop"})
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
 
     @property
@@ -168,29 +198,41 @@ class UdspyBinding(Binding):
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
+        if call.mode == "async":
+            return asyncio.run(self.arun(agent, call, model))
         if call.mode == "stream":
-            raise NotImplementedError("the contract has no stream operation for udspy's astream yet")
-        kwargs: dict[str, Any] = dict(call.inputs)
-        if call.max_steps is not None:
-            kwargs["max_iters"] = call.max_steps
+            return asyncio.run(_astream(agent, call, model))
         agent.last = None
         try:
             with udspy.settings.context(lm=_ScriptedLM(model)):
-                if call.mode == "async":
-                    prediction = asyncio.run(agent.react.aforward(**kwargs))
-                else:
-                    prediction = agent.react(**kwargs)
-        except ConfirmationRequired as exc:
-            agent.last = exc.context.get("trajectory")
-            return Outcome(error=_interrupt(exc))
+                prediction = agent.react(**_kwargs(call))
         except Exception as exc:
-            return Outcome(error=ErrorInfo.from_exception(exc))
-        agent.last = prediction["trajectory"]
-        return Outcome(
-            outputs={name: _plain(prediction.get(name))
-                     for name in agent.react.signature.get_output_fields()},
-            trajectory=[_step(episode) for episode in prediction["trajectory"]],
-        )
+            return _failed(agent, exc)
+        return _outcome(agent, prediction)
+
+    def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        interrupt = agent.interrupts[request.interrupt_id]
+        try:
+            with udspy.settings.context(lm=_ScriptedLM(model)):
+                if request.mode == "async":
+                    prediction = asyncio.run(agent.react.aresume(request.response, interrupt))
+                else:
+                    prediction = agent.react.resume(request.response, interrupt)
+        except Exception as exc:
+            return _failed(agent, exc)
+        return _outcome(agent, prediction)
+
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        """`ReAct.aforward`, with `model` in a settings.context of this task only."""
+        assert isinstance(agent, _Agent)
+        agent.last = None
+        try:
+            with udspy.settings.context(lm=_ScriptedLM(model)):
+                prediction = await agent.react.aforward(**_kwargs(call))
+        except Exception as exc:
+            return _failed(agent, exc)
+        return _outcome(agent, prediction)
 
     def step_tool_names(self, agent: object) -> list[str] | None:
         assert isinstance(agent, _Agent)
@@ -204,6 +246,63 @@ class UdspyBinding(Binding):
         for episode in agent.last:
             episode["thought"] = episode["observation"] = marker
         agent.last.append({"thought": marker, "tool_name": marker, "tool_args": {}, "observation": marker})
+
+
+def _kwargs(call: CallRequest) -> dict[str, Any]:
+    kwargs: dict[str, Any] = dict(call.inputs)
+    if call.max_steps is not None:
+        kwargs["max_iters"] = call.max_steps
+    return kwargs
+
+
+async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Outcome:
+    """`ReAct.astream`: the step predictor's predictions are step events, the ReAct's is done."""
+    agent.last = None
+    events: list[Event] = []
+    prediction: Any = None
+    try:
+        with udspy.settings.context(lm=_ScriptedLM(model)):
+            async for event in agent.react.astream(**_kwargs(call)):
+                if not isinstance(event, udspy.Prediction):
+                    continue
+                if event.module is agent.react.react_module:
+                    thought = event.get("next_thought")
+                    events.append(Event(kind="step", model_calls=len(model.calls), step=Step(
+                        thought=None if thought is None else str(thought),
+                        tool_name=str(event.get("next_tool_name")),
+                        tool_args=_plain(event.get("next_tool_args")))))
+                elif event.module is agent.react:
+                    prediction = event
+                    events.append(Event(kind="done", model_calls=len(model.calls),
+                                        outputs=_outputs(agent, event)))
+    except Exception as exc:
+        return _failed(agent, exc, events)
+    return Outcome(events=events) if prediction is None else _outcome(agent, prediction, events)
+
+
+async def _chunks(reply: str, model: str) -> Any:
+    yield ChatCompletionChunk.model_validate({
+        "id": "scripted", "object": "chat.completion.chunk", "created": 0, "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "delta": {"role": "assistant", "content": reply}}],
+    })
+
+
+def _outputs(agent: _Agent, prediction: Any) -> dict[str, JsonValue]:
+    return {name: _plain(prediction.get(name)) for name in agent.react.signature.get_output_fields()}
+
+
+def _outcome(agent: _Agent, prediction: Any, events: list[Event] | None = None) -> Outcome:
+    agent.last = prediction["trajectory"]
+    return Outcome(outputs=_outputs(agent, prediction),
+                   trajectory=[_step(episode) for episode in prediction["trajectory"]], events=events)
+
+
+def _failed(agent: _Agent, exc: Exception, events: list[Event] | None = None) -> Outcome:
+    if isinstance(exc, ConfirmationRequired):
+        agent.last = exc.context.get("trajectory")
+        agent.interrupts[exc.confirmation_id] = exc
+        return Outcome(error=_interrupt(exc), events=events)
+    return Outcome(error=ErrorInfo.from_exception(exc), events=events)
 
 
 def _signature(spec: SignatureSpec) -> Any:

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import reference
 from conformance import AgentSpec, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
-from conformance.bindings.reference import ReferenceBinding, _Agent, _arun
+from conformance.bindings.reference import ReferenceBinding, _Agent
 
 # -- bindings that misbehave (binding bugs, not library bugs) ----------------------------------
 
@@ -144,18 +144,10 @@ class BlocksTheEventLoop(ReferenceBinding):
 class SharesTheAdapterAcrossRuns(ReferenceBinding):
     """A ReAct whose async runs install their adapter globally while they run."""
 
-    def run_concurrently(
-        self, calls: Sequence[tuple[object, CallRequest, ScriptedModel]]
-    ) -> list[Outcome]:
-        async def one(agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
-            assert isinstance(agent, _Agent)
-            reference.configure(adapter=agent.react.adapter)
-            return await _arun(agent, call, model)
-
-        async def every_call() -> list[Outcome]:
-            return list(await asyncio.gather(*(one(*c) for c in calls)))
-
-        return asyncio.run(every_call())
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        reference.configure(adapter=agent.react.adapter)
+        return await super().arun(agent, call, model)
 
 
 class RunsBeforeApproval(ReferenceBinding):
@@ -166,4 +158,27 @@ class RunsBeforeApproval(ReferenceBinding):
         if isinstance(built, _Agent):
             for tool in built.react.tools.values():
                 tool.interruptible = False
+        return built
+
+
+class _CapOnTheAgent(reference.ReAct):
+    """Stores each call's step cap on the agent, where a concurrent call overwrites it."""
+
+    async def aforward(self, *, max_iters: int | None = None, **inputs: Any) -> reference.Prediction:
+        self.max_iters = max_iters or self.max_iters
+        await asyncio.sleep(0)  # another call starts here, as it would at any real await
+        return await super().aforward(**inputs)
+
+
+class KeepsTheCallOnTheAgent(ReferenceBinding):
+    """A ReAct whose running call lives on the agent: concurrent calls of one agent share it."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        built = super().build(spec, tools)
+        if isinstance(built, _Agent):
+            react = built.react
+            built.react = _CapOnTheAgent(
+                react.signature, list(react.tools.values()), max_iters=react.max_iters,
+                adapter=react.adapter, on_max_iters=react.on_max_iters,
+            )
         return built

@@ -67,6 +67,7 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("BlocksTheEventLoop", "ASYNC-2"),
         ("SharesTheAdapterAcrossRuns", "ASYNC-2"),
         ("RunsBeforeApproval", "HITL-3"),
+        ("KeepsTheCallOnTheAgent", "ASYNC-2"),
     ],
 )
 def test_a_broken_implementation_fails_the_right_requirement(
