@@ -109,8 +109,8 @@ _KNOWN: dict[str, str] = {
         "udspy has neither a global adapter nor one for chat replies (settings.py, adapter.py): the "
         "agents meant to use the chat format ask for a JSON object",
     "Fifty overlapping async runs of one agent share no state":
-        "ReAct.aexecute keeps the running call on the agent (self._context, react.py): the first call to "
-        "end sets it to None and the others raise RuntimeError from _execute_iteration",
+        "ReAct.aexecute keeps the running call's trajectory and inputs on the agent (self._context, "
+        "react.py): calls overwrite each other's, and once one ends the others raise RuntimeError",
     "STREAM-1": "ReAct.astream emits each step's prediction (thought, tool, args) before the tool runs, "
                 "no event with its observation, and a final Prediction with no stop reason (react.py)",
     "After repeated tool errors the steps appear in the order they ran, one observation each": _NO_STOP,
