@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import reference
-from conformance import AgentSpec, Binding, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
-from conformance.bindings.reference import ReferenceBinding, _Agent, _arun
+from conformance import AgentSpec, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
+from conformance.bindings.reference import ReferenceBinding, _Agent
 
 # -- bindings that misbehave (binding bugs, not library bugs) ----------------------------------
 
@@ -59,16 +59,6 @@ class BrokenSmoke(ReferenceBinding):
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         return Outcome(outputs={})
-
-
-class GathersArun(ReferenceBinding):
-    """The reference through the contract's default run_concurrently, which gathers `arun`."""
-
-    run_concurrently = Binding.run_concurrently
-
-    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
-        assert isinstance(agent, _Agent)
-        return await _arun(agent, call, model)
 
 
 # -- broken implementations (library bugs the suite must report) -------------------------------

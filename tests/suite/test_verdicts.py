@@ -120,8 +120,3 @@ def test_a_known_failure_that_passes_fails_the_run_as_stale(run_suite: RunSuite)
     assert stale and stale[0]["verdict"] == "failed"
     assert "remove it from the binding's known_failures" in stale[0]["message"]
 
-
-def test_the_default_run_concurrently_gathers_arun_in_order(run_suite: RunSuite) -> None:
-    run = run_suite(f"{B}:GathersArun", "-k", "overlapping")
-    assert run.returncode == 0, run.output[-3000:]
-    assert run.requirements("passed") == {"ASYNC-2"}
