@@ -70,8 +70,10 @@ class _Session:
         items.sort(key=lambda item: 0 if item.get_closest_marker("conformance_smoke") else 1)
 
     def _known_failure(self, item: pytest.Item) -> str | None:
+        # The most precise entry wins: a scenario's own reason over its requirement's.
         keys = (_scenario_name(item), item.name, _requirement(item))
-        return next((r for k, r in self.binding.known_failures.items() if k in keys), None)
+        return next((self.binding.known_failures[k] for k in keys if k in self.binding.known_failures),
+                    None)
 
     def _check_known_failures(self, items: list[pytest.Item]) -> None:
         names = {k for item in items for k in (_scenario_name(item), item.name, _requirement(item))}

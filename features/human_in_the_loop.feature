@@ -44,6 +44,18 @@ Feature: Human in the loop
     And the agent is called again with {"question": "Second"}
     Then the two interrupts have different ids
 
+  @req:HITL-2 @capability:human-in-the-loop
+  Scenario: Two pauses for the same tool call get different ids
+    Given the model replies
+      | turn | thought   | tool        | args                    |
+      | step | delete it | delete_file | {"path": "/tmp/report"} |
+    When the agent is called with {"question": "Clean up"}
+    And the model replies
+      | turn | thought   | tool        | args                    |
+      | step | delete it | delete_file | {"path": "/tmp/report"} |
+    And the agent is called again with {"question": "Clean up"}
+    Then the two interrupts have different ids
+
   @req:HITL-3 @capability:human-in-the-loop
   Scenario: An interruptible tool does not run before approval
     Given the model replies

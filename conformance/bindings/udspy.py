@@ -101,6 +101,9 @@ _KNOWN: dict[str, str] = {
     "The error history keeps the last ten errors": "udspy.ReAct keeps no tool-error history (react.py)",
     "ask_to_user is a built-in tool unless disabled": _NO_ASK,
     "HITL-2": _NO_ASK + ", so a step naming it is an invalid tool and the loop breaks to extraction",
+    "Two pauses for the same tool call get different ids":
+        "confirmation.py names a confirmation by the md5 of tool name and args: two pauses for the "
+        "same call share one id",
     "HITL-3": "check_tool_confirmation asks 'Confirm execution of <tool> with args: <args>? "
               "(yes/no/feedback/edit)' and builds its ToolCall without a call id (confirmation.py)",
     "HITL-4": _NO_RESUME, "HITL-5": _NO_RESUME, "HITL-6": _NO_RESUME,

@@ -182,3 +182,12 @@ class KeepsTheCallOnTheAgent(ReferenceBinding):
                 adapter=react.adapter, on_max_iters=react.on_max_iters,
             )
         return built
+
+
+class KnowsItIgnoresTheCap(IgnoresTheCap):
+    """Lists its LOOP-3 failures, one scenario with a reason of its own."""
+
+    known_failures: ClassVar[Mapping[str, str]] = {
+        "LOOP-3": "the whole requirement's reason",
+        "The step cap stops a loop that never chooses finish": "this scenario's own reason",
+    }

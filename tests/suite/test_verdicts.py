@@ -120,3 +120,12 @@ def test_a_known_failure_that_passes_fails_the_run_as_stale(run_suite: RunSuite)
     assert stale and stale[0]["verdict"] == "failed"
     assert "remove it from the binding's known_failures" in stale[0]["message"]
 
+
+
+def test_a_scenarios_own_known_failure_reason_wins_over_its_requirements(run_suite: RunSuite) -> None:
+    run = run_suite(f"{B}:KnowsItIgnoresTheCap", "-k", "step_cap")
+    assert run.report is not None, run.output[-3000:]
+    reasons = {s["name"]: s["message"] for s in run.report["scenarios"] if s["requirement"] == "LOOP-3"}
+    assert "this scenario's own reason" in reasons["The step cap stops a loop that never chooses finish"]
+    assert any("the whole requirement's reason" in m for n, m in reasons.items()
+               if n != "The step cap stops a loop that never chooses finish"), reasons
