@@ -73,11 +73,15 @@ def request_call(body: dict[str, Any]) -> LMCall:
     ]
     system = next((str(m["content"]) for m in messages if m["role"] == "system"), "")
     tools = body.get("tools") or None
-    adapter: Literal["chat", "json", "native", "other"] = (
-        "native" if tools else "chat" if "[[ ## completed ## ]]" in system
-        else "json" if "JSON object" in system else "other")
+    # The reply format is asked for in the system message (DSPy), or after the inputs (udspy).
+    adapter = "native" if tools else _format(system) or _format(
+        "\n".join(str(m["content"]) for m in messages)) or "other"
     kind = "step" if tools else render.request_kind(system)
     return LMCall(kind=kind, adapter=adapter, messages=messages, tools=tools)
+
+
+def _format(text: str) -> Literal["chat", "json"] | None:
+    return "chat" if "[[ ## completed ## ]]" in text else "json" if "JSON object" in text else None
 
 
 def _text(content: Any) -> str:
@@ -92,7 +96,9 @@ def _message(turn: StepTurn | ExtractTurn, call: LMCall, number: int) -> dict[st
             "id": f"call_{number}", "type": "function",
             "function": {"name": turn.tool_name, "arguments": turn.args_text()},
         }]}
-    reply = render.json_reply(turn) if call.adapter == "json" else render.chat_reply(turn)
+    # A chain-of-thought request (udspy's extraction, say) also asks for `reasoning`: give one.
+    extra = {"reasoning": "The trajectory has it."} if "`reasoning`" in call.text() else None
+    reply = render.json_reply(turn, extra) if call.adapter == "json" else render.chat_reply(turn, extra)
     return {"role": "assistant", "content": reply}
 
 

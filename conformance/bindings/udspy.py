@@ -134,7 +134,7 @@ class UdspyBinding(Binding):
     """Runs the suite against `udspy.ReAct`."""
 
     name = "udspy"
-    capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract"})
+    capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract", "http"})
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
 
     @property
@@ -175,7 +175,7 @@ class UdspyBinding(Binding):
             kwargs["max_iters"] = call.max_steps
         agent.last = None
         try:
-            with udspy.settings.context(lm=_ScriptedLM(model)):
+            with udspy.settings.context(lm=_http_lm(call.base_url) if call.base_url else _ScriptedLM(model)):
                 if call.mode == "async":
                     prediction = asyncio.run(agent.react.aforward(**kwargs))
                 else:
@@ -204,6 +204,15 @@ class UdspyBinding(Binding):
         for episode in agent.last:
             episode["thought"] = episode["observation"] = marker
         agent.last.append({"thought": marker, "tool_name": marker, "tool_args": {}, "observation": marker})
+
+
+def _http_lm(base_url: str) -> Any:
+    """udspy's own OpenAI-compatible LM (AsyncOpenAI underneath) pointed at `base_url` (http profile).
+
+    Its retries are its own and cannot be tuned: the openai client's backoff (from 0.5 s) and, around
+    it, OpenAILM.acomplete's tenacity retry of any APIError (lm/openai.py).
+    """
+    return udspy.LM(model="scripted", base_url=base_url, api_key="placeholder-key")
 
 
 def _signature(spec: SignatureSpec) -> Any:
