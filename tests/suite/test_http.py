@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -14,7 +15,7 @@ import pytest
 from conformance import ExtractTurn, ScriptedModel, StepTurn, _http
 from conformance._cassettes import bundled_dir, cassette_path, secrets_in
 from conformance.server import ScriptedServer
-from tests.suite.conftest import ROOT, RunSuite
+from tests.suite.conftest import ROOT, RunSuite, SuiteRun
 
 HTTP = ("-k", "over_http")
 CHOSEN = "over_http_the_chosen_tool_runs_with_exactly_the_chosen_args.yaml"
@@ -26,10 +27,9 @@ def _copy(tmp_path: Path) -> Path:
     return root
 
 
-def _verdicts(run: object) -> dict[str, str]:
-    report = run.report  # type: ignore[attr-defined]
-    assert report is not None, run.output  # type: ignore[attr-defined]
-    return {s["id"]: s["verdict"] for s in report["scenarios"]}
+def _verdicts(run: SuiteRun) -> dict[str, str]:
+    assert run.report is not None, run.output[-3000:]
+    return {s["id"]: s["verdict"] for s in run.report["scenarios"]}
 
 
 def test_the_bundled_cassettes_are_found_in_the_checkout() -> None:
@@ -41,7 +41,8 @@ def test_the_bundled_cassettes_are_found_in_the_checkout() -> None:
 def test_every_http_scenario_replays_with_no_server_and_no_network(
     name: str, run_suite: RunSuite, tmp_path: Path
 ) -> None:
-    pytest.importorskip(name)
+    if importlib.util.find_spec(name) is None:
+        pytest.fail(f"{name} is not installed: install the peers extra, pip install -e '.[dev,peers]'")
     root = _copy(tmp_path)
     before = {p: p.read_bytes() for p in root.rglob("*.yaml")}
     run = run_suite(name, *HTTP, "-p", "tests.suite.no_network", "--conformance-cassettes=replay",
@@ -156,3 +157,15 @@ def test_the_real_provider_recipe_records_without_the_key_and_replays_offline(tm
     replayed = subprocess.run([*command, "-p", "tests.suite.no_network"], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=300)
     assert replayed.returncode == 0, replayed.stdout[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("binding", "scenario"),
+    [("RetriesRefusals", "bad_request_or_a_refused_key_is_not_retried"),
+     ("AmendsRetries", "rate_limit_or_a_server_error_is_retried")],
+)
+def test_a_broken_http_client_fails_net_1(run_suite: RunSuite, binding: str, scenario: str) -> None:
+    run = run_suite(f"tests.suite.http_bindings:{binding}", "-k", scenario, "--conformance-cassettes=off")
+    verdicts = _verdicts(run)
+    assert verdicts and set(verdicts.values()) == {"failed"}, run.output[-3000:]
+    assert run.requirements("failed") == {"NET-1"}
