@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import nox
@@ -62,6 +63,21 @@ def package(session: nox.Session) -> None:
 
 
 PEERS = ("reference", "dspy", "udspy")
+#: The bundled bindings that claim `http`, whose cassettes ship in cassettes/.
+HTTP_BINDINGS = ("reference", "udspy")
+
+
+@nox.session
+def cassettes(session: nox.Session) -> None:
+    """Re-record cassettes/ against the loopback server: `nox -s cassettes` (or `-- udspy`)."""
+    session.install("-e", ".[dev,peers]")
+    for name in session.posargs or HTTP_BINDINGS:
+        shutil.rmtree(Path("cassettes", name), ignore_errors=True)  # drop cassettes of renamed scenarios
+        # Only the http scenarios use cassettes; their names all start with "Over HTTP".
+        session.run("python", "-m", "pytest", "--impl", name, "-q", "-p", "no:cacheprovider",
+                    "-k", "over_http", "--conformance-cassettes=record",
+                    "--conformance-cassette-dir=cassettes",
+                    success_codes=[0, 1])
 
 
 @nox.session

@@ -1,4 +1,5 @@
-"""`python -m conformance compare REPORT.json ... > README.md`: one table across implementations."""
+"""`python -m conformance compare REPORT.json ... > README.md`: one table across implementations.
+`python -m conformance scan-cassettes DIR ...`: fail if any cassette holds a credential or a cookie."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from conformance._cassettes import secrets_in
 from conformance._features import catalogue
 from conformance._report import Report, comparison
 
@@ -15,7 +17,16 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     compare = commands.add_parser("compare", help="a requirement-by-implementation Markdown table")
     compare.add_argument("reports", nargs="+", type=Path, help="JSON reports (--conformance-json)")
+    scan = commands.add_parser("scan-cassettes", help="find credentials and cookies in vcrpy cassettes")
+    scan.add_argument("dirs", nargs="+", type=Path, help="directories of *.yaml cassettes")
     args = parser.parse_args(argv)
+    if args.command == "scan-cassettes":
+        found = [f"{d / f}" for d in args.dirs for f in secrets_in(d)]
+        for finding in found:
+            sys.stdout.write(f"{finding}\n")
+        sys.stdout.write(f"{len(found)} credential-like text(s) found; remove them before committing\n"
+                         if found else "no credential found\n")
+        return 1 if found else 0
     reports = [Report.model_validate_json(path.read_text(encoding="utf-8")) for path in args.reports]
     sys.stdout.write(comparison(reports, catalogue()))
     return 0

@@ -11,11 +11,18 @@ from conformance._world import World
 
 @pytest.fixture
 def world(request: pytest.FixtureRequest) -> Iterator[World]:
-    """One scenario's state; the library's global adapter is reset afterwards."""
-    from conformance.plugin import session_of
+    """One scenario's state; the library's global adapter is reset and its HTTP endpoint closed
+    afterwards."""
+    from conformance.plugin import http_profile, session_of
 
     config = request.config
     state = World(session_of(config).binding, config.getoption("conformance_timeout"))
-    yield state
-    if state.global_adapter is not None:
-        state.configure(None)
+    if any(m.args[0] == "http" for m in request.node.iter_markers("conformance_capability")):
+        state.http = http_profile(request.node, state.binding)
+    try:
+        yield state
+        if state.global_adapter is not None:
+            state.configure(None)
+    finally:
+        if state.http is not None:
+            state.http.close()

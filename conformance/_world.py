@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from conformance import _guard
+from conformance._http import HttpProfile
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
@@ -55,6 +56,8 @@ class World:
         self.concurrent: list[tuple[str | None, ScriptedModel, str, object]] = []
         #: The whole script of each concurrent run, in the order of `concurrent`.
         self.concurrent_scripts: list[list[Turn]] = []
+        #: The model's endpoint in `http` scenarios (set by the fixture), else None.
+        self.http: HttpProfile | None = None
 
     def configure(self, adapter: AdapterName | None) -> None:
         """Set the library's global adapter (the fixture resets it after the scenario)."""
@@ -111,7 +114,8 @@ class World:
              mode: Literal["sync", "async", "stream"] = "sync") -> Outcome:
         """Call the agent once and check the model saw exactly the scripted conversation."""
         agent = self.agent
-        request = CallRequest.model_validate({"inputs": inputs, "max_steps": max_steps, "mode": mode})
+        request = CallRequest.model_validate({"inputs": inputs, "max_steps": max_steps, "mode": mode,
+                                              "base_url": self.http.base_url if self.http else None})
         return self._record("run", lambda model: self.binding.run(agent, request, model))
 
     def resume(self, response: str, mode: Literal["sync", "async"] = "sync",
@@ -133,7 +137,8 @@ class World:
                 check: bool = True) -> Outcome:
         model = self.model
         calls, turns = len(model.calls), model.unused
-        raw = _guard.call(operation, lambda: run(model), self.timeout)
+        http = self.http
+        raw = _guard.call(operation, lambda: http.run(run, model) if http else run(model), self.timeout)
         outcome = _guard.validated(operation, Outcome, raw)
         self.outcomes.append(outcome)
         self.calls_per_run.append(model.calls[calls:])

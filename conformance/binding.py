@@ -54,6 +54,7 @@ CAPABILITIES: frozenset[str] = frozenset(
         "async",  # aforward / aresume (ASYNC-*)
         "streaming",  # a stream of step events ending in one `done` (STREAM-1)
         "lm-retry",  # transient model failures are retried with backoff (NET-1)
+        "http",  # runs with the library's own HTTP client pointed at `CallRequest.base_url`
     }
 )
 
@@ -148,6 +149,10 @@ class CallRequest(BaseModel):
     max_steps: int | None = None
     #: `sync` (forward), `async` (aforward) or `stream` (the step-event stream; `Outcome.events`).
     mode: Literal["sync", "async", "stream"] = "sync"
+    #: Set only in `http` scenarios: an OpenAI-compatible endpoint (`.../v1`) that answers from the
+    #: script and logs every request itself. Point the library's own HTTP client at it (any API key)
+    #: instead of installing the `ScriptedModel`, with the retry backoff at zero if the library lets you.
+    base_url: str | None = None
 
 
 class ResumeRequest(BaseModel):

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pytest_bdd.exceptions import StepDefinitionNotFoundError
 
-from conformance import _guard, _report
+from conformance import _cassettes, _guard, _http, _report
 from conformance._features import catalogue
 from conformance._loader import load_binding
 from conformance._report import Report, ScenarioResult, Verdict
@@ -39,6 +39,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     default=_guard.DEFAULT_TIMEOUT,
                     help="seconds one binding operation may take before its scenario fails as hung "
                          f"(default {_guard.DEFAULT_TIMEOUT:g})")
+    group.addoption("--conformance-cassettes", choices=_http.MODES, default="auto",
+                    help="how http scenarios reach the model: replay their cassettes, record them "
+                         "against the loopback server, or off (the live loopback server, no "
+                         "cassettes); auto (default) replays when the cassette directory has a "
+                         "folder for the binding, else runs live")
+    group.addoption("--conformance-cassette-dir", metavar="DIR", default=None,
+                    help="the cassettes, as DIR/<binding>/<feature>/<scenario>.yaml (default: the "
+                         "ones shipped with react-conformance)")
 
 
 class _Session:
@@ -72,8 +80,8 @@ class _Session:
     def _known_failure(self, item: pytest.Item) -> str | None:
         # The most precise entry wins: a scenario's own reason over its requirement's.
         keys = (_scenario_name(item), item.name, _requirement(item))
-        return next((self.binding.known_failures[k] for k in keys if k in self.binding.known_failures),
-                    None)
+        known = self.binding.known_failures
+        return next((known[k] for k in keys if k is not None and k in known), None)
 
     def _check_known_failures(self, items: list[pytest.Item]) -> None:
         names = {k for item in items for k in (_scenario_name(item), item.name, _requirement(item))}
@@ -227,6 +235,17 @@ def _scenario_name(item: pytest.Item) -> str:
 def _requirement(item: pytest.Item) -> str | None:
     mark = item.get_closest_marker("conformance_req")
     return str(mark.args[0]) if mark is not None else None
+
+
+def http_profile(item: pytest.Item, binding: Binding) -> _http.HttpProfile:
+    """The endpoint an `http` scenario's calls go to, as the cassette options say."""
+    config = item.config
+    given = config.getoption("conformance_cassette_dir")
+    root = Path(given) if given else _cassettes.bundled_dir()
+    mode = _http.resolve(config.getoption("conformance_cassettes"), root, binding.name)
+    template = _template(item)
+    feature = Path(template.feature.filename).stem if template is not None else "unknown"
+    return _http.HttpProfile(mode, _cassettes.cassette_path(root, binding.name, feature, item.name))
 
 
 def _capabilities(item: pytest.Item) -> set[str]:

@@ -24,7 +24,7 @@ from conformance import render
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.binding import ExtractTurn, FaultTurn, LMCall, StepTurn
 
-__all__ = ["ScriptedServer"]
+__all__ = ["ScriptedServer", "request_call"]
 
 
 class ScriptedServer:
@@ -48,7 +48,9 @@ class ScriptedServer:
     def __enter__(self) -> ScriptedServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, name="scripted-server", daemon=True).start()
+        # A short poll interval: shutdown() waits for one, at the end of every scenario.
+        threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="scripted-server",
+                         daemon=True).start()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
@@ -60,17 +62,26 @@ class ScriptedServer:
 
     def call_for(self, body: dict[str, Any]) -> LMCall:
         """How a request body is logged: step or extraction, and the format it asks for."""
-        messages: list[dict[str, JsonValue]] = [
-            {"role": str(m.get("role")), "content": _text(m.get("content"))}
-            for m in body.get("messages", [])
-        ]
-        system = next((str(m["content"]) for m in messages if m["role"] == "system"), "")
-        tools = body.get("tools") or None
-        adapter: Literal["chat", "json", "native", "other"] = (
-            "native" if tools else "chat" if "[[ ## completed ## ]]" in system
-            else "json" if "JSON object" in system else "other")
-        kind = "step" if tools else render.request_kind(system)
-        return LMCall(kind=kind, adapter=adapter, messages=messages, tools=tools)
+        return request_call(body)
+
+
+def request_call(body: dict[str, Any]) -> LMCall:
+    """A chat-completions request body as the scripted model logs it: its kind and its format."""
+    messages: list[dict[str, JsonValue]] = [
+        {"role": str(m.get("role")), "content": _text(m.get("content"))}
+        for m in body.get("messages", [])
+    ]
+    system = next((str(m["content"]) for m in messages if m["role"] == "system"), "")
+    tools = body.get("tools") or None
+    # The reply format is asked for in the system message (DSPy), or after the inputs (udspy).
+    adapter = "native" if tools else _format(system) or _format(
+        "\n".join(str(m["content"]) for m in messages)) or "other"
+    kind = "step" if tools else render.request_kind(system)
+    return LMCall(kind=kind, adapter=adapter, messages=messages, tools=tools)
+
+
+def _format(text: str) -> Literal["chat", "json"] | None:
+    return "chat" if "[[ ## completed ## ]]" in text else "json" if "JSON object" in text else None
 
 
 def _text(content: Any) -> str:
@@ -85,7 +96,9 @@ def _message(turn: StepTurn | ExtractTurn, call: LMCall, number: int) -> dict[st
             "id": f"call_{number}", "type": "function",
             "function": {"name": turn.tool_name, "arguments": turn.args_text()},
         }]}
-    reply = render.json_reply(turn) if call.adapter == "json" else render.chat_reply(turn)
+    # A chain-of-thought request (udspy's extraction, say) also asks for `reasoning`: give one.
+    extra = {"reasoning": "The trajectory has it."} if "`reasoning`" in call.text() else None
+    reply = render.json_reply(turn, extra) if call.adapter == "json" else render.chat_reply(turn, extra)
     return {"role": "assistant", "content": reply}
 
 

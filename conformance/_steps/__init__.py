@@ -14,6 +14,7 @@ MODULES = (
     "conformance._steps.checks",
     "conformance._steps.interrupts",
     "conformance._steps.streams",
+    "conformance._steps.wire",
 )
 
 

@@ -59,7 +59,8 @@ class ReferenceBinding(Binding):
 
     name = "reference"
     capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract", "max-steps-error",
-                              "stop-reason", "lm-retry", "human-in-the-loop", "async", "streaming"})
+                              "stop-reason", "lm-retry", "human-in-the-loop", "async", "streaming",
+                              "http"})
 
     @property
     def version(self) -> str:
@@ -94,7 +95,7 @@ class ReferenceBinding(Binding):
         if call.mode == "async":
             return asyncio.run(self.arun(agent, call, model))
         events: list[tuple[reference.Event, int]] = []  # each event, and the model calls made by then
-        with _serving(model):
+        with _serving(model, call.base_url):
             try:
                 if call.mode == "stream":
                     events.extend((event, len(model.calls)) for event in agent.react.stream(**_kwargs(call)))
@@ -121,7 +122,7 @@ class ReferenceBinding(Binding):
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        with _serving(model):
+        with _serving(model, call.base_url):
             try:
                 prediction = await agent.react.aforward(**_kwargs(call))
             except Exception as exc:
@@ -159,11 +160,18 @@ def _signature(spec: SignatureSpec) -> Any:
 
 
 @contextmanager
-def _serving(model: ScriptedModel) -> Iterator[None]:
-    """`model` behind reference.LM over an in-memory transport, for this thread or task only."""
-    client = httpx.Client(transport=httpx.MockTransport(_serve(model)))
-    lm = reference.LM("scripted", base_url="http://model.invalid/v1", sleep=lambda _: None,
-                      http_client=client)
+def _serving(model: ScriptedModel, base_url: str | None = None) -> Iterator[None]:
+    """reference.LM answering from `model`, for this thread or task only: over an in-memory
+    transport, or (http profile) over real HTTP from the endpoint at `base_url`."""
+    if base_url is not None:
+        # As a user configures it: a key (which the cassettes must not keep) and no backoff.
+        client = httpx.Client()
+        lm = reference.LM("scripted", base_url=base_url, api_key="placeholder-key", backoff=0.0,
+                          http_client=client)
+    else:
+        client = httpx.Client(transport=httpx.MockTransport(_serve(model)))
+        lm = reference.LM("scripted", base_url="http://model.invalid/v1", sleep=lambda _: None,
+                          http_client=client)
     with client, reference.context(lm=lm):
         yield
 

@@ -167,7 +167,7 @@ class UdspyBinding(Binding):
 
     name = "udspy"
     capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract", "async", "streaming",
-                              "human-in-the-loop"})
+                              "human-in-the-loop", "http"})
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
 
     @property
@@ -207,7 +207,7 @@ class UdspyBinding(Binding):
             return asyncio.run(_astream(agent, call, model))
         agent.last = None
         try:
-            with udspy.settings.context(lm=_ScriptedLM(model)):
+            with udspy.settings.context(lm=_lm(call, model)):
                 prediction = agent.react(**_kwargs(call))
         except Exception as exc:
             return _failed(agent, exc)
@@ -231,7 +231,7 @@ class UdspyBinding(Binding):
         assert isinstance(agent, _Agent)
         agent.last = None
         try:
-            with udspy.settings.context(lm=_ScriptedLM(model)):
+            with udspy.settings.context(lm=_lm(call, model)):
                 prediction = await agent.react.aforward(**_kwargs(call))
         except Exception as exc:
             return _failed(agent, exc)
@@ -264,7 +264,7 @@ async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Ou
     events: list[Event] = []
     prediction: Any = None
     try:
-        with udspy.settings.context(lm=_ScriptedLM(model)):
+        with udspy.settings.context(lm=_lm(call, model)):
             async for event in agent.react.astream(**_kwargs(call)):
                 if not isinstance(event, udspy.Prediction):
                     continue
@@ -306,6 +306,20 @@ def _failed(agent: _Agent, exc: Exception, events: list[Event] | None = None) ->
         agent.interrupts[exc.confirmation_id] = exc
         return Outcome(error=_interrupt(exc), events=events)
     return Outcome(error=ErrorInfo.from_exception(exc), events=events)
+
+
+def _lm(call: CallRequest, model: ScriptedModel) -> Any:
+    """The scripted model in process, or (http profile) udspy's own client at the call's base URL."""
+    return _ScriptedLM(model) if call.base_url is None else _http_lm(call.base_url)
+
+
+def _http_lm(base_url: str) -> Any:
+    """udspy's own OpenAI-compatible LM (AsyncOpenAI underneath) pointed at `base_url` (http profile).
+
+    Its retries are its own and cannot be tuned: the openai client's backoff (from 0.5 s) and, around
+    it, OpenAILM.acomplete's tenacity retry of any APIError (lm/openai.py).
+    """
+    return udspy.LM(model="scripted", base_url=base_url, api_key="placeholder-key")
 
 
 def _signature(spec: SignatureSpec) -> Any:

@@ -1,0 +1,130 @@
+"""vcrpy cassettes of the HTTP profile: where they live, how they match, what they may hold.
+
+A cassette holds one scenario's exchanges with the scripted endpoint. Requests match on method,
+path and body (compared as JSON), never on host or port: the loopback server's port changes on
+every run. Only the headers body matching and replay need are kept, so a cassette cannot carry a
+credential or a cookie; `secrets_in` scans cassettes for any that slipped through anyway.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import vcr
+from vcr.cassette import Cassette
+from vcr.errors import CannotOverwriteExistingCassetteException
+from vcr.request import Request
+
+from conformance._model import ScriptedModel, UnexpectedModelCall
+from conformance.server import request_call
+
+#: What a replayed request must share with the recorded one.
+MATCH_ON = ("method", "path", "body")
+#: The only headers a cassette keeps: the body is compared as JSON only with its content type, and
+#: a replayed 429 needs its Retry-After. Every other header (authorization, cookies, keys) is dropped.
+_REQUEST_HEADERS = frozenset({"content-type"})
+_RESPONSE_HEADERS = frozenset({"content-type", "retry-after"})
+
+#: What must never appear in a cassette, by what it would be.
+SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
+    "an authorization header": re.compile(r"^\s*-?\s*['\"]?(proxy-)?authorization['\"]?\s*:", re.I | re.M),
+    "a cookie header": re.compile(r"^\s*-?\s*['\"]?(set-)?cookie['\"]?\s*:", re.I | re.M),
+    "an API-key header": re.compile(r"^\s*-?\s*['\"]?(x-)?api-?key['\"]?\s*:", re.I | re.M),
+    "a bearer token": re.compile(r"bearer\s+[a-z0-9._~+/=-]{8,}", re.I),
+    "an API key": re.compile(r"\b(sk|rk|pk)-[a-z0-9_-]{16,}|\bAIza[0-9a-z_-]{30,}|\bgsk_[a-z0-9]{20,}",
+                             re.I),
+}
+
+
+def bundled_dir() -> Path:
+    """The cassettes shipped with react-conformance (for its bundled bindings)."""
+    package = Path(__file__).resolve().parent
+    for candidate in (package / "cassettes", package.parent / "cassettes"):
+        if candidate.is_dir():
+            return candidate
+    return package.parent / "cassettes"
+
+
+def cassette_path(root: Path, binding: str, feature: str, scenario: str) -> Path:
+    """`<root>/<binding>/<feature>/<scenario>.yaml`, the scenario's test name made file-safe."""
+    name = re.sub(r"\[(.*)\]$", r"-\1", scenario.removeprefix("test_"))
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_.")
+    return root / binding / feature / f"{name}.yaml"
+
+
+def _scrub_request(request: Request) -> Request:
+    request = copy.deepcopy(request)
+    parts = urlsplit(request.uri)
+    if parts.hostname in ("127.0.0.1", "localhost", "::1"):  # the loopback port changes every run
+        request.uri = urlunsplit((parts.scheme, parts.hostname, parts.path, parts.query, ""))
+    request.headers = {k: v for k, v in request.headers.items() if k.lower() in _REQUEST_HEADERS}
+    return request
+
+
+def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
+    response["headers"] = {k: v for k, v in response["headers"].items()
+                           if k.lower() in _RESPONSE_HEADERS}
+    return response
+
+
+def use_cassette(path: Path, record_mode: Literal["all", "none", "once"],
+                 cassette_class: type[Cassette] = Cassette) -> AbstractContextManager[Any]:
+    """A vcrpy cassette at `path` with the profile's matching and scrubbing (any client, any host)."""
+    config = vcr.VCR(
+        serializer="yaml", record_mode=record_mode, match_on=MATCH_ON,
+        before_record_request=_scrub_request, before_record_response=_scrub_response,
+        decode_compressed_response=True,
+        # Re-recording drops stale interactions; replaying must never write (vcrpy would rewrite
+        # the cassette with only the interactions a failed replay used).
+        drop_unused_requests=record_mode == "all",
+    ).get_merged_config(path=str(path))
+    return cassette_class.use(**config)  # type: ignore[no-any-return]
+
+
+class ReplayCassette(Cassette):  # type: ignore[misc]
+    """A write-protected cassette that logs every replayed request with the scenario's script.
+
+    The script is consulted as the loopback server would consult it, so every check of the scenario
+    (which calls were made, in what format) holds on replay too. A request the cassette does not
+    hold is remembered, so it fails the scenario even if the library swallows vcrpy's exception.
+    """
+
+    model: ScriptedModel | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.unmatched: list[str] = []
+
+    def can_play_response_for(self, request: Request) -> bool:
+        playable = bool(super().can_play_response_for(request))
+        if not playable and self.write_protected:
+            error = CannotOverwriteExistingCassetteException(cassette=self, failed_request=request)
+            number = self.play_count + len(self.unmatched) + 1
+            self.unmatched.append(f"Model request #{number} of the scenario: {error}")
+        return playable
+
+    def play_response(self, request: Request) -> Any:
+        response = super().play_response(request)
+        if self.model is not None:
+            try:
+                self.model.answer(request_call(json.loads(request.body or b"{}")))
+            except UnexpectedModelCall:
+                pass  # the model remembers it as its violation; the recorded reply is played anyway
+        return response
+
+
+def secrets_in(root: Path) -> Iterator[str]:
+    """`<file>:<line>: <what>` for every credential-like text in the cassettes under `root`."""
+    for path in sorted(root.rglob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        for what, pattern in SECRET_PATTERNS.items():
+            for match in pattern.finditer(text):
+                line = text.count("\n", 0, match.start()) + 1
+                yield f"{path.relative_to(root)}:{line}: {what}"

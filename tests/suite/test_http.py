@@ -1,0 +1,171 @@
+"""The http profile end to end: recording, offline replay, a changed request, and no secrets."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance import ExtractTurn, ScriptedModel, StepTurn, _http
+from conformance._cassettes import bundled_dir, cassette_path, secrets_in
+from conformance.server import ScriptedServer
+from tests.suite.conftest import ROOT, RunSuite, SuiteRun
+
+HTTP = ("-k", "over_http")
+CHOSEN = "over_http_the_chosen_tool_runs_with_exactly_the_chosen_args.yaml"
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "cassettes"
+    shutil.copytree(bundled_dir(), root)
+    return root
+
+
+def _verdicts(run: SuiteRun) -> dict[str, str]:
+    assert run.report is not None, run.output[-3000:]
+    return {s["id"]: s["verdict"] for s in run.report["scenarios"]}
+
+
+def test_the_bundled_cassettes_are_found_in_the_checkout() -> None:
+    assert bundled_dir() == ROOT / "cassettes"
+    assert (bundled_dir() / "reference" / "http" / CHOSEN).is_file()
+
+
+@pytest.mark.parametrize("name", ["reference", "udspy"])
+def test_every_http_scenario_replays_with_no_server_and_no_network(
+    name: str, run_suite: RunSuite, tmp_path: Path
+) -> None:
+    if importlib.util.find_spec(name) is None:
+        pytest.fail(f"{name} is not installed: install the peers extra, pip install -e '.[dev,peers]'")
+    root = _copy(tmp_path)
+    before = {p: p.read_bytes() for p in root.rglob("*.yaml")}
+    run = run_suite(name, *HTTP, "-p", "tests.suite.no_network", "--conformance-cassettes=replay",
+                    f"--conformance-cassette-dir={root}")
+    verdicts = _verdicts(run)
+    assert len(verdicts) >= 8, run.output[-3000:]
+    assert set(verdicts.values()) <= {"passed", "known-failure", "not-claimed"}, run.output[-3000:]
+    assert "passed" in verdicts.values()
+    assert {p: p.read_bytes() for p in root.rglob("*.yaml")} == before, "replay wrote a cassette"
+
+
+def test_a_changed_prompt_fails_replay_naming_the_request(run_suite: RunSuite, tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    cassette = root / "reference" / "http" / CHOSEN
+    text = cassette.read_text(encoding="utf-8")
+    assert "What is 1234 + 4321?" in text
+    recorded = text.replace("What is 1234 + 4321?", "What is 1234 plus 4321?")
+    cassette.write_text(recorded, encoding="utf-8")
+    run = run_suite("reference", "-k", "over_http_the_chosen_tool", "-p", "tests.suite.no_network",
+                    f"--conformance-cassette-dir={root}")
+    [scenario] = run.report["scenarios"] if run.report else [None]
+    assert scenario is not None, run.output[-3000:]
+    assert scenario["verdict"] == "failed"
+    message = scenario["message"]
+    assert f"the cassette {CHOSEN} does not hold" in message
+    assert "Model request #1 of the scenario" in message and "body differs" in message
+    assert '+      "content": "[[ ## question ## ]]\\nWhat is 1234 + 4321?' in message
+    assert "nox -s cassettes" in message
+    assert cassette.read_text(encoding="utf-8") == recorded, "a failed replay rewrote the cassette"
+
+
+def test_recording_writes_one_clean_cassette_per_scenario_that_then_replays(
+    run_suite: RunSuite, tmp_path: Path
+) -> None:
+    root = tmp_path / "recorded"
+    recorded = run_suite("reference", *HTTP, "--conformance-cassettes=record",
+                         f"--conformance-cassette-dir={root}")
+    assert set(_verdicts(recorded).values()) == {"passed"}, recorded.output[-3000:]
+    files = sorted(p.name for p in (root / "reference" / "http").glob("*.yaml"))
+    assert files == sorted(p.name for p in (bundled_dir() / "reference" / "http").glob("*.yaml"))
+    # The reference sends "Authorization: Bearer placeholder-key": recording must drop it.
+    assert list(secrets_in(root)) == []
+    assert "placeholder-key" not in "".join(p.read_text() for p in root.rglob("*.yaml"))
+    replayed = run_suite("reference", *HTTP, "-p", "tests.suite.no_network",
+                         f"--conformance-cassette-dir={root}")
+    assert set(_verdicts(replayed).values()) == {"passed"}, replayed.output[-3000:]
+
+
+def test_replay_without_a_cassette_is_a_clear_error(run_suite: RunSuite, tmp_path: Path) -> None:
+    (tmp_path / "empty" / "reference").mkdir(parents=True)
+    run = run_suite("reference", "-k", "over_http_the_chosen_tool",
+                    f"--conformance-cassette-dir={tmp_path / 'empty'}")
+    [scenario] = run.report["scenarios"] if run.report else [None]
+    assert scenario is not None and scenario["verdict"] == "errored", run.output[-3000:]
+    assert "no cassette for this scenario" in scenario["message"]
+    assert "--conformance-cassettes=record" in scenario["message"]
+
+
+def test_auto_replays_only_where_the_binding_has_cassettes(tmp_path: Path) -> None:
+    (tmp_path / "mine").mkdir()
+    assert _http.resolve("auto", tmp_path, "mine") == "replay"
+    assert _http.resolve("auto", tmp_path, "theirs") == "off"
+    assert _http.resolve("record", tmp_path, "mine") == "record"
+
+
+def test_a_cassette_is_named_by_binding_feature_and_scenario(tmp_path: Path) -> None:
+    path = cassette_path(tmp_path, "mine", "http", "test_over_http_a_retry[429 with Retry-After 0]")
+    assert path == tmp_path / "mine" / "http" / "over_http_a_retry-429_with_Retry-After_0.yaml"
+
+
+def test_the_committed_cassettes_hold_no_secret() -> None:
+    assert list(bundled_dir().rglob("*.yaml")), "no cassettes committed"
+    assert list(secrets_in(bundled_dir())) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "what"),
+    [
+      ("      Authorization:\n      - Bearer abcdefgh12345678", "an authorization header"),
+      ("      authorization: xyz", "an authorization header"),
+      ("      Cookie:\n      - session=1", "a cookie header"),
+      ("      set-cookie: a=b", "a cookie header"),
+      ("      x-api-key: abc", "an API-key header"),
+      ("    body: '{\"key\": \"sk-proj-abcdefghijklmnopqrstuv\"}'", "an API key"),
+    ],
+)
+def test_the_secret_scan_finds_credentials(tmp_path: Path, line: str, what: str) -> None:
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "leak.yaml").write_text(f"interactions:\n- request:\n    headers:\n{line}\n")
+    found = list(secrets_in(tmp_path))
+    assert any(f.startswith("mine/leak.yaml:") and f.endswith(what) for f in found), found
+
+
+def test_the_real_provider_recipe_records_without_the_key_and_replays_offline(tmp_path: Path) -> None:
+    doc = (ROOT / "docs" / "http.md").read_text(encoding="utf-8")
+    recipe = re.search(r"```python\n(# tests/test_real_provider\.py\n.*?)```", doc, re.S)
+    assert recipe is not None, "docs/http.md has no recipe test"
+    (tmp_path / "test_real_provider.py").write_text(recipe.group(1), encoding="utf-8")
+    key = "sk-live-abcdefghijklmnopqrstuvwxyz"
+    model = ScriptedModel([StepTurn(thought="add", tool_name="add", tool_args={"a": 2, "b": 3}),
+                           StepTurn(thought="done", tool_name="finish"),
+                           ExtractTurn(outputs={"answer": "5"})])
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_real_provider.py"]
+    with ScriptedServer(model) as provider:  # stands in for the real provider
+        recorded = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                                  env={**env, "RECORD": "1", "API_KEY": key, "BASE_URL": provider.url})
+    assert recorded.returncode == 0, recorded.stdout[-3000:]
+    assert len(provider.requests) == 3
+    cassettes = tmp_path / "cassettes" / "real"
+    assert list(secrets_in(cassettes)) == [] and key not in (cassettes / "adds.yaml").read_text()
+    replayed = subprocess.run([*command, "-p", "tests.suite.no_network"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)
+    assert replayed.returncode == 0, replayed.stdout[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("binding", "scenario"),
+    [("RetriesRefusals", "bad_request_or_a_refused_key_is_not_retried"),
+     ("AmendsRetries", "rate_limit_or_a_server_error_is_retried")],
+)
+def test_a_broken_http_client_fails_net_1(run_suite: RunSuite, binding: str, scenario: str) -> None:
+    run = run_suite(f"tests.suite.http_bindings:{binding}", "-k", scenario, "--conformance-cassettes=off")
+    verdicts = _verdicts(run)
+    assert verdicts and set(verdicts.values()) == {"failed"}, run.output[-3000:]
+    assert run.requirements("failed") == {"NET-1"}
