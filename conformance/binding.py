@@ -154,6 +154,11 @@ class CallRequest(BaseModel):
     #: instead of installing the `ScriptedModel`, with the retry backoff at zero if the library lets you.
     base_url: str | None = None
 
+    def kwargs(self, step_cap: str = "max_iters") -> dict[str, Any]:
+        """The inputs as keyword arguments, plus the per-call step cap named `step_cap` if given."""
+        cap = {} if self.max_steps is None else {step_cap: self.max_steps}
+        return {**self.inputs, **cap}
+
 
 class ResumeRequest(BaseModel):
     """A person's answer to an interrupt an earlier call reported (human-in-the-loop profile)."""

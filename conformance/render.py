@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from conformance.binding import ExtractTurn, StepTurn
 
-__all__ = ["chat_reply", "json_reply", "request_kind", "step_values"]
+__all__ = ["chat_reply", "json_reply", "json_value", "request_adapter", "request_kind", "step_values"]
 
 
 def request_kind(system: str) -> Literal["step", "extract"]:
@@ -17,6 +17,18 @@ def request_kind(system: str) -> Literal["step", "extract"]:
     message may quote `next_tool_name` (in a tool's traceback, say).
     """
     return "step" if "next_tool_name" in system else "extract"
+
+
+def request_adapter(text: str) -> Literal["chat", "json", "other"]:
+    """The reply format a request asks for: DSPy-style chat sections, one JSON object, or neither."""
+    if "[[ ## completed ## ]]" in text:
+        return "chat"
+    return "json" if "JSON object" in text else "other"
+
+
+def json_value(value: Any) -> Any:
+    """`value` as plain JSON data, a copy the library cannot change; what JSON cannot hold, str()."""
+    return json.loads(json.dumps(value, default=str))
 
 
 def step_values(turn: StepTurn) -> dict[str, Any]:

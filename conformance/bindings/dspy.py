@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar, get_args
 
 import dspy
 from dspy import lm15
@@ -39,6 +39,7 @@ from conformance.binding import (
     SignatureSpec,
     Step,
 )
+from conformance.render import json_value
 
 _ADAPTERS: dict[AdapterName, Any] = {"chat": dspy.ChatAdapter, "json": dspy.JSONAdapter}
 _TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
@@ -75,8 +76,7 @@ class _Engine:
             messages.append({"role": "system", "content": system})
         messages.extend({"role": m.role, "content": m.text or ""} for m in request.messages)
         system_text = str(messages[0]["content"]) if messages[0]["role"] == "system" else ""
-        adapter: Literal["chat", "json", "other"] = "chat" if "[[ ## completed ## ]]" in system_text else (
-            "json" if "JSON object" in system_text else "other")
+        adapter = render.request_adapter(system_text)
         # Classified on the system message, which declares the output fields: the user message holds
         # the trajectory, where dspy's tool-error tracebacks quote its own `pred.next_tool_name` source.
         kind = render.request_kind(system_text or "\n".join(str(m["content"]) for m in messages))
@@ -185,7 +185,7 @@ class DSPyBinding(Binding):
             return asyncio.run(_astream(agent, call, model))
         try:
             with dspy.context(lm=_lm(model)):
-                prediction = agent.react(**_kwargs(call))
+                prediction = agent.react(**call.kwargs())
         except Exception as exc:
             return Outcome(error=ErrorInfo.from_exception(exc))
         return _outcome(agent, prediction)
@@ -195,7 +195,7 @@ class DSPyBinding(Binding):
         assert isinstance(agent, _Agent)
         try:
             with dspy.context(lm=_lm(model)):
-                prediction = await agent.react.acall(**_kwargs(call))
+                prediction = await agent.react.acall(**call.kwargs())
         except Exception as exc:
             return Outcome(error=ErrorInfo.from_exception(exc))
         return _outcome(agent, prediction)
@@ -233,13 +233,6 @@ def _lm(model: ScriptedModel) -> Any:
     return dspy.LM("scripted/model", engine=engine, async_engine=_AsyncEngine(engine), cache=False)
 
 
-def _kwargs(call: CallRequest) -> dict[str, Any]:
-    kwargs: dict[str, Any] = dict(call.inputs)
-    if call.max_steps is not None:
-        kwargs["max_iters"] = call.max_steps
-    return kwargs
-
-
 def _outcome(agent: _Agent, prediction: Any, events: list[Event] | None = None) -> Outcome:
     agent.last = prediction
     return Outcome(outputs=_outputs(agent, prediction), trajectory=_steps(prediction.trajectory),
@@ -247,7 +240,7 @@ def _outcome(agent: _Agent, prediction: Any, events: list[Event] | None = None) 
 
 
 def _outputs(agent: _Agent, prediction: Any) -> dict[str, JsonValue]:
-    return {name: _json(getattr(prediction, name, None)) for name in agent.react.signature.output_fields}
+    return {name: json_value(getattr(prediction, name, None)) for name in agent.react.signature.output_fields}
 
 
 async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Outcome:
@@ -259,15 +252,15 @@ async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Ou
     prediction: Any = None
     try:
         with dspy.context(lm=_lm(model)):
-            async for value in stream(**_kwargs(call)):
+            async for value in stream(**call.kwargs()):
                 if isinstance(value, dspy.streaming.StatusMessage):
                     message = json.loads(value.message)
                     if "tool" in message:
                         started = message
                     else:
                         events.append(Event(kind="step", model_calls=len(model.calls), step=Step(
-                            tool_name=str(started.get("tool")), tool_args=_json(started.get("args")),
-                            observation=_json(message["observation"]))))
+                            tool_name=str(started.get("tool")), tool_args=json_value(started.get("args")),
+                            observation=json_value(message["observation"]))))
                 elif isinstance(value, dspy.Prediction):
                     prediction = value
                     events.append(Event(kind="done", model_calls=len(model.calls),
@@ -297,14 +290,6 @@ def _signature(spec: SignatureSpec) -> Any:
     return dspy.Signature(value.fields, spec.instructions or None)
 
 
-def _json(value: Any) -> JsonValue:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return str(value)
-    return value  # type: ignore[no-any-return]
-
-
 def _steps(trajectory: dict[str, Any]) -> list[Step]:
     """dspy's flat trajectory (`thought_i`, `tool_name_i`, `tool_args_i`, `observation_i`) as Steps."""
     indices = sorted(int(k.removeprefix("tool_name_")) for k in trajectory if k.startswith("tool_name_"))
@@ -312,8 +297,8 @@ def _steps(trajectory: dict[str, Any]) -> list[Step]:
         Step(
             thought=None if trajectory.get(f"thought_{i}") is None else str(trajectory[f"thought_{i}"]),
             tool_name=str(trajectory[f"tool_name_{i}"]),
-            tool_args=_json(trajectory.get(f"tool_args_{i}")),
-            observation=_json(trajectory.get(f"observation_{i}")),
+            tool_args=json_value(trajectory.get(f"tool_args_{i}")),
+            observation=json_value(trajectory.get(f"observation_{i}")),
         )
         for i in indices
     ]

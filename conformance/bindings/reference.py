@@ -36,6 +36,7 @@ from conformance.binding import (
     SignatureSpec,
     Step,
 )
+from conformance.render import json_value
 
 _ADAPTERS: dict[AdapterName, type[reference.Adapter]] = {
     "chat": reference.ChatAdapter, "json": reference.JSONAdapter,
@@ -98,11 +99,11 @@ class ReferenceBinding(Binding):
         with _serving(model, call.base_url):
             try:
                 if call.mode == "stream":
-                    events.extend((event, len(model.calls)) for event in agent.react.stream(**_kwargs(call)))
+                    events.extend((event, len(model.calls)) for event in agent.react.stream(**call.kwargs()))
                     prediction = events[-1][0].prediction
                     assert prediction is not None, "a reference stream ends with its done event"
                 else:
-                    prediction = agent.react.forward(**_kwargs(call))
+                    prediction = agent.react.forward(**call.kwargs())
             except Exception as exc:
                 return _failed(agent, exc, events if call.mode == "stream" else None)
         return _succeeded(agent, prediction, events if call.mode == "stream" else None)
@@ -124,7 +125,7 @@ class ReferenceBinding(Binding):
         assert isinstance(agent, _Agent)
         with _serving(model, call.base_url):
             try:
-                prediction = await agent.react.aforward(**_kwargs(call))
+                prediction = await agent.react.aforward(**call.kwargs())
             except Exception as exc:
                 return _failed(agent, exc)
         return _succeeded(agent, prediction)
@@ -176,13 +177,6 @@ def _serving(model: ScriptedModel, base_url: str | None = None) -> Iterator[None
         yield
 
 
-def _kwargs(call: CallRequest) -> dict[str, Any]:
-    kwargs: dict[str, Any] = dict(call.inputs)
-    if call.max_steps is not None:
-        kwargs["max_iters"] = call.max_steps
-    return kwargs
-
-
 def _succeeded(agent: _Agent, prediction: reference.Prediction,
                events: list[tuple[reference.Event, int]] | None = None) -> Outcome:
     agent.last = prediction
@@ -211,7 +205,7 @@ def _failed(agent: _Agent, exc: Exception,
 
 
 def _outputs(agent: _Agent, prediction: reference.Prediction) -> dict[str, JsonValue]:
-    return {name: _json(getattr(prediction, name)) for name in agent.react.signature.outputs}
+    return {name: json_value(getattr(prediction, name)) for name in agent.react.signature.outputs}
 
 
 def _stop_reason(reason: str | None) -> str | None:
@@ -234,9 +228,8 @@ def _serve(model: ScriptedModel) -> Any:
         body = json.loads(request.content)
         messages = body["messages"]
         system = next((m["content"] for m in messages if m["role"] == "system"), "")
-        adapter = "chat" if "[[ ## completed ## ]]" in system else (
-            "json" if "JSON object" in system else "other")
-        turn = model.answer(LMCall(kind=render.request_kind(system), adapter=adapter,  # type: ignore[arg-type]
+        adapter = render.request_adapter(system)
+        turn = model.answer(LMCall(kind=render.request_kind(system), adapter=adapter,
                                    messages=messages))
         if isinstance(turn, FaultTurn):
             return _fault(turn, request)
@@ -257,17 +250,9 @@ def _fault(turn: FaultTurn, request: httpx.Request) -> httpx.Response:
     return httpx.Response(int(turn.fault), headers=headers, json={"error": {"message": "scripted"}})
 
 
-def _json(value: Any) -> JsonValue:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return str(value)
-    return value  # type: ignore[no-any-return]
-
-
 def _step(step: reference.Step) -> Step:
-    return Step(thought=step.thought, tool_name=step.tool_name, tool_args=_json(step.tool_args),
-                observation=_json(step.observation))
+    return Step(thought=step.thought, tool_name=step.tool_name, tool_args=json_value(step.tool_args),
+                observation=json_value(step.observation))
 
 
 def _interrupt(exc: reference.HumanInTheLoopRequired) -> ErrorInfo:
@@ -279,11 +264,11 @@ def _interrupt(exc: reference.HumanInTheLoopRequired) -> ErrorInfo:
         fields={
             "question": exc.question,
             "interrupt_id": exc.interrupt_id,
-            "tool_call": None if call is None else _json(call.model_dump(mode="json")),
+            "tool_call": None if call is None else json_value(call.model_dump(mode="json")),
             "context": {
                 "trajectory": [_step(s).model_dump(mode="json") for s in exc.context["trajectory"]],
                 "iteration": exc.context["iteration"],
-                "input_args": _json(exc.context["input_args"]),
+                "input_args": json_value(exc.context["input_args"]),
             },
         },
     )
@@ -299,8 +284,8 @@ def _max_iterations(exc: reference.MaxIterationsError) -> ErrorInfo:
             "max_iterations": exc.max_iterations,
             "tools_used": list(exc.tools_used),
             "history": [_step(s).model_dump(mode="json") for s in exc.history],
-            "last_observation": _json(exc.last_observation),
-            "partial_final_answer": _json(exc.partial_final_answer),
+            "last_observation": json_value(exc.last_observation),
+            "partial_final_answer": json_value(exc.partial_final_answer),
         },
     )
 

@@ -23,9 +23,8 @@ as the ReAct docstring shows (`await react.aresume("yes", e)`).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar, get_args
 
 import httpx
 import openai
@@ -53,6 +52,7 @@ from conformance.binding import (
     SignatureSpec,
     Step,
 )
+from conformance.render import json_value
 
 _TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
 #: The openai errors an OpenAI-compatible transport raises for each scripted status.
@@ -138,15 +138,14 @@ class _ScriptedLM(BaseLM):  # type: ignore[misc]
     async def acomplete(self, messages: list[dict[str, Any]], *, model: str | None = None,
                         tools: list[dict[str, Any]] | None = None, stream: bool = False,
                         **kwargs: Any) -> Any:
-        sent: list[dict[str, JsonValue]] = _plain(messages)
+        sent: list[dict[str, JsonValue]] = json_value(messages)
         system = next((str(m.get("content")) for m in sent if m.get("role") == "system"), "")
         shown = "\n".join(str(m.get("content")) for m in sent)
         # udspy's ChatAdapter writes the inputs as `[[ ## field ## ]]` sections but asks for the
         # outputs as "a JSON object" (format_output_instructions) and parses only JSON (parse_outputs).
-        adapter: Literal["chat", "json", "other"] = "chat" if "[[ ## completed ## ]]" in shown else (
-            "json" if "JSON object" in shown else "other")
+        adapter = render.request_adapter(shown)
         call = LMCall(kind=render.request_kind(system), adapter=adapter, messages=sent,
-                      tools=_plain(tools) if tools else None)
+                      tools=json_value(tools) if tools else None)
         turn = self.script.answer(call)
         if isinstance(turn, FaultTurn):
             raise _fault(turn)
@@ -208,7 +207,7 @@ class UdspyBinding(Binding):
         agent.last = None
         try:
             with udspy.settings.context(lm=_lm(call, model)):
-                prediction = agent.react(**_kwargs(call))
+                prediction = agent.react(**call.kwargs())
         except Exception as exc:
             return _failed(agent, exc)
         return _outcome(agent, prediction)
@@ -232,7 +231,7 @@ class UdspyBinding(Binding):
         agent.last = None
         try:
             with udspy.settings.context(lm=_lm(call, model)):
-                prediction = await agent.react.aforward(**_kwargs(call))
+                prediction = await agent.react.aforward(**call.kwargs())
         except Exception as exc:
             return _failed(agent, exc)
         return _outcome(agent, prediction)
@@ -251,13 +250,6 @@ class UdspyBinding(Binding):
         agent.last.append({"thought": marker, "tool_name": marker, "tool_args": {}, "observation": marker})
 
 
-def _kwargs(call: CallRequest) -> dict[str, Any]:
-    kwargs: dict[str, Any] = dict(call.inputs)
-    if call.max_steps is not None:
-        kwargs["max_iters"] = call.max_steps
-    return kwargs
-
-
 async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Outcome:
     """`ReAct.astream`: the step predictor's predictions are step events, the ReAct's is done."""
     agent.last = None
@@ -265,7 +257,7 @@ async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Ou
     prediction: Any = None
     try:
         with udspy.settings.context(lm=_lm(call, model)):
-            async for event in agent.react.astream(**_kwargs(call)):
+            async for event in agent.react.astream(**call.kwargs()):
                 if not isinstance(event, udspy.Prediction):
                     continue
                 if event.module is agent.react.react_module:
@@ -273,7 +265,7 @@ async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Ou
                     events.append(Event(kind="step", model_calls=len(model.calls), step=Step(
                         thought=None if thought is None else str(thought),
                         tool_name=str(event.get("next_tool_name")),
-                        tool_args=_plain(event.get("next_tool_args")))))
+                        tool_args=json_value(event.get("next_tool_args")))))
                 elif event.module is agent.react:
                     prediction = event
                     events.append(Event(kind="done", model_calls=len(model.calls),
@@ -291,7 +283,7 @@ async def _chunks(reply: str, model: str) -> Any:
 
 
 def _outputs(agent: _Agent, prediction: Any) -> dict[str, JsonValue]:
-    return {name: _plain(prediction.get(name)) for name in agent.react.signature.get_output_fields()}
+    return {name: json_value(prediction.get(name)) for name in agent.react.signature.get_output_fields()}
 
 
 def _outcome(agent: _Agent, prediction: Any, events: list[Event] | None = None) -> Outcome:
@@ -353,19 +345,14 @@ def _fault(turn: FaultTurn) -> Exception:
     return error
 
 
-def _plain(value: Any) -> Any:
-    """`value` as plain JSON data; anything JSON cannot hold becomes its str()."""
-    return json.loads(json.dumps(value, default=str))
-
-
 def _step(episode: Mapping[str, Any]) -> Step:
     """One udspy episode (`thought`, `tool_name`, `tool_args`, `observation`) as a Step."""
     thought = episode.get("thought")
     # An unknown tool name leaves an error episode whose tool_name is None (react.py aexecute).
     return Step(thought=None if thought is None else str(thought),
                 tool_name=str(episode.get("tool_name") or ""),
-                tool_args=_plain(episode.get("tool_args")),
-                observation=_plain(episode.get("observation")))
+                tool_args=json_value(episode.get("tool_args")),
+                observation=json_value(episode.get("observation")))
 
 
 def _interrupt(exc: ConfirmationRequired) -> ErrorInfo:
@@ -377,7 +364,7 @@ def _interrupt(exc: ConfirmationRequired) -> ErrorInfo:
             "question": exc.question,
             "interrupt_id": exc.confirmation_id,
             "tool_call": None if tool_call is None else {
-                "name": tool_call.name, "args": _plain(tool_call.args), "call_id": tool_call.call_id},
-            "context": _plain(exc.context),
+                "name": tool_call.name, "args": json_value(tool_call.args), "call_id": tool_call.call_id},
+            "context": json_value(exc.context),
         },
     )
