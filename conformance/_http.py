@@ -52,7 +52,9 @@ class HttpProfile:
         if mode == "replay":
             if not cassette.is_file():
                 raise MissingCassette(
-                    f"no cassette for this scenario: {cassette} does not exist. Record it with "
+                    # binding/feature/scenario only: a report must not carry this machine's paths
+                    f"no cassette for this scenario: {Path(*cassette.parts[-3:])} does not exist "
+                    "in the cassette directory (--conformance-cassette-dir). Record it with "
                     "--conformance-cassettes=record (for the bundled bindings: nox -s cassettes), or "
                     "run against the live loopback server with --conformance-cassettes=off."
                 )

@@ -99,6 +99,8 @@ def test_replay_without_a_cassette_is_a_clear_error(run_suite: RunSuite, tmp_pat
     assert scenario is not None and scenario["verdict"] == "errored", run.output[-3000:]
     assert "no cassette for this scenario" in scenario["message"]
     assert "--conformance-cassettes=record" in scenario["message"]
+    assert "reference/http/over_http_the_chosen_tool" in scenario["message"]
+    assert str(tmp_path) not in scenario["message"], "a report must not carry this machine's paths"
 
 
 def test_auto_replays_only_where_the_binding_has_cassettes(tmp_path: Path) -> None:
