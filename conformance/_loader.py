@@ -1,24 +1,63 @@
-"""Find a binding by entry-point name or `module:attr`."""
+"""Find a binding by entry-point name, `module:attr`, `cmd:<command line>` or bundled harness name."""
 
 from __future__ import annotations
 
 import importlib
+import shlex
+import shutil
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 
+from conformance import _guard
 from conformance.binding import CAPABILITIES, Binding
 
 GROUP = "react_conformance.bindings"
+#: The prefix that selects a harness process: `--impl cmd:"node harness.mjs"`.
+CMD = "cmd:"
+#: The bundled Node harnesses, by name: each directory holds `harness.mjs` and its lock file.
+HARNESSES = ("dspy-ts", "ax")
+#: Where the bundled harnesses live in a checkout (they are not part of the wheel).
+HARNESS_DIR = Path(__file__).resolve().parent.parent / "harnesses"
 
 
 def available() -> list[str]:
-    """The names registered in the `react_conformance.bindings` entry-point group."""
-    return sorted({ep.name for ep in entry_points(group=GROUP)})
+    """The names registered in the `react_conformance.bindings` entry-point group, and the bundled
+    harnesses."""
+    return sorted({ep.name for ep in entry_points(group=GROUP)} | set(HARNESSES))
 
 
-def load_binding(name: str) -> Binding:
-    """Instantiate the binding `name`; a bad name is a usage error that lists what exists."""
+def harness_command(name: str) -> str:
+    """The `cmd:` command line of the bundled harness `name`; a usage error if it is not installed."""
+    directory = HARNESS_DIR / name
+    if not (directory / "harness.mjs").is_file():
+        raise pytest.UsageError(
+            f"--impl {name}: the bundled harness is not here ({directory} has no harness.mjs). The "
+            "Node harnesses ship with a checkout of react-conformance, not with the wheel."
+        )
+    if not (directory / "node_modules").is_dir():
+        raise pytest.UsageError(
+            f"--impl {name}: the harness's Node packages are not installed. Run "
+            f"`npm ci --prefix {shlex.quote(str(directory))}` (or `nox -s peers`), then try again."
+        )
+    node = shutil.which("node")
+    if node is None:
+        raise pytest.UsageError(f"--impl {name}: the harness needs Node.js (20 or later) on PATH.")
+    return shlex.join([node, str(directory / "harness.mjs")])
+
+
+def load_binding(
+    name: str, *, timeout: float = _guard.DEFAULT_TIMEOUT, transcript: Path | None = None
+) -> Binding:
+    """Instantiate the binding `name`; a bad name is a usage error that lists what exists.
+
+    `timeout` and `transcript` apply to harness processes (`cmd:` and the bundled harnesses).
+    """
+    if name in HARNESSES:
+        return _process(name, harness_command(name), timeout, transcript)
+    if name.startswith(CMD):
+        return _process(name, name.removeprefix(CMD), timeout, transcript)
     target: object
     if ":" in name:
         module_name, _, attr = name.partition(":")
@@ -48,6 +87,10 @@ def load_binding(name: str) -> Binding:
         raise pytest.UsageError(
             f"--impl {name}: {target!r} is not a conformance.Binding (subclass it)."
         )
+    return _checked(name, binding)
+
+
+def _checked(name: str, binding: Binding) -> Binding:
     unknown = set(binding.capabilities) - CAPABILITIES
     if unknown:
         raise pytest.UsageError(
@@ -55,3 +98,15 @@ def load_binding(name: str) -> Binding:
             f"known ones are {sorted(CAPABILITIES)}."
         )
     return binding
+
+
+def _process(name: str, command: str, timeout: float, transcript: Path | None) -> Binding:
+    from conformance._process import HarnessError, process_binding
+
+    try:
+        # A little under the suite's own limit: a stalled harness is reported by the binding, with
+        # its stderr, as errored, before the suite's guard would report a hung scenario.
+        binding = process_binding(command, timeout=timeout * 0.9, transcript=transcript)
+    except HarnessError as exc:
+        raise pytest.UsageError(f"--impl {name}: {exc}") from exc
+    return _checked(name, binding)
