@@ -61,7 +61,8 @@ def package(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", "--impl", "reference", "-q", "-p", "no:cacheprovider")
 
 
-PEERS = ("reference", "dspy", "udspy")
+# dspy-ts and ax are Node harnesses: `--impl NAME` installs their packages (npm ci) when missing.
+PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax")
 
 
 @nox.session

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import shlex
 import shutil
+import subprocess
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -29,22 +31,38 @@ def available() -> list[str]:
 
 
 def harness_command(name: str) -> str:
-    """The `cmd:` command line of the bundled harness `name`; a usage error if it is not installed."""
+    """The `cmd:` command line of the bundled harness `name`, its Node packages installed first."""
     directory = HARNESS_DIR / name
     if not (directory / "harness.mjs").is_file():
         raise pytest.UsageError(
             f"--impl {name}: the bundled harness is not here ({directory} has no harness.mjs). The "
             "Node harnesses ship with a checkout of react-conformance, not with the wheel."
         )
-    if not (directory / "node_modules").is_dir():
-        raise pytest.UsageError(
-            f"--impl {name}: the harness's Node packages are not installed. Run "
-            f"`npm ci --prefix {shlex.quote(str(directory))}` (or `nox -s peers`), then try again."
-        )
-    node = shutil.which("node")
-    if node is None:
-        raise pytest.UsageError(f"--impl {name}: the harness needs Node.js (20 or later) on PATH.")
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        raise pytest.UsageError(f"--impl {name}: the harness needs Node.js 20 or later, with npm, on PATH.")
+    _install(name, directory, npm)
     return shlex.join([node, str(directory / "harness.mjs")])
+
+
+def _install(name: str, directory: Path, npm: str) -> None:
+    """`npm ci` from the harness's lock file, once: one-line use on a fresh machine, as pip is."""
+    installed = directory / "node_modules" / ".package-lock.json"  # npm writes it last
+    if installed.is_file():
+        return
+    # Two runs at once (xdist, parallel tests) must not install into the same directory together.
+    with open(directory / ".npm-ci.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if installed.is_file():
+            return
+        done = subprocess.run([npm, "ci", "--prefix", str(directory)], capture_output=True, text=True,
+                              check=False)
+    if done.returncode != 0:
+        tail = "\n  ".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise pytest.UsageError(
+            f"--impl {name}: installing the harness's Node packages failed (npm ci --prefix "
+            f"{shlex.quote(str(directory))}, exit {done.returncode}):\n  {tail}"
+        )
 
 
 def load_binding(
@@ -73,7 +91,8 @@ def load_binding(
             names = ", ".join(available()) or "(none installed)"
             raise pytest.UsageError(
                 f"--impl {name}: no binding of that name. Available bindings: {names}. "
-                f"Register one under the entry-point group {GROUP!r}, or pass module:attr."
+                f"Register one under the entry-point group {GROUP!r}, pass module:attr, or run a "
+                f"harness process with cmd:<command line>."
             )
         try:
             target = matches[0].load()
