@@ -41,6 +41,8 @@ from conformance.binding import (
 
 R = TypeVar("R", bound=p.Reply)
 
+#: Seconds a harness may take to answer `hello`, however short the suite's timeout.
+STARTUP_TIMEOUT = 30.0
 #: Lines of the harness's stderr kept for error messages.
 _STDERR_TAIL = 30
 
@@ -107,8 +109,10 @@ class _Harness:
                 raise HarnessError(self.failure)
             self._pending[command_id] = pending
         self._send(command)
-        if not pending.done.wait(self.timeout):
-            self.fail(f"did not reply to the {pending.command!r} command within {self.timeout:g} s "
+        # Starting up (a runtime, the library's imports) may take longer than any one call.
+        limit = max(self.timeout, STARTUP_TIMEOUT) if isinstance(command, p.Hello) else self.timeout
+        if not pending.done.wait(limit):
+            self.fail(f"did not reply to the {pending.command!r} command within {limit:g} s "
                       "(raise --conformance-timeout if it is only slow)")
         with self._state_lock:
             self._pending.pop(command_id, None)
