@@ -3,6 +3,7 @@ is reported as errored with its stderr while the run goes on."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from conformance import _protocol as p
 from tests.suite.conftest import RunSuite, SuiteRun, suite_run
+from tests.suite.test_protocol import SCHEMA
 
 HARNESS = shlex.join([sys.executable, "-m", "tests.suite.harness"])
 #: Only the scenarios of loop.feature whose call asks this break (the others must still pass).
@@ -56,6 +58,29 @@ def test_the_debug_transcript_holds_every_message_and_each_is_valid(
     assert lines[0].startswith("suite  -> ") and '"type":"hello"' in lines[0]
     assert {"hello", "welcome", "build", "built", "run", "ran", "model", "turn", "tool",
             "observation", "resume", "run_concurrently", "ran_all", "configure"} <= kinds
+
+
+def test_every_message_of_a_real_session_obeys_the_committed_json_schema(
+    harness_run: SuiteRun, workdir: Path
+) -> None:
+    # What harness authors validate against must accept everything the suite sends and reads.
+    try:
+        import jsonschema
+    except ImportError:
+        pytest.fail("jsonschema is not installed (it comes with the peers extra): "
+                    "pip install -e '.[dev,peers]'")
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    validators = {
+        side: jsonschema.Draft202012Validator({"$ref": f"#/$defs/{side}", "$defs": schema["$defs"]})
+        for side in ("to_harness", "from_harness")
+    }
+    lines = (workdir / "transcript.jsonl").read_text(encoding="utf-8").removesuffix("\n").split("\n")
+    for line in lines:
+        who, _, body = line.partition(" -> ")
+        validators["to_harness" if who.strip() == "suite" else "from_harness"].validate(json.loads(body))
+    assert len(lines) > 1000
+    with pytest.raises(jsonschema.ValidationError):
+        validators["from_harness"].validate({"type": "ran", "id": 1, "outcome": {"trajectory": 5}})
 
 
 @pytest.mark.parametrize(("broken", "says"), [
