@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import importlib
 import shlex
 import shutil
@@ -50,6 +49,8 @@ def _install(name: str, directory: Path, npm: str) -> None:
     installed = directory / "node_modules" / ".package-lock.json"  # npm writes it last
     if installed.is_file():
         return
+    import fcntl  # here, not at the top: the plugin must still load where fcntl does not exist
+
     # Two runs at once (xdist, parallel tests) must not install into the same directory together.
     with open(directory / ".npm-ci.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
