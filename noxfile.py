@@ -61,7 +61,7 @@ def package(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", "--impl", "reference", "-q", "-p", "no:cacheprovider")
 
 
-# dspy-ts and ax are Node harnesses: `--impl NAME` installs their packages (npm ci) when missing.
+# dspy-ts and ax are Node harnesses: `--impl NAME` installs their locked packages when missing.
 PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax")
 
 

@@ -45,7 +45,12 @@ def harness_command(name: str) -> str:
 
 
 def _install(name: str, directory: Path, npm: str) -> None:
-    """`npm ci` from the harness's lock file, once: one-line use on a fresh machine, as pip is."""
+    """Install the harness's locked packages, once: one-line use on a fresh machine, as pip is.
+
+    `npm install --no-save` installs the versions of the committed lock file and leaves it as it
+    is. (`npm ci` would be the usual choice, but refuses dspy.ts's lock file: dspy.ts names an
+    optional dependency, @mlflow/tracking, that the registry does not have.)
+    """
     installed = directory / "node_modules" / ".package-lock.json"  # npm writes it last
     if installed.is_file():
         return
@@ -56,13 +61,14 @@ def _install(name: str, directory: Path, npm: str) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if installed.is_file():
             return
-        done = subprocess.run([npm, "ci", "--prefix", str(directory)], capture_output=True, text=True,
-                              check=False)
+        command = [npm, "install", "--no-save", "--prefix", str(directory)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        tail = "\n  ".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        # npm states the cause first and its usage text after it.
+        errors = [line for line in done.stderr.splitlines() if not line.startswith("npm warn")]
         raise pytest.UsageError(
-            f"--impl {name}: installing the harness's Node packages failed (npm ci --prefix "
-            f"{shlex.quote(str(directory))}, exit {done.returncode}):\n  {tail}"
+            f"--impl {name}: installing the harness's Node packages failed ({shlex.join(command)}, "
+            f"exit {done.returncode}):\n  " + "\n  ".join(errors[:12])
         )
 
 

@@ -1,6 +1,6 @@
 """The bundled Node harnesses: `--impl dspy-ts` and `--impl ax` reproduce their committed reports.
 
-The first run installs each harness's packages from its lock file (`npm ci`), as `--impl` does
+The first run installs each harness's locked packages (`npm install --no-save`), as `--impl` does
 for a user; Node.js 20 and npm must be on PATH.
 """
 
