@@ -62,7 +62,8 @@ def package(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", "--impl", "reference", "-q", "-p", "no:cacheprovider")
 
 
-PEERS = ("reference", "dspy", "udspy")
+# dspy-ts and ax are Node harnesses: `--impl NAME` installs their locked packages when missing.
+PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax")
 #: The bundled bindings that claim `http`, whose cassettes ship in cassettes/.
 HTTP_BINDINGS = ("reference", "udspy")
 

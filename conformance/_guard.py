@@ -33,7 +33,7 @@ def call(operation: str, fn: Callable[[], T], timeout: float | None = None) -> T
     if timeout is None:
         try:
             return fn()
-        except AssertionError:
+        except (AssertionError, BindingError):
             raise
         except Exception as exc:
             raise _binding_error(operation, exc) from exc
@@ -56,7 +56,7 @@ def call(operation: str, fn: Callable[[], T], timeout: float | None = None) -> T
         )
     if "error" in box:
         error: BaseException = box["error"]
-        if isinstance(error, AssertionError):
+        if isinstance(error, AssertionError | BindingError):
             raise error
         raise _binding_error(operation, error) from error
     value: T = box["value"]

@@ -1,24 +1,88 @@
-"""Find a binding by entry-point name or `module:attr`."""
+"""Find a binding by entry-point name, `module:attr`, `cmd:<command line>` or bundled harness name."""
 
 from __future__ import annotations
 
 import importlib
+import shlex
+import shutil
+import subprocess
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 
+from conformance import _guard
 from conformance.binding import CAPABILITIES, Binding
 
 GROUP = "react_conformance.bindings"
+#: The prefix that selects a harness process: `--impl cmd:"node harness.mjs"`.
+CMD = "cmd:"
+#: The bundled Node harnesses, by name: each directory holds `harness.mjs` and its lock file.
+HARNESSES = ("dspy-ts", "ax")
+#: Where the bundled harnesses live in a checkout (they are not part of the wheel).
+HARNESS_DIR = Path(__file__).resolve().parent.parent / "harnesses"
 
 
 def available() -> list[str]:
-    """The names registered in the `react_conformance.bindings` entry-point group."""
-    return sorted({ep.name for ep in entry_points(group=GROUP)})
+    """The names registered in the `react_conformance.bindings` entry-point group, and the bundled
+    harnesses."""
+    return sorted({ep.name for ep in entry_points(group=GROUP)} | set(HARNESSES))
 
 
-def load_binding(name: str) -> Binding:
-    """Instantiate the binding `name`; a bad name is a usage error that lists what exists."""
+def harness_command(name: str) -> str:
+    """The `cmd:` command line of the bundled harness `name`, its Node packages installed first."""
+    directory = HARNESS_DIR / name
+    if not (directory / "harness.mjs").is_file():
+        raise pytest.UsageError(
+            f"--impl {name}: the bundled harness is not here ({directory} has no harness.mjs). The "
+            "Node harnesses ship with a checkout of react-conformance, not with the wheel."
+        )
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        raise pytest.UsageError(f"--impl {name}: the harness needs Node.js 20 or later, with npm, on PATH.")
+    _install(name, directory, npm)
+    return shlex.join([node, str(directory / "harness.mjs")])
+
+
+def _install(name: str, directory: Path, npm: str) -> None:
+    """Install the harness's locked packages, once: one-line use on a fresh machine, as pip is.
+
+    `npm install --no-save` installs the versions of the committed lock file and leaves it as it
+    is. (`npm ci` would be the usual choice, but refuses dspy.ts's lock file: dspy.ts names an
+    optional dependency, @mlflow/tracking, that the registry does not have.)
+    """
+    installed = directory / "node_modules" / ".package-lock.json"  # npm writes it last
+    if installed.is_file():
+        return
+    import fcntl  # here, not at the top: the plugin must still load where fcntl does not exist
+
+    # Two runs at once (xdist, parallel tests) must not install into the same directory together.
+    with open(directory / ".npm-ci.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if installed.is_file():
+            return
+        command = [npm, "install", "--no-save", "--prefix", str(directory)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        # npm states the cause first and its usage text after it.
+        errors = [line for line in done.stderr.splitlines() if not line.startswith("npm warn")]
+        raise pytest.UsageError(
+            f"--impl {name}: installing the harness's Node packages failed ({shlex.join(command)}, "
+            f"exit {done.returncode}):\n  " + "\n  ".join(errors[:12])
+        )
+
+
+def load_binding(
+    name: str, *, timeout: float = _guard.DEFAULT_TIMEOUT, transcript: Path | None = None
+) -> Binding:
+    """Instantiate the binding `name`; a bad name is a usage error that lists what exists.
+
+    `timeout` and `transcript` apply to harness processes (`cmd:` and the bundled harnesses).
+    """
+    if name in HARNESSES:
+        return _process(name, harness_command(name), timeout, transcript)
+    if name.startswith(CMD):
+        return _process(name, name.removeprefix(CMD), timeout, transcript)
     target: object
     if ":" in name:
         module_name, _, attr = name.partition(":")
@@ -34,7 +98,8 @@ def load_binding(name: str) -> Binding:
             names = ", ".join(available()) or "(none installed)"
             raise pytest.UsageError(
                 f"--impl {name}: no binding of that name. Available bindings: {names}. "
-                f"Register one under the entry-point group {GROUP!r}, or pass module:attr."
+                f"Register one under the entry-point group {GROUP!r}, pass module:attr, or run a "
+                f"harness process with cmd:<command line>."
             )
         try:
             target = matches[0].load()
@@ -48,6 +113,10 @@ def load_binding(name: str) -> Binding:
         raise pytest.UsageError(
             f"--impl {name}: {target!r} is not a conformance.Binding (subclass it)."
         )
+    return _checked(name, binding)
+
+
+def _checked(name: str, binding: Binding) -> Binding:
     unknown = set(binding.capabilities) - CAPABILITIES
     if unknown:
         raise pytest.UsageError(
@@ -55,3 +124,15 @@ def load_binding(name: str) -> Binding:
             f"known ones are {sorted(CAPABILITIES)}."
         )
     return binding
+
+
+def _process(name: str, command: str, timeout: float, transcript: Path | None) -> Binding:
+    from conformance._process import HarnessError, process_binding
+
+    try:
+        # A little under the suite's own limit: a stalled harness is reported by the binding, with
+        # its stderr, as errored, before the suite's guard would report a hung scenario.
+        binding = process_binding(command, timeout=timeout * 0.9, transcript=transcript)
+    except HarnessError as exc:
+        raise pytest.UsageError(f"--impl {name}: {exc}") from exc
+    return _checked(name, binding)

@@ -47,6 +47,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-cassette-dir", metavar="DIR", default=None,
                     help="the cassettes, as DIR/<binding>/<feature>/<scenario>.yaml (default: the "
                          "ones shipped with react-conformance)")
+    group.addoption("--harness-debug", metavar="PATH", default=None, type=Path,
+                    help="for a harness process (--impl cmd:...): validate every message in both "
+                         "directions against the protocol and append the transcript to PATH")
 
 
 class _Session:
@@ -273,7 +276,8 @@ def pytest_configure(config: pytest.Config) -> None:
     name = config.getoption("impl", default=None)
     if not name:
         return
-    binding = load_binding(name)
+    binding = load_binding(name, timeout=config.getoption("conformance_timeout"),
+                           transcript=config.getoption("harness_debug"))
     config.addinivalue_line("markers", "conformance_req(id): the requirement a scenario checks")
     config.addinivalue_line("markers", "conformance_capability(name): a capability it needs")
     config.addinivalue_line("markers", "conformance_smoke: runs first; failing means a broken binding")

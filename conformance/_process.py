@@ -1,0 +1,425 @@
+"""The process binding: the binding contract, spoken to a harness process in any language.
+
+`--impl cmd:"node harness.mjs"` starts the command, greets it (`hello`), and from its `welcome`
+learns the library's name, version, capabilities and known failures. Every binding operation is
+then a command line on the harness's stdin and a reply line on its stdout. While a call runs, the
+harness asks the suite for every model answer and every tool call, so the suite's scripts and tool
+recorders stay on this side and the harness holds no scenario logic.
+
+A harness that sends a line that is not a valid message, exits, or does not reply in time is
+reported as errored with the tail of its stderr; it is stopped, and the next operation starts a
+fresh one (the agents built by the old process are lost with it).
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import shlex
+import subprocess
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
+
+from conformance import _protocol as p
+from conformance._guard import BindingError
+from conformance._model import ScriptedModel, UnexpectedModelCall
+from conformance._tools import SuiteTool
+from conformance.binding import (
+    AdapterName,
+    AgentSpec,
+    Binding,
+    CallRequest,
+    ErrorInfo,
+    Outcome,
+    ResumeRequest,
+)
+
+R = TypeVar("R", bound=p.Reply)
+
+#: Seconds a harness may take to answer `hello`, however short the suite's timeout.
+STARTUP_TIMEOUT = 30.0
+#: Lines of the harness's stderr kept for error messages.
+_STDERR_TAIL = 30
+
+
+class HarnessError(BindingError):
+    """The harness process misbehaved: an invalid message, an exit, a stall, or a failed command."""
+
+
+class _Agent:
+    """An agent a harness process built: its id there, and the suite's tools it was given."""
+
+    def __init__(self, process: _Harness, agent_id: str, tools: Sequence[SuiteTool]) -> None:
+        self.process = process
+        self.id = agent_id
+        self.tools = {t.name: t for t in tools}
+
+
+class _Pending:
+    """A command waiting for its reply."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.done = threading.Event()
+        self.reply: p.Reply | None = None
+
+
+class _Harness:
+    """One running harness process, and the threads that read its stdout and stderr."""
+
+    def __init__(self, argv: list[str], timeout: float, transcript: Path | None) -> None:
+        self.argv = argv
+        self.timeout = timeout
+        self.transcript = transcript
+        self.failure: str | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._runs: dict[str, tuple[ScriptedModel, _Agent]] = {}
+        self._stderr: deque[str] = deque(maxlen=_STDERR_TAIL)
+        self._write_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._log_lock = threading.Lock()
+        try:
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, encoding="utf-8", bufsize=1,
+            )
+        except OSError as exc:
+            raise HarnessError(f"could not start the harness {shlex.join(argv)!r}: {exc}") from exc
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self._stderr_reader = threading.Thread(target=self._read_stderr, args=(self.proc.stderr,),
+                                               daemon=True, name="harness stderr")
+        self._stderr_reader.start()
+        threading.Thread(target=self._read_stdout, args=(self.proc.stdout,), daemon=True,
+                         name="harness stdout").start()
+
+    # -- commands ---------------------------------------------------------------------------
+
+    def request(self, command: p.Command, expect: type[R]) -> R:
+        """Send `command`, wait for its reply (answering the harness's requests meanwhile)."""
+        command_id = command.id
+        pending = _Pending(command.type)
+        with self._state_lock:
+            if self.failure is not None:
+                raise HarnessError(self.failure)
+            self._pending[command_id] = pending
+        self._send(command)
+        # Starting up (a runtime, the library's imports) may take longer than any one call.
+        limit = max(self.timeout, STARTUP_TIMEOUT) if isinstance(command, p.Hello) else self.timeout
+        if not pending.done.wait(limit):
+            self.fail(f"did not reply to the {pending.command!r} command within {limit:g} s "
+                      "(raise --conformance-timeout if it is only slow)")
+        with self._state_lock:
+            self._pending.pop(command_id, None)
+        reply = pending.reply
+        if reply is None:
+            raise HarnessError(self.failure or "the harness stopped")
+        if isinstance(reply, p.Failed):
+            raise HarnessError(f"the harness could not carry out {pending.command!r}: {reply.message}"
+                               f"{self._tail()}")
+        if not isinstance(reply, expect):
+            self.fail(f"replied to the {pending.command!r} command with a {reply.type!r} message "
+                      f"instead of {expect.model_fields['type'].default!r}")
+            raise HarnessError(self.failure or "")
+        return reply
+
+    def next_id(self) -> int:
+        """A fresh command id."""
+        return next(self._ids)
+
+    def start_run(self, run: str, model: ScriptedModel, agent: _Agent) -> None:
+        """Route the model and tool requests naming `run` to `model` and `agent`'s tools."""
+        with self._state_lock:
+            self._runs[run] = (model, agent)
+
+    def end_run(self, run: str) -> None:
+        """Forget `run`."""
+        with self._state_lock:
+            self._runs.pop(run, None)
+
+    def stop(self) -> None:
+        """Ask the harness to exit; kill it if it does not."""
+        if self.failure is None and self.proc.poll() is None:
+            try:
+                self._send(p.Stop(id=self.next_id()))
+                self.proc.wait(2)
+            except (OSError, subprocess.TimeoutExpired, HarnessError):
+                pass
+        self._kill()
+
+    def fail(self, reason: str) -> None:
+        """Mark the harness broken for `reason`, stop it, and wake every waiting command."""
+        with self._state_lock:
+            if self.failure is not None:
+                return
+            self._kill()
+            self._stderr_reader.join(1.0)  # its last words explain the failure
+            self.failure = f"the harness {shlex.join(self.argv)!r} {reason}.{self._tail()}"
+            waiting = list(self._pending.values())
+        for pending in waiting:
+            pending.done.set()
+
+    # -- the wire ---------------------------------------------------------------------------
+
+    def _send(self, message: BaseModel) -> None:
+        line = p.encode(message)
+        if self.transcript is not None:
+            p.to_harness.validate_json(line)  # the suite's own messages obey the schema too
+            self._log("suite  ->", line)
+        assert self.proc.stdin is not None
+        with self._write_lock:
+            try:
+                self.proc.stdin.write(line)
+                self.proc.stdin.flush()
+            except (OSError, ValueError) as exc:
+                self.fail(f"closed its stdin ({exc})")
+                raise HarnessError(self.failure or "") from exc
+
+    def _read_stdout(self, stream: IO[str]) -> None:
+        for line in stream:
+            if self.failure is not None:
+                return
+            if self.transcript is not None:
+                self._log("harness ->", line)
+            try:
+                message = p.from_harness.validate_json(line)
+            except ValidationError as exc:
+                shown = line if len(line) <= 500 else line[:500] + "..."
+                self.fail(f"sent a line that is not a valid protocol message: {shown.strip()!r}\n"
+                          f"{_errors(exc)}\nEvery line on stdout must be one message "
+                          "(see harnesses/protocol.schema.json); write logs to stderr")
+                return
+            if isinstance(message, p.ModelRequest | p.ToolRequest):
+                self._answer(message)
+            else:
+                self._deliver(message)
+        code = self.proc.wait()
+        self.fail(f"exited with code {code}" if code else "closed its stdout")
+
+    def _read_stderr(self, stream: IO[str]) -> None:
+        for line in stream:
+            self._stderr.append(line.rstrip("\n"))
+
+    def _deliver(self, reply: p.Reply) -> None:
+        with self._state_lock:
+            pending = self._pending.get(reply.id)
+        if pending is None:
+            self.fail(f"sent a {reply.type!r} reply to id {reply.id}, "
+                      "which names no command waiting for a reply")
+            return
+        pending.reply = reply
+        pending.done.set()
+
+    def _answer(self, request: p.ModelRequest | p.ToolRequest) -> None:
+        with self._state_lock:
+            route = self._runs.get(request.run)
+        if route is None:
+            self.fail(f"sent a {request.type!r} request for run {request.run!r}, which is not running")
+            return
+        model, agent = route
+        answer: BaseModel
+        if isinstance(request, p.ModelRequest):
+            try:
+                answer = p.TurnAnswer(id=request.id, turn=model.answer(request.call))
+            except UnexpectedModelCall as exc:
+                answer = p.TurnAnswer(id=request.id, error=str(exc))
+        else:
+            answer = p.ToolAnswer(id=request.id, **_run_tool(agent, request.name, request.args))
+        try:
+            self._send(answer)
+        except HarnessError:
+            pass
+
+    def _log(self, who: str, line: str) -> None:
+        assert self.transcript is not None
+        with self._log_lock, self.transcript.open("a", encoding="utf-8") as log:
+            log.write(f"{who} {line.rstrip()}\n")
+
+    def _kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def _tail(self) -> str:
+        lines = list(self._stderr)
+        if not lines:
+            return " Its stderr was empty."
+        return "\nThe tail of its stderr:\n  " + "\n  ".join(lines)
+
+
+def _run_tool(agent: _Agent, name: str, args: JsonValue) -> dict[str, Any]:
+    """Run the suite's tool `name` as the library called it: its result, or the error it raised."""
+    tool = agent.tools.get(name)
+    if tool is None:
+        return {"error": ErrorInfo(type="KeyError", message=(
+            f"the agent was built with no tool {name!r}; its tools are {sorted(agent.tools)}"))}
+    if not isinstance(args, dict):
+        # The library handed the tool something that is not an object: it did reach the tool.
+        tool.calls.append({"(arguments that are not an object)": args})
+        return {"error": ErrorInfo(type="TypeError", message=(
+            f"{name}() takes keyword arguments (a JSON object), not {type(args).__name__}"))}
+    try:
+        result = tool(**args)
+    except Exception as exc:
+        return {"error": ErrorInfo.from_exception(exc)}
+    return {"result": _jsonable(result)}
+
+
+_JSON: TypeAdapter[JsonValue] = TypeAdapter(JsonValue)
+
+
+def _jsonable(value: Any) -> JsonValue:
+    try:
+        return _JSON.validate_python(value)
+    except ValidationError:
+        return str(value)
+
+
+def _errors(exc: ValidationError) -> str:
+    return "\n".join(
+        f"  at {'.'.join(str(x) for x in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()[:5]
+    )
+
+
+class ProcessBinding(Binding):
+    """A binding that speaks the harness protocol to a child process. See `process_binding`."""
+
+    name: ClassVar[str] = "cmd"
+
+    def __init__(self, argv: list[str], timeout: float, transcript: Path | None,
+                 first: _Harness, welcome: p.Welcome) -> None:
+        self._argv, self._timeout, self._transcript = argv, timeout, transcript
+        self._process = first
+        self._welcome = welcome
+        self._lock = threading.Lock()
+        self._agents = itertools.count(1)
+        self._runs = itertools.count(1)
+        atexit.register(lambda: self._process.stop())
+
+    @property
+    def version(self) -> str:
+        return self._welcome.version
+
+    # -- the process --------------------------------------------------------------------------
+
+    def _live(self) -> _Harness:
+        """The running harness, started afresh if the last one failed."""
+        with self._lock:
+            if self._process.failure is not None:
+                self._process = _Harness(self._argv, self._timeout, self._transcript)
+                welcome = _greet(self._process)
+                if welcome != self._welcome:
+                    self._process.fail("greeted the suite differently after a restart")
+                    raise HarnessError(self._process.failure or "")
+            return self._process
+
+    def _of(self, agent: object) -> tuple[_Harness, _Agent]:
+        assert isinstance(agent, _Agent), f"not an agent this binding built: {agent!r}"
+        if agent.process is not self._process or agent.process.failure is not None:
+            raise HarnessError(
+                "this agent was built by a harness process that has since failed"
+                + (f": {agent.process.failure}" if agent.process.failure else "")
+            )
+        return agent.process, agent
+
+    # -- the contract ---------------------------------------------------------------------------
+
+    def configure(self, *, adapter: AdapterName | None) -> None:
+        process = self._live()
+        process.request(p.Configure(id=process.next_id(), adapter=adapter), p.Done)
+
+    def global_adapter(self) -> AdapterName | None:
+        process = self._live()
+        return process.request(p.GetGlobalAdapter(id=process.next_id()), p.Adapter).adapter
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        process = self._live()
+        agent = _Agent(process, f"agent-{next(self._agents)}", tools)
+        built = process.request(p.Build(id=process.next_id(), agent=agent.id, spec=spec), p.Built)
+        return built.error if built.error is not None else agent
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        return self._call(agent, model, lambda i, a, r: p.Run(id=i, agent=a, run=r, call=call))
+
+    def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
+        return self._call(agent, model,
+                          lambda i, a, r: p.Resume(id=i, agent=a, run=r, request=request))
+
+    def _call(self, agent: object, model: ScriptedModel,
+              command: Callable[[int, str, str], p.Run | p.Resume]) -> Outcome:
+        process, remote = self._of(agent)
+        run = f"run-{next(self._runs)}"
+        process.start_run(run, model, remote)
+        try:
+            return process.request(command(process.next_id(), remote.id, run), p.Ran).outcome
+        finally:
+            process.end_run(run)
+
+    def run_concurrently(
+        self, calls: Sequence[tuple[object, CallRequest, ScriptedModel]]
+    ) -> list[Outcome]:
+        entries: list[p.RunEntry] = []
+        process = self._live()
+        for agent, call, model in calls:
+            owner, remote = self._of(agent)
+            run = f"run-{next(self._runs)}"
+            owner.start_run(run, model, remote)
+            entries.append(p.RunEntry(agent=remote.id, run=run, call=call))
+        try:
+            command = p.RunConcurrently(id=process.next_id(), runs=entries)
+            outcomes = process.request(command, p.RanAll).outcomes
+        finally:
+            for entry in entries:
+                process.end_run(entry.run)
+        if len(outcomes) != len(entries):
+            raise HarnessError(f"the harness answered run_concurrently with {len(outcomes)} "
+                               f"outcomes for {len(entries)} calls")
+        return outcomes
+
+    def step_tool_names(self, agent: object) -> list[str] | None:
+        process, remote = self._of(agent)
+        return process.request(p.GetStepToolNames(id=process.next_id(), agent=remote.id),
+                               p.Names).names
+
+    def mutate_last_result(self, agent: object, marker: str) -> None:
+        process, remote = self._of(agent)
+        process.request(p.MutateLastResult(id=process.next_id(), agent=remote.id, marker=marker),
+                        p.Done)
+
+
+def _greet(process: _Harness) -> p.Welcome:
+    welcome = process.request(p.Hello(id=process.next_id()), p.Welcome)
+    if welcome.protocol != p.PROTOCOL_VERSION:
+        process.fail(f"speaks protocol version {welcome.protocol}; this suite speaks "
+                     f"{p.PROTOCOL_VERSION}")
+        raise HarnessError(process.failure or "")
+    return welcome
+
+
+def process_binding(command: str, *, timeout: float, transcript: Path | None = None) -> Binding:
+    """Start `command` (a shell-style command line), greet it, and bind the suite to it.
+
+    `timeout` is how long one command may go without its reply. With `transcript`, every message
+    in both directions is validated against the protocol and appended to that file.
+    """
+    argv = shlex.split(command)
+    if not argv:
+        raise HarnessError("the command line is empty: give one, e.g. cmd:'node harness.mjs'")
+    first = _Harness(argv, timeout, transcript)
+    welcome = _greet(first)
+    declared = type(
+        "ProcessBinding",
+        (ProcessBinding,),
+        {"name": welcome.name, "capabilities": frozenset(welcome.capabilities),
+         "known_failures": dict(welcome.known_failures), "__doc__": ProcessBinding.__doc__},
+    )
+    binding: ProcessBinding = declared(argv, timeout, transcript, first, welcome)
+    return binding

@@ -1,0 +1,345 @@
+"""The harness protocol: the binding contract spoken as JSON lines over a child process's stdio.
+
+The suite writes commands to the harness's stdin; the harness writes replies, and its own requests
+for every model call and every tool call, to its stdout, one JSON object per line. The payloads are
+the binding contract's models (`conformance.binding`), so the contract has one source of truth;
+`harnesses/protocol.schema.json` is generated from the message models below
+(`python -m conformance._protocol > harnesses/protocol.schema.json`).
+
+Every message has a `type`. Commands carry an `id` the reply repeats; a harness's own requests carry
+an `id` of its choosing that the suite's answer repeats. Runs may overlap (concurrent scenarios):
+each `run`, `resume` and `run_concurrently` entry names a `run` that the harness's model and tool
+requests repeat, so the suite answers each from the right scenario script and tool recorders.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
+from pydantic.json_schema import models_json_schema
+
+from conformance.binding import (
+    AdapterName,
+    AgentSpec,
+    CallRequest,
+    ErrorInfo,
+    LMCall,
+    Outcome,
+    ResumeRequest,
+    Turn,
+)
+
+#: The protocol version this suite speaks; the handshake fails on any other.
+PROTOCOL_VERSION = 1
+
+_Message = ConfigDict(extra="forbid")
+
+
+# -- the suite's commands ------------------------------------------------------------------------
+
+
+class Hello(BaseModel):
+    """The first command: the suite's protocol version; the harness answers with `Welcome`."""
+
+    model_config = _Message
+    type: Literal["hello"] = "hello"
+    id: int
+    protocol: int = PROTOCOL_VERSION
+
+
+class Configure(BaseModel):
+    """Set (or with null, reset) the library's global adapter; answered with `Done`."""
+
+    model_config = _Message
+    type: Literal["configure"] = "configure"
+    id: int
+    adapter: AdapterName | None
+
+
+class GetGlobalAdapter(BaseModel):
+    """Read the library's global adapter back; answered with `Adapter`."""
+
+    model_config = _Message
+    type: Literal["global_adapter"] = "global_adapter"
+    id: int
+
+
+class Build(BaseModel):
+    """Construct the agent `agent` (an id the suite chose) from `spec`; answered with `Built`."""
+
+    model_config = _Message
+    type: Literal["build"] = "build"
+    id: int
+    agent: str
+    spec: AgentSpec
+
+
+class Run(BaseModel):
+    """Call agent `agent` once; model and tool requests name `run`; answered with `Ran`."""
+
+    model_config = _Message
+    type: Literal["run"] = "run"
+    id: int
+    agent: str
+    run: str
+    call: CallRequest
+
+
+class Resume(BaseModel):
+    """Resume an interrupted call of `agent` with a person's answer; answered with `Ran`."""
+
+    model_config = _Message
+    type: Literal["resume"] = "resume"
+    id: int
+    agent: str
+    run: str
+    request: ResumeRequest
+
+
+class RunEntry(BaseModel):
+    """One of the calls of `RunConcurrently`."""
+
+    model_config = _Message
+    agent: str
+    run: str
+    call: CallRequest
+
+
+class RunConcurrently(BaseModel):
+    """Start every call at once (all `mode="async"`), wait for all; answered with `RanAll`."""
+
+    model_config = _Message
+    type: Literal["run_concurrently"] = "run_concurrently"
+    id: int
+    runs: list[RunEntry]
+
+
+class GetStepToolNames(BaseModel):
+    """The names the agent's step output `next_tool_name` admits; answered with `Names`."""
+
+    model_config = _Message
+    type: Literal["step_tool_names"] = "step_tool_names"
+    id: int
+    agent: str
+
+
+class MutateLastResult(BaseModel):
+    """Mutate in place what the agent's last call handed out, adding `marker`; answered with `Done`."""
+
+    model_config = _Message
+    type: Literal["mutate_last_result"] = "mutate_last_result"
+    id: int
+    agent: str
+    marker: str
+
+
+class Stop(BaseModel):
+    """The last command: answer with `Done`, then exit."""
+
+    model_config = _Message
+    type: Literal["stop"] = "stop"
+    id: int
+
+
+# -- the suite's answers to the harness's requests -------------------------------------------------
+
+
+class TurnAnswer(BaseModel):
+    """Answers a `ModelRequest`: the scripted `turn`, or `error` when the script did not expect it."""
+
+    model_config = _Message
+    type: Literal["turn"] = "turn"
+    id: int | str
+    turn: Turn | None = None
+    #: The request was not scripted: fail the model call (raise in the library's model seam).
+    error: str | None = None
+
+
+class ToolAnswer(BaseModel):
+    """Answers a `ToolRequest`: the tool's `result`, or the `error` it raised (raise it on)."""
+
+    model_config = _Message
+    type: Literal["observation"] = "observation"
+    id: int | str
+    result: JsonValue = None
+    error: ErrorInfo | None = None
+
+
+ToHarness = Annotated[
+    Hello | Configure | GetGlobalAdapter | Build | Run | Resume | RunConcurrently
+    | GetStepToolNames | MutateLastResult | Stop | TurnAnswer | ToolAnswer,
+    Field(discriminator="type"),
+]
+
+
+# -- the harness's replies -----------------------------------------------------------------------
+
+
+class Welcome(BaseModel):
+    """Replies to `Hello`: who the harness is and what its library claims."""
+
+    model_config = _Message
+    type: Literal["welcome"] = "welcome"
+    id: int
+    protocol: int
+    #: What the reports call it, e.g. `dspy-ts`.
+    name: str
+    #: The version of the library under test.
+    version: str
+    capabilities: list[str] = Field(default_factory=list)
+    #: Scenario names or requirement IDs the library fails, each with a one-line reason.
+    known_failures: dict[str, str] = Field(default_factory=dict)
+
+
+class Done(BaseModel):
+    """Replies to `Configure`, `MutateLastResult` and `Stop`."""
+
+    model_config = _Message
+    type: Literal["done"] = "done"
+    id: int
+
+
+class Adapter(BaseModel):
+    """Replies to `GetGlobalAdapter`."""
+
+    model_config = _Message
+    type: Literal["adapter"] = "adapter"
+    id: int
+    adapter: AdapterName | None
+
+
+class Built(BaseModel):
+    """Replies to `Build`: `error` is what the library raised if it refused to build the agent."""
+
+    model_config = _Message
+    type: Literal["built"] = "built"
+    id: int
+    error: ErrorInfo | None = None
+
+
+class Ran(BaseModel):
+    """Replies to `Run` and `Resume`: what the call did."""
+
+    model_config = _Message
+    type: Literal["ran"] = "ran"
+    id: int
+    outcome: Outcome
+
+
+class RanAll(BaseModel):
+    """Replies to `RunConcurrently`: one outcome per entry, in order."""
+
+    model_config = _Message
+    type: Literal["ran_all"] = "ran_all"
+    id: int
+    outcomes: list[Outcome]
+
+
+class Names(BaseModel):
+    """Replies to `GetStepToolNames`; null when the library does not constrain the name."""
+
+    model_config = _Message
+    type: Literal["names"] = "names"
+    id: int
+    names: list[str] | None
+
+
+class Failed(BaseModel):
+    """Replies to any command the harness itself could not carry out (a harness bug)."""
+
+    model_config = _Message
+    type: Literal["failed"] = "failed"
+    id: int
+    message: str
+
+
+# -- the harness's requests ----------------------------------------------------------------------
+
+
+class ModelRequest(BaseModel):
+    """The library sent a request to the model during run `run`; the suite answers `TurnAnswer`."""
+
+    model_config = _Message
+    type: Literal["model"] = "model"
+    id: int | str
+    run: str
+    call: LMCall
+
+
+class ToolRequest(BaseModel):
+    """The library called tool `name` during run `run`; the suite answers `ToolAnswer`."""
+
+    model_config = _Message
+    type: Literal["tool"] = "tool"
+    id: int | str
+    run: str
+    name: str
+    #: The arguments exactly as the library passed them (normally an object).
+    args: JsonValue
+
+
+#: A command of the suite, which the harness answers with a `Reply`.
+Command = (Hello | Configure | GetGlobalAdapter | Build | Run | Resume | RunConcurrently
+           | GetStepToolNames | MutateLastResult | Stop)
+#: The harness's answer to a command.
+Reply = Welcome | Done | Adapter | Built | Ran | RanAll | Names | Failed
+
+FromHarness = Annotated[
+    Welcome | Done | Adapter | Built | Ran | RanAll | Names | Failed | ModelRequest | ToolRequest,
+    Field(discriminator="type"),
+]
+
+#: Validates and parses a line the suite reads.
+from_harness: TypeAdapter[FromHarness] = TypeAdapter(FromHarness)
+#: Validates and parses a line the harness reads (the suite checks its own lines in debug mode).
+to_harness: TypeAdapter[ToHarness] = TypeAdapter(ToHarness)
+
+
+def encode(message: BaseModel) -> str:
+    """One message as one line of JSON (no newline inside, `\\n` at the end)."""
+    return message.model_dump_json(exclude_none=False) + "\n"
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of the protocol: `to_harness` and `from_harness` message unions."""
+    _, top = models_json_schema(
+        [(m, "validation") for m in _MESSAGES], ref_template="#/$defs/{model}"
+    )
+    defs = top["$defs"]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"react-conformance harness protocol, version {PROTOCOL_VERSION}",
+        "description": (
+            "JSON lines over a harness's stdin (`to_harness`) and stdout (`from_harness`). "
+            "Generated from conformance/_protocol.py: do not edit."
+        ),
+        "protocol": PROTOCOL_VERSION,
+        "$defs": {
+            **defs,
+            "to_harness": {"oneOf": [{"$ref": f"#/$defs/{m.__name__}"} for m in _TO_HARNESS]},
+            "from_harness": {"oneOf": [{"$ref": f"#/$defs/{m.__name__}"} for m in _FROM_HARNESS]},
+        },
+        "oneOf": [{"$ref": "#/$defs/to_harness"}, {"$ref": "#/$defs/from_harness"}],
+    }
+
+
+_TO_HARNESS: tuple[type[BaseModel], ...] = (
+    Hello, Configure, GetGlobalAdapter, Build, Run, Resume, RunConcurrently, GetStepToolNames,
+    MutateLastResult, Stop, TurnAnswer, ToolAnswer,
+)
+_FROM_HARNESS: tuple[type[BaseModel], ...] = (
+    Welcome, Done, Adapter, Built, Ran, RanAll, Names, Failed, ModelRequest, ToolRequest,
+)
+_MESSAGES = _TO_HARNESS + _FROM_HARNESS
+
+
+def schema_text() -> str:
+    """The schema as the committed file holds it."""
+    return json.dumps(schema(), indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(schema_text())

@@ -1,0 +1,153 @@
+// The react-conformance harness for dspy.ts (npm package `dspy.ts`), its ReAct module.
+//
+//   pytest --impl dspy-ts        (or --impl cmd:"node harnesses/dspy-ts/harness.mjs")
+//
+// dspy.ts's ReAct is text-based: each step is two model requests, a thought ("Final Answer: ..."
+// ends the loop) and then an action ("ReActTool: <name>" / "Input: <text>"). The harness asks the
+// suite once per step, on the thought request, and answers the action request of the same step
+// from that turn. It claims no optional capability: dspy.ts has none of them.
+
+import { createRequire } from 'node:module';
+import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
+
+const require = createRequire(import.meta.url);
+const { ReAct } = require('dspy.ts/dist/src/modules/react.js');
+const { configureLM } = require('dspy.ts/dist/src/lm/base.js');
+const VERSION = require('dspy.ts/package.json').version;
+
+const TYPES = { str: 'string', int: 'number', float: 'number', bool: 'boolean', list: 'object', dict: 'object' };
+const THOUGHT = 'You are a ReAct agent';
+const ACTION = 'Based on your thought, what action should you take?';
+
+const NO_EXTRACTION = "no extraction call: a thought saying 'Final Answer:' ends the run and its text becomes the first output (modules/react.js)";
+const KNOWN_FAILURES = {
+  'SIG-1': `dspy.ts has no arrow-string signatures, and ${NO_EXTRACTION}`,
+  'SIG-2': `dspy.ts has no signature classes or instructions, and ${NO_EXTRACTION}`,
+  'SIG-3': NO_EXTRACTION,
+  'SIG-4': `${NO_EXTRACTION}; any other output is missing, so run() throws 'Missing required output field'`,
+  'SIG-5': 'dspy.ts signatures are plain field lists that nothing validates: no inputs, no outputs, repeated or shared names are accepted',
+  'LOOP-1': NO_EXTRACTION,
+  'LOOP-2': NO_EXTRACTION,
+  'LOOP-4': "ReAct.run(input) takes no per-call step cap: only the constructor's maxIterations applies",
+  'LOOP-5': NO_EXTRACTION,
+  'STEP-1': "the action is free text ('ReActTool: <name>'): no step output constrains the tool name",
+  'STEP-2': `the action prompt asks for 'Input: <input_for_tool>', not a JSON object, and ${NO_EXTRACTION}`,
+  'STEP-3': `the prompts show no argument schema, and ${NO_EXTRACTION}`,
+  'EXT-1': NO_EXTRACTION,
+  'ADP-1': `dspy.ts has no adapters (every request is a free-text prompt), and ${NO_EXTRACTION}`,
+  'ADP-2': 'dspy.ts has no adapters: the ReAct constructor takes none',
+  'ADP-3': 'dspy.ts has no adapters: the ReAct constructor takes none',
+  'TRJ-1': NO_EXTRACTION,
+  'TRJ-2': NO_EXTRACTION,
+  'TRJ-3': `${NO_EXTRACTION}; after the step cap extractFallbackAnswer reverses the returned steps in place (steps.reverse())`,
+};
+
+// The turn each run's last thought request got: its action request is answered from it.
+const stepOf = new Map();
+
+// One driver for the whole process (dspy.ts has one global LM); the run travels with the call.
+configureLM({
+  async generate(prompt) {
+    const run = currentRun();
+    if (prompt.startsWith(ACTION)) {
+      const turn = stepOf.get(run);
+      if (turn === undefined) throw new Error('an action request before any thought request');
+      return `ReActTool: ${turn.tool_name}\nInput: ${argsText(turn)}`;
+    }
+    const call = { kind: prompt.startsWith(THOUGHT) ? 'step' : 'other', adapter: 'other',
+                   messages: [{ role: 'user', content: prompt }] };
+    const turn = await askModel(call);
+    if (turn.kind === 'fault') throw new Error(`scripted transport failure: ${turn.fault}`);
+    stepOf.set(run, turn);
+    return turn.tool_name === 'finish' ? `Final Answer: ${turn.thought}` : turn.thought;
+  },
+});
+
+function argsText(turn) {
+  return turn.raw_tool_args ?? JSON.stringify(turn.tool_args);
+}
+
+function signature(spec) {
+  // dspy.ts has one signature form, an object of field lists (no arrow strings, no classes, no
+  // instructions): every form is handed over as that object, built from the spec's fields.
+  const field = (f) => ({ name: f.name, type: TYPES[f.type], description: f.description, required: true });
+  return { inputs: spec.inputs.map(field), outputs: spec.outputs.map(field) };
+}
+
+function tool(spec) {
+  return {
+    name: spec.name,
+    description: spec.description,
+    parameters: spec.parameters.map((p) => ({ name: p.name, description: p.description, required: true })),
+    // A dspy.ts tool takes one text input; a tool written for it reads its JSON arguments itself.
+    async execute(input) {
+      let args = input;
+      try {
+        args = JSON.parse(input);
+      } catch {
+        // not JSON: the tool gets the text as it is
+      }
+      return JSON.stringify(await callTool(spec.name, args));
+    },
+  };
+}
+
+function trajectory(steps) {
+  const byNumber = new Map();
+  for (const step of steps) {
+    const entry = byNumber.get(step.stepNumber) ?? {};
+    entry[step.type] = step;
+    byNumber.set(step.stepNumber, entry);
+  }
+  const out = [];
+  for (const { thought, action, observation } of byNumber.values()) {
+    if (action !== undefined) {
+      out.push({ thought: thought?.content ?? null, tool_name: action.tool, tool_args: json(action.content),
+                 observation: json(observation?.content) });
+    } else if (thought !== undefined && /(?:final answer|answer):/i.test(thought.content)) {
+      out.push({ thought: thought.content, tool_name: 'finish', tool_args: {}, observation: null });
+    }
+  }
+  return out;
+}
+
+const agents = new Map();
+
+serve({
+  hello: () => ({ name: 'dspy-ts', version: VERSION, capabilities: [], known_failures: KNOWN_FAILURES }),
+  // dspy.ts has no adapters: there is nothing to configure, and nothing to read back.
+  configure: () => ({}),
+  global_adapter: () => ({ adapter: null }),
+  build({ agent, spec }) {
+    try {
+      const react = new ReAct({ name: agent, signature: signature(spec.signature),
+                                tools: spec.tools.map(tool), maxIterations: spec.max_steps });
+      agents.set(agent, { react, spec, last: null });
+      return { error: null };
+    } catch (error) {
+      return { error: errorInfo(error) };
+    }
+  },
+  async run({ agent, run, call }) {
+    const state = agents.get(agent);
+    try {
+      // dspy.ts's run(input) takes no per-call step cap: call.max_steps has nowhere to go.
+      const output = await state.react.run(call.inputs);
+      state.last = output;
+      const outputs = Object.fromEntries(state.spec.signature.outputs.map((f) => [f.name, json(output[f.name])]));
+      return { outcome: { outputs, trajectory: trajectory(output.steps ?? []) } };
+    } catch (error) {
+      return { outcome: { error: errorInfo(error) } };
+    } finally {
+      stepOf.delete(run);
+    }
+  },
+  // dspy.ts's step output is free text: the tool name is not constrained.
+  step_tool_names: () => ({ names: null }),
+  mutate_last_result({ agent, marker }) {
+    const steps = agents.get(agent).last?.steps ?? [];
+    for (const step of steps) step.content = marker;
+    steps.push({ type: 'thought', content: marker, stepNumber: steps.length + 1 });
+    return {};
+  },
+});

@@ -1,0 +1,122 @@
+// The react-conformance harness protocol (version 1) for Node harnesses: JSON lines on stdio.
+//
+// `serve(handlers)` reads the suite's commands from stdin and writes the replies to stdout. A
+// handler returns the reply's payload; `askModel` and `callTool` send the harness's own requests
+// and wait for the suite's answer. Which run a request belongs to travels with the async context,
+// so concurrent runs need no bookkeeping in the harness. See docs/writing-a-harness.md.
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createInterface } from 'node:readline';
+
+export const PROTOCOL = 1;
+
+// Every line on stdout must be a protocol message: anything a library prints goes to stderr.
+const writeLine = process.stdout.write.bind(process.stdout);
+process.stdout.write = process.stderr.write.bind(process.stderr);
+console.log = console.info = console.debug = console.error;
+
+const runs = new AsyncLocalStorage();
+const waiting = new Map();
+let nextId = 1;
+
+/** The id of the run the calling code belongs to (undefined outside a run). */
+export function currentRun() {
+  return runs.getStore();
+}
+
+function send(message) {
+  writeLine(JSON.stringify(message) + '\n');
+}
+
+function ask(type, fields) {
+  const run = runs.getStore();
+  if (run === undefined) throw new Error(`a ${type} request outside of any run`);
+  const id = `${type}-${nextId++}`;
+  return new Promise((resolve) => {
+    waiting.set(id, resolve);
+    send({ type, id, run, ...fields });
+  });
+}
+
+/** The scripted turn answering `call` (an LMCall); throws if the script did not expect it. */
+export async function askModel(call) {
+  const answer = await ask('model', { call });
+  if (answer.error != null || answer.turn == null) throw new Error(answer.error ?? 'no turn');
+  return answer.turn;
+}
+
+/** Runs the suite's tool `name` with `args`; throws the tool's error under its own name. */
+export async function callTool(name, args) {
+  const answer = await ask('tool', { name, args });
+  if (answer.error != null) {
+    const error = new Error(answer.error.message);
+    error.name = answer.error.type;
+    throw error;
+  }
+  return answer.result;
+}
+
+/** An exception as the protocol's ErrorInfo. */
+export function errorInfo(error) {
+  if (!(error instanceof Error)) return { type: typeof error, message: String(error), kind: 'other', fields: {} };
+  const type = error.name && error.name !== 'Error' ? error.name : error.constructor?.name ?? 'Error';
+  return { type, message: error.message, kind: 'other', fields: {} };
+}
+
+/** A value as JSON (what cannot be serialised becomes its text). */
+export function json(value) {
+  if (value === undefined) return null;
+  try {
+    return JSON.parse(JSON.stringify(value));
+  } catch {
+    return String(value);
+  }
+}
+
+const REPLIES = {
+  hello: 'welcome', configure: 'done', global_adapter: 'adapter', build: 'built', run: 'ran',
+  resume: 'ran', run_concurrently: 'ran_all', step_tool_names: 'names', mutate_last_result: 'done',
+};
+
+async function carryOut(handlers, command) {
+  switch (command.type) {
+    case 'hello':
+      return { protocol: PROTOCOL, ...(await handlers.hello(command)) };
+    case 'run':
+    case 'resume':
+      return runs.run(command.run, () => handlers[command.type](command));
+    case 'run_concurrently': {
+      const outcomes = await Promise.all(command.runs.map(
+        (entry) => runs.run(entry.run, async () => (await handlers.run(entry)).outcome)));
+      return { outcomes };
+    }
+    default: {
+      const handler = handlers[command.type];
+      if (handler === undefined) throw new Error(`this harness has no ${command.type} command`);
+      return (await handler(command)) ?? {};
+    }
+  }
+}
+
+/** Serve the suite until it says stop. */
+export function serve(handlers) {
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  lines.on('line', (line) => {
+    const message = JSON.parse(line);
+    if (message.type === 'turn' || message.type === 'observation') {
+      const resolve = waiting.get(message.id);
+      waiting.delete(message.id);
+      resolve(message);
+      return;
+    }
+    if (message.type === 'stop') {
+      send({ type: 'done', id: message.id });
+      process.exit(0);
+    }
+    carryOut(handlers, message).then(
+      (payload) => send({ type: REPLIES[message.type], id: message.id, ...payload }),
+      (error) => send({ type: 'failed', id: message.id, message: error?.stack ?? String(error) }),
+    );
+  });
+  lines.on('close', () => process.exit(0));
+}

@@ -1,0 +1,132 @@
+"""The process binding: a harness in another process gets the same verdicts, and a broken harness
+is reported as errored with its stderr while the run goes on."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance import _protocol as p
+from tests.suite.conftest import RunSuite, SuiteRun, suite_run
+from tests.suite.test_protocol import SCHEMA
+
+HARNESS = shlex.join([sys.executable, "-m", "tests.suite.harness"])
+#: Only the scenarios of loop.feature whose call asks this break (the others must still pass).
+MARKED = "1234 + 4321"
+LOOP = "-k", "(chosen_tool_runs or did_not_choose or step_cap or choosing_finish) and not over_http"
+
+
+def _verdicts(run: SuiteRun) -> dict[str, str]:
+    assert run.report is not None, run.output[-3000:]
+    return {s["name"]: s["verdict"] for s in run.report["scenarios"]}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("harness")
+
+
+@pytest.fixture(scope="module")
+def harness_run(workdir: Path) -> SuiteRun:
+    """The whole suite through the Python harness, with the debug transcript on."""
+    return suite_run(workdir, f"cmd:{HARNESS}", "--harness-debug", str(workdir / "transcript.jsonl"))
+
+
+def test_a_correct_harness_gets_the_in_process_verdicts(harness_run: SuiteRun, tmp_path: Path) -> None:
+    assert harness_run.returncode == 0, harness_run.output[-3000:]
+    assert harness_run.report is not None
+    assert harness_run.report["binding"]["name"] == "python-harness"
+    in_process = suite_run(tmp_path, "reference")
+    assert _verdicts(harness_run) == _verdicts(in_process)
+    assert set(_verdicts(harness_run).values()) == {"passed"}
+
+
+def test_the_debug_transcript_holds_every_message_and_each_is_valid(
+    harness_run: SuiteRun, workdir: Path
+) -> None:
+    assert harness_run.report is not None
+    lines = (workdir / "transcript.jsonl").read_text(encoding="utf-8").removesuffix("\n").split("\n")
+    kinds: set[str] = set()
+    for line in lines:
+        who, _, body = line.partition(" -> ")
+        adapter = p.to_harness if who.strip() == "suite" else p.from_harness
+        kinds.add(adapter.validate_json(body).type)
+    assert lines[0].startswith("suite  -> ") and '"type":"hello"' in lines[0]
+    assert {"hello", "welcome", "build", "built", "run", "ran", "model", "turn", "tool",
+            "observation", "resume", "run_concurrently", "ran_all", "configure"} <= kinds
+
+
+def test_every_message_of_a_real_session_obeys_the_committed_json_schema(
+    harness_run: SuiteRun, workdir: Path
+) -> None:
+    # What harness authors validate against must accept everything the suite sends and reads.
+    try:
+        import jsonschema
+    except ImportError:
+        pytest.fail("jsonschema is not installed (it comes with the peers extra): "
+                    "pip install -e '.[dev,peers]'")
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    validators = {
+        side: jsonschema.Draft202012Validator({"$ref": f"#/$defs/{side}", "$defs": schema["$defs"]})
+        for side in ("to_harness", "from_harness")
+    }
+    lines = (workdir / "transcript.jsonl").read_text(encoding="utf-8").removesuffix("\n").split("\n")
+    for line in lines:
+        who, _, body = line.partition(" -> ")
+        validators["to_harness" if who.strip() == "suite" else "from_harness"].validate(json.loads(body))
+    assert len(lines) > 1000
+    with pytest.raises(jsonschema.ValidationError):
+        validators["from_harness"].validate({"type": "ran", "id": 1, "outcome": {"trajectory": 5}})
+
+
+@pytest.mark.parametrize(("broken", "says"), [
+    ("invalid-json", "sent a line that is not a valid protocol message: 'this is not JSON'"),
+    ("bad-message", "at ran.id: Input should be a valid integer"),
+    ("crash", "exited with code 3.\nThe tail of its stderr:\n  harness: something went badly wrong"),
+    ("stall", "did not reply to the 'run' command within 2.7 s"),
+])
+def test_a_broken_harness_is_errored_with_its_stderr_and_the_run_goes_on(
+    run_suite: RunSuite, broken: str, says: str
+) -> None:
+    # Only the stall needs a short limit; the others keep the default, so a busy machine is no fault.
+    limit = ("--conformance-timeout", "3") if broken == "stall" else ()
+    run = run_suite(f"cmd:{HARNESS} --break {broken} --when '{MARKED}'", *limit, *LOOP)
+    verdicts = _verdicts(run)
+    assert run.report is not None
+    broken_one = "The chosen tool runs with exactly the chosen args and its result becomes an observation"
+    assert verdicts.pop(broken_one) == "errored"
+    message = next(s["message"] for s in run.report["scenarios"] if s["name"] == broken_one)
+    assert says in message
+    if broken in ("crash", "stall"):
+        assert "The tail of its stderr:\n  harness: " in message
+    # The harness was restarted: every scenario after the broken one still ran and passed.
+    others = {s["name"]: s["message"] for s in run.report["scenarios"]
+              if s["name"] != broken_one and s["verdict"] != "passed"}
+    assert len(verdicts) >= 6 and not others, others
+
+
+def test_a_command_that_is_no_harness_is_a_usage_error(run_suite: RunSuite) -> None:
+    run = run_suite("cmd:no-such-program --flag")
+    assert run.returncode == 4, run.output[-2000:]
+    assert "could not start the harness 'no-such-program --flag'" in run.output
+
+
+def test_a_harness_that_speaks_another_protocol_version_is_a_usage_error(
+    run_suite: RunSuite, tmp_path: Path
+) -> None:
+    script = tmp_path / "old.py"
+    script.write_text(
+        "import json, sys\n"
+        "hello = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'type': 'welcome', 'id': hello['id'], 'protocol': 0, 'name': 'old', "
+        "'version': '0'}), flush=True)\n"
+        "sys.stdin.readline()\n",
+        encoding="utf-8",
+    )
+    run = run_suite(f"cmd:{shlex.join([sys.executable, str(script)])}")
+    assert run.returncode == 4, run.output[-2000:]
+    assert f"speaks protocol version 0; this suite speaks {p.PROTOCOL_VERSION}" in run.output

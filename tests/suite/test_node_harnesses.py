@@ -1,0 +1,56 @@
+"""The bundled Node harnesses: `--impl dspy-ts` and `--impl ax` reproduce their committed reports.
+
+The first run installs each harness's locked packages (`npm install --no-save`), as `--impl` does
+for a user; Node.js 20 and npm must be on PATH.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conformance import _loader
+from conformance._loader import HARNESSES
+from tests.suite.conftest import suite_run
+from tests.test_peers import DOCS, _verdicts
+
+
+@pytest.mark.parametrize("name", HARNESSES)
+def test_the_committed_report_of_a_node_harness_matches_a_fresh_run(name: str, tmp_path: Path) -> None:
+    committed = json.loads((DOCS / f"{name}.json").read_text(encoding="utf-8"))
+    fresh = suite_run(tmp_path, name)
+    assert fresh.returncode == 0, fresh.output[-3000:]
+    assert fresh.report is not None and fresh.report["binding"]["name"] == name
+    assert not fresh.requirements("errored"), fresh.output[-3000:]
+    assert fresh.report["requirements"] == committed["requirements"], (
+        "verdicts changed: rerun `nox -s peers` and commit docs/conformance/ if the change is right")
+    assert _verdicts(fresh.report) == _verdicts(committed)
+
+
+@pytest.mark.parametrize("name", HARNESSES)
+def test_a_node_harness_claims_only_what_it_can_back_with_known_failures(name: str) -> None:
+    report = json.loads((DOCS / f"{name}.json").read_text(encoding="utf-8"))
+    failing = [s for s in report["scenarios"] if s["verdict"] in ("failed", "errored")]
+    assert failing == []
+    reasons = [s["message"] for s in report["scenarios"] if s["verdict"] == "known-failure"]
+    assert reasons and all(len(r) > 20 and "\n" not in r for r in reasons)
+
+
+def test_a_bundled_harness_without_node_is_a_clear_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_loader.shutil, "which", lambda program: None)
+    with pytest.raises(pytest.UsageError, match=r"needs Node\.js 20 or later, with npm, on PATH"):
+        _loader.harness_command("ax")
+
+
+def test_a_failed_install_shows_npm_s_own_reason(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"name": "broken", "dependencies": ', encoding="utf-8")
+    npm = shutil.which("npm")
+    assert npm is not None, "the Node harness tests need npm on PATH"
+    with pytest.raises(pytest.UsageError) as raised:
+        _loader._install("broken", tmp_path, npm)
+    message = str(raised.value)
+    assert "installing the harness's Node packages failed" in message
+    assert "package.json" in message and "JSON" in message, message

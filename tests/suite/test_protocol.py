@@ -1,0 +1,57 @@
+"""The harness protocol's messages and its committed JSON Schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from conformance import _protocol as p
+from conformance.binding import CallRequest, LMCall, StepTurn
+
+SCHEMA = Path(__file__).resolve().parents[2] / "harnesses" / "protocol.schema.json"
+
+
+def test_the_committed_schema_is_generated_from_the_models() -> None:
+    assert SCHEMA.read_text(encoding="utf-8") == p.schema_text(), (
+        "harnesses/protocol.schema.json is stale: regenerate it with "
+        "`python -m conformance._protocol > harnesses/protocol.schema.json`"
+    )
+
+
+def test_the_schema_names_every_message_once_per_direction() -> None:
+    defs = json.loads(SCHEMA.read_text(encoding="utf-8"))["$defs"]
+    to_harness = {ref["$ref"].rsplit("/", 1)[-1] for ref in defs["to_harness"]["oneOf"]}
+    from_harness = {ref["$ref"].rsplit("/", 1)[-1] for ref in defs["from_harness"]["oneOf"]}
+    assert {"Hello", "Build", "Run", "Resume", "Stop", "TurnAnswer", "ToolAnswer"} <= to_harness
+    assert {"Welcome", "Built", "Ran", "ModelRequest", "ToolRequest", "Failed"} <= from_harness
+    assert not to_harness & from_harness
+    # The payloads are the binding contract's own models, not copies.
+    assert {"AgentSpec", "CallRequest", "Outcome", "LMCall", "ErrorInfo", "StepTurn"} <= set(defs)
+
+
+def test_a_message_round_trips_as_one_line() -> None:
+    run = p.Run(id=3, agent="agent-1", run="run-1",
+                call=CallRequest(inputs={"question": "multi\nline"}))
+    line = p.encode(run)
+    assert line.endswith("\n") and line.count("\n") == 1
+    assert p.to_harness.validate_json(line) == run
+    request = p.ModelRequest(id="h1", run="run-1",
+                             call=LMCall(kind="step", adapter="chat", messages=[]))
+    assert p.from_harness.validate_json(p.encode(request)) == request
+    answer = p.TurnAnswer(id="h1", turn=StepTurn(thought="t", tool_name="finish"))
+    assert p.to_harness.validate_json(p.encode(answer)) == answer
+
+
+@pytest.mark.parametrize(("line", "says"), [
+    ('{"type": "ran", "id": 1}', "outcome"),
+    ('{"type": "welcome", "id": 1, "protocol": 1, "name": "x", "version": "1", "extra": 1}', "extra"),
+    ('{"type": "launch", "id": 1}', "launch"),
+    ('{"type": "model", "id": 1, "run": "r", "call": {"kind": "think", "adapter": "chat", '
+     '"messages": []}}', "kind"),
+])
+def test_an_invalid_harness_message_is_refused_naming_the_field(line: str, says: str) -> None:
+    with pytest.raises(ValidationError, match=says):
+        p.from_harness.validate_json(line)
