@@ -65,11 +65,13 @@ class ScriptedModel:
                 if self._queue
                 else "the script has no turns left"
             )
-            self.violation = (
+            message = (
                 f"model call #{len(self.calls)} was a {call.kind} call, but {expected}.\n"
                 f"The request was:\n{_show(call)}"
             )
-            raise UnexpectedModelCall(self.violation)
+            # The first unexpected call is the one to fix; a library that retries it asks again.
+            self.violation = self.violation or message
+            raise UnexpectedModelCall(message)
 
     def _next_for(self, call: LMCall) -> Turn | None:
         if self._queue:

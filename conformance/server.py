@@ -24,7 +24,7 @@ from conformance import render
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.binding import ExtractTurn, FaultTurn, LMCall, StepTurn
 
-__all__ = ["ScriptedServer", "request_call"]
+__all__ = ["ScriptedServer", "completion", "request_call"]
 
 
 class ScriptedServer:
@@ -102,6 +102,23 @@ def _message(turn: StepTurn | ExtractTurn, call: LMCall, number: int) -> dict[st
     return {"role": "assistant", "content": reply}
 
 
+def completion(body: dict[str, Any], call: LMCall, turn: StepTurn | ExtractTurn,
+               number: int) -> tuple[str, bytes]:
+    """The endpoint's answer to request `body` (logged as `call`, the `number`th): its content type
+    and payload, a chat.completion object or, when the body asks to stream, server-sent chunk events."""
+    message = _message(turn, call, number)
+    if body.get("stream"):
+        events = [f"data: {json.dumps(chunk)}\n\n" for chunk in _chunks(message, number)]
+        return "text/event-stream", ("".join(events) + "data: [DONE]\n\n").encode()
+    finish = "tool_calls" if "tool_calls" in message else "stop"
+    return "application/json", json.dumps({
+        "id": f"chatcmpl-{number}", "object": "chat.completion",
+        "created": 0, "model": str(body.get("model", "scripted")),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }).encode()
+
+
 def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -121,16 +138,8 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 return self._json(400, {"error": {"message": str(exc), "type": "unexpected_call"}})
             if isinstance(turn, FaultTurn):
                 return self._fault(turn)
-            message = _message(turn, call, len(server.requests))
-            if body.get("stream"):
-                return self._stream(message)
-            finish = "tool_calls" if "tool_calls" in message else "stop"
-            self._json(200, {
-                "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
-                "created": 0, "model": str(body.get("model", "scripted")),
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-            })
+            content_type, payload = completion(body, call, turn, len(server.requests))
+            self._send(200, content_type, payload)
 
         def _fault(self, turn: FaultTurn) -> None:
             if turn.fault == "connection":
@@ -143,24 +152,17 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             self._json(int(turn.fault), {"error": {"message": f"scripted {turn.fault}"}}, headers)
 
         def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
+            self._send(status, "application/json", json.dumps(payload).encode(), headers)
+
+        def _send(self, status: int, content_type: str, data: bytes,
+                  headers: dict[str, str] | None = None) -> None:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
-
-        def _stream(self, message: dict[str, Any]) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.close_connection = True
-            for chunk in _chunks(message, len(server.requests)):
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            self.wfile.write(b"data: [DONE]\n\n")
 
     return Handler
 

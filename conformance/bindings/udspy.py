@@ -1,8 +1,15 @@
 """The binding for `udspy.ReAct` (udspy 0.1.8).
 
-The scripted model is a `udspy.lm.BaseLM` subclass installed per call with
-`udspy.settings.context(lm=...)`, so concurrent runs never share it: udspy's own adapter formats
-every request and parses every reply.
+The scripted model is served to udspy's own model client, `OpenAILM(client=AsyncOpenAI(...))`, over
+an in-memory httpx transport, installed per call with `udspy.settings.context(lm=...)` so concurrent
+runs never share it: udspy's own adapter formats every request and parses every reply, and transport
+faults go through the retries a user gets by default, in two layers: the openai client's (2 retries
+of 408/409/429/5xx, timeouts and dropped connections, after about 0.5 s and 1 s, or a Retry-After)
+inside `OpenAILM.acomplete`'s tenacity retry of any `APIError` (3 attempts, 1 s then 2 s apart;
+lm/openai.py). Neither offers a public setting that zeroes its waits and keeps its retry count, so
+those scenarios take the real waits: about 3 s for a refused request, 7 s when retries run out. A
+request the script did not expect is answered 400, as the loopback endpoint answers it, so udspy
+sends it three times before the scenario fails.
 
 What udspy 0.1.8 sends (module/react.py, adapter.py) is not native tool calling: the step call (a
 `Predict` over `next_thought`, `next_tool_name`, `next_tool_args`) and the extraction call (a
@@ -23,19 +30,19 @@ as the ReAct docstring shows (`await react.aresume("yes", e)`).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, get_args
 
 import httpx
 import openai
 import udspy
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from pydantic import JsonValue
 from udspy.confirmation import ConfirmationRequired
-from udspy.lm import BaseLM
+from udspy.lm import OpenAILM
 
-from conformance import render
-from conformance._model import ScriptedModel
+from conformance import server
+from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance._tools import SuiteTool
 from conformance.binding import (
     AdapterName,
@@ -44,9 +51,7 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     Event,
-    ExtractTurn,
     FaultTurn,
-    LMCall,
     Outcome,
     ResumeRequest,
     SignatureSpec,
@@ -55,11 +60,6 @@ from conformance.binding import (
 from conformance.render import json_value
 
 _TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
-#: The openai errors an OpenAI-compatible transport raises for each scripted status.
-_STATUS_ERRORS: dict[str, Any] = {
-    "429": openai.RateLimitError, "500": openai.InternalServerError, "503": openai.InternalServerError,
-    "400": openai.BadRequestError, "401": openai.AuthenticationError,
-}
 _SIG5 = "test_a_malformed_signature_string_fails_at_construction_with_a_clear_error"
 _EXTRACT_DOC = ("react.py _build_extract_signature gives the extraction fixed instructions ('Extract the "
                 "final answer from the trajectory'): the signature's own reach only the step calls")
@@ -68,6 +68,10 @@ _NO_STOP = "ReAct.aexecute has no repeated-failure stop: it asks for another ste
 _NO_ASK = "udspy.ReAct has no ask_to_user tool (react.py _add_builtin_tools adds only finish)"
 _NO_RESUME = ("ReAct does not implement aresume, so Module.aresume raises NotImplementedError "
               "(module/base.py), though the ReAct docstring shows `await react.aresume('yes', e)`")
+_RETRIES_4XX = ("OpenAILM.acomplete retries any openai APIError, 400 and 401 included (tenacity, 3 attempts, "
+                "lm/openai.py): the refused request is sent three times")
+_RETRY_ERROR = ("when OpenAILM.acomplete's tenacity retry runs out it raises tenacity's "
+                "RetryError[<Future ...>] (no reraise, lm/openai.py), which does not name the 500")
 _KNOWN: dict[str, str] = {
     "ADP-1": "udspy.settings has no adapter to set or read back (settings.py); its one adapter, "
              "ChatAdapter, asks for and parses a JSON object (adapter.py)",
@@ -114,6 +118,11 @@ _KNOWN: dict[str, str] = {
     "Fifty overlapping async runs of one agent share no state":
         "ReAct.aexecute keeps the running call's trajectory and inputs on the agent (self._context, "
         "react.py): calls overwrite each other's, and once one ends the others raise RuntimeError",
+    "A non-transient model failure is not retried and fails the call clearly": _RETRIES_4XX,
+    "Over HTTP, a bad request or a refused key is not retried and fails the call clearly": _RETRIES_4XX,
+    "When retries run out the caller gets one clear error and no tool runs": _RETRY_ERROR,
+    "Over HTTP, when retries run out the caller gets one clear error and the next call starts clean":
+        _RETRY_ERROR,
     "STREAM-1": "ReAct.astream emits each step's prediction (thought, tool, args) before the tool runs, "
                 "no event with its observation, and a final Prediction with no stop reason (react.py)",
     "After repeated tool errors the steps appear in the order they ran, one observation each": _NO_STOP,
@@ -129,44 +138,12 @@ class _Agent:
         self.interrupts: dict[str, ConfirmationRequired] = {}
 
 
-class _ScriptedLM(BaseLM):  # type: ignore[misc]
-    """A udspy LM that answers every request from the scenario's script."""
-
-    def __init__(self, script: ScriptedModel) -> None:
-        self.script = script
-
-    async def acomplete(self, messages: list[dict[str, Any]], *, model: str | None = None,
-                        tools: list[dict[str, Any]] | None = None, stream: bool = False,
-                        **kwargs: Any) -> Any:
-        sent: list[dict[str, JsonValue]] = json_value(messages)
-        system = next((str(m.get("content")) for m in sent if m.get("role") == "system"), "")
-        shown = "\n".join(str(m.get("content")) for m in sent)
-        # udspy's ChatAdapter writes the inputs as `[[ ## field ## ]]` sections but asks for the
-        # outputs as "a JSON object" (format_output_instructions) and parses only JSON (parse_outputs).
-        adapter = render.request_adapter(shown)
-        call = LMCall(kind=render.request_kind(system), adapter=adapter, messages=sent,
-                      tools=json_value(tools) if tools else None)
-        turn = self.script.answer(call)
-        if isinstance(turn, FaultTurn):
-            raise _fault(turn)
-        # The extraction is a ChainOfThought, whose signature starts with a `reasoning` output.
-        extra = {"reasoning": "The trajectory has it."} if isinstance(turn, ExtractTurn) else None
-        reply = render.chat_reply(turn, extra) if adapter == "chat" else render.json_reply(turn, extra)
-        if stream:  # a streamed step (ReAct.astream) reads chunks: the whole reply is one chunk
-            return _chunks(reply, model or "scripted")
-        return ChatCompletion.model_validate({
-            "id": "scripted", "object": "chat.completion", "created": 0, "model": model or "scripted",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": reply}}],
-        })
-
-
 class UdspyBinding(Binding):
     """Runs the suite against `udspy.ReAct`."""
 
     name = "udspy"
-    capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract", "async", "streaming",
-                              "human-in-the-loop", "http"})
+    capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract", "lm-retry", "async",
+                              "streaming", "human-in-the-loop", "http"})
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
 
     @property
@@ -206,7 +183,7 @@ class UdspyBinding(Binding):
             return asyncio.run(_astream(agent, call, model))
         agent.last = None
         try:
-            with udspy.settings.context(lm=_lm(call, model)):
+            with udspy.settings.context(lm=_lm(model, call.base_url)):
                 prediction = agent.react(**call.kwargs())
         except Exception as exc:
             return _failed(agent, exc)
@@ -216,7 +193,7 @@ class UdspyBinding(Binding):
         assert isinstance(agent, _Agent)
         interrupt = agent.interrupts[request.interrupt_id]
         try:
-            with udspy.settings.context(lm=_ScriptedLM(model)):
+            with udspy.settings.context(lm=_lm(model)):
                 if request.mode == "async":
                     prediction = asyncio.run(agent.react.aresume(request.response, interrupt))
                 else:
@@ -230,7 +207,7 @@ class UdspyBinding(Binding):
         assert isinstance(agent, _Agent)
         agent.last = None
         try:
-            with udspy.settings.context(lm=_lm(call, model)):
+            with udspy.settings.context(lm=_lm(model, call.base_url)):
                 prediction = await agent.react.aforward(**call.kwargs())
         except Exception as exc:
             return _failed(agent, exc)
@@ -256,7 +233,7 @@ async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Ou
     events: list[Event] = []
     prediction: Any = None
     try:
-        with udspy.settings.context(lm=_lm(call, model)):
+        with udspy.settings.context(lm=_lm(model, call.base_url)):
             async for event in agent.react.astream(**call.kwargs()):
                 if not isinstance(event, udspy.Prediction):
                     continue
@@ -273,13 +250,6 @@ async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Ou
     except Exception as exc:
         return _failed(agent, exc, events)
     return Outcome(events=events) if prediction is None else _outcome(agent, prediction, events)
-
-
-async def _chunks(reply: str, model: str) -> Any:
-    yield ChatCompletionChunk.model_validate({
-        "id": "scripted", "object": "chat.completion.chunk", "created": 0, "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop", "delta": {"role": "assistant", "content": reply}}],
-    })
 
 
 def _outputs(agent: _Agent, prediction: Any) -> dict[str, JsonValue]:
@@ -300,18 +270,34 @@ def _failed(agent: _Agent, exc: Exception, events: list[Event] | None = None) ->
     return Outcome(error=ErrorInfo.from_exception(exc), events=events)
 
 
-def _lm(call: CallRequest, model: ScriptedModel) -> Any:
-    """The scripted model in process, or (http profile) udspy's own client at the call's base URL."""
-    return _ScriptedLM(model) if call.base_url is None else _http_lm(call.base_url)
+def _lm(model: ScriptedModel, base_url: str | None = None) -> Any:
+    """udspy's own OpenAI-compatible LM: over an in-memory transport answering from `model`, or
+    (http profile) at `base_url`, where its AsyncOpenAI client makes real HTTP requests."""
+    if base_url is not None:
+        return udspy.LM(model="scripted", base_url=base_url, api_key="placeholder-key")
+    http = httpx.AsyncClient(transport=httpx.MockTransport(_serve(model)))
+    client = openai.AsyncOpenAI(base_url="http://model.invalid/v1", api_key="placeholder-key",
+                                http_client=http)
+    return OpenAILM(client=client, default_model="scripted")
 
 
-def _http_lm(base_url: str) -> Any:
-    """udspy's own OpenAI-compatible LM (AsyncOpenAI underneath) pointed at `base_url` (http profile).
+def _serve(model: ScriptedModel) -> Any:
+    """An httpx handler that answers chat-completion requests from the script, as the endpoint does."""
 
-    Its retries are its own and cannot be tuned: the openai client's backoff (from 0.5 s) and, around
-    it, OpenAILM.acomplete's tenacity retry of any APIError (lm/openai.py).
-    """
-    return udspy.LM(model="scripted", base_url=base_url, api_key="placeholder-key")
+    async def handle(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(0)  # a request yields to the event loop, so overlapping runs interleave
+        body = json.loads(request.content)
+        call = server.request_call(body)
+        try:
+            turn = model.answer(call)
+        except UnexpectedModelCall as exc:  # as the endpoint answers it: not transient
+            return httpx.Response(400, json={"error": {"message": str(exc)}})
+        if isinstance(turn, FaultTurn):
+            return _fault(turn, request)
+        content_type, payload = server.completion(body, call, turn, len(model.calls))
+        return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
+
+    return handle
 
 
 def _signature(spec: SignatureSpec) -> Any:
@@ -331,18 +317,14 @@ def _signature(spec: SignatureSpec) -> Any:
     return type("ScenarioSignature", (udspy.Signature,), namespace)
 
 
-def _fault(turn: FaultTurn) -> Exception:
-    """The openai exception an OpenAI-compatible client raises for the scripted fault."""
-    request = httpx.Request("POST", "http://model.invalid/v1/chat/completions")
-    error: Exception
-    if turn.fault in ("timeout", "connection"):
-        kind = openai.APITimeoutError if turn.fault == "timeout" else openai.APIConnectionError
-        error = kind(request=request)
-    else:
-        headers = {"retry-after": str(turn.retry_after)} if turn.retry_after is not None else {}
-        response = httpx.Response(int(turn.fault), headers=headers, request=request)
-        error = _STATUS_ERRORS[turn.fault](f"Error code: {turn.fault}", response=response, body=None)
-    return error
+def _fault(turn: FaultTurn, request: httpx.Request) -> httpx.Response:
+    if turn.fault == "timeout":
+        raise httpx.ReadTimeout("scripted timeout", request=request)
+    if turn.fault == "connection":
+        raise httpx.ConnectError("scripted connection reset", request=request)
+    headers = {"Retry-After": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
+    return httpx.Response(int(turn.fault), headers=headers,
+                          json={"error": {"message": f"scripted {turn.fault}"}})
 
 
 def _step(episode: Mapping[str, Any]) -> Step:
