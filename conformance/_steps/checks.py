@@ -61,7 +61,9 @@ def construction_fails(world: World, names: str, pattern: str) -> None:
 def call_fails(world: World, name: str) -> None:
     error = world.last.error
     assert error is not None, "the call returned a prediction; it should have failed"
-    assert name in error.message or name in canonical(error.fields), (
+    # A whole token: "500" inside a memory address ("at 0x7f3a5008e2d0") names nothing.
+    token = re.compile(rf"(?<![0-9A-Za-z]){re.escape(name)}(?![0-9A-Za-z])")
+    assert token.search(error.message) or token.search(canonical(error.fields)), (
         f"the error should name {name!r}: {error.type}: {error.message} {error.fields or ''}"
     )
 
@@ -218,12 +220,28 @@ def step_calls_show_tool(world: World, name: str) -> None:
     spec = world.tool(name).spec
     for call in _calls(world, "every step call"):
         shown = call.text()
-        for part in [spec.name, spec.description, *(p.name for p in spec.parameters)]:
+        for part in [spec.name, spec.description]:
             assert part in shown, (
-                f"every step call should show the tool {name!r}: its name, description "
-                f"{spec.description!r} and arguments {[p.name for p in spec.parameters]}; "
-                f"{part!r} is missing from:\n{_show(shown, 3000)}"
+                f"every step call should show the tool {name!r}: its name and description "
+                f"{spec.description!r}; {part!r} is missing from:\n{_show(shown, 3000)}"
             )
+        for param in spec.parameters:
+            # A schema names each argument as a key, `"a":` or `a:`, and says its type: the bare
+            # name could be any letter of the prose (a description's "a and b"), so it proves nothing.
+            key = re.search(rf"""(["']{re.escape(param.name)}["']|\b{re.escape(param.name)})\s*:""", shown)
+            types = _SCHEMA_TYPES[param.type]
+            assert key and any(t in shown for t in types), (
+                f"every step call should show the argument schema of {name!r}: the argument "
+                f"{param.name!r} as a key with its type ({' or '.join(types)}); "
+                f"{'its type' if key else 'the key'} is missing from:\n{_show(shown, 3000)}"
+            )
+
+
+#: How an argument schema may spell each ParamSpec type (JSON Schema, Python, TypeScript).
+_SCHEMA_TYPES: dict[str, tuple[str, ...]] = {
+    "int": ("integer", "int"), "float": ("number", "float"), "str": ("string", "str"),
+    "bool": ("boolean", "bool"), "list": ("array", "list"), "dict": ("object", "dict"),
+}
 
 
 @then("the model was never called")
@@ -357,13 +375,25 @@ def saw_error_or_retried(world: World) -> None:
     steps = outcome.trajectory
     if steps and ERROR_WORDS.search(str(steps[0].observation)):
         return
-    first = world.model.calls[0] if world.model.calls else None
-    retried = world.model.count("step") > len(steps)
-    assert retried, (
+    calls = [c for c in world.model.calls if c.kind == "step"]
+    assert len(calls) >= 2, (
         "after a step the implementation could not carry out, the agent should see an error "
-        "observation (or be asked again); the trajectory was "
+        f"observation or be asked again; it made {len(calls)} step call(s) and the trajectory was "
         f"{[s.model_dump() for s in steps]}"
-        + (f", and the first step call was a {first.kind} call" if first else "")
+    )
+    first, second = calls[0], calls[1]
+    thought = next((t.thought for t in world.turns_per_run[-1] if isinstance(t, StepTurn)), "")
+    if thought and thought not in second.text():
+        return  # the same step was asked again (a parse retry), in whatever format
+    # Step 1 went into the agent's history: what the next step call shows that the first did not
+    # must tell the agent it failed.
+    seen = set(first.text().splitlines())
+    added = "\n".join(line for line in second.text().splitlines() if line not in seen)
+    assert ERROR_WORDS.search(added), (
+        "after a step the implementation could not carry out, the agent should see an error "
+        "observation, or be asked that step again; the next step call shows the step "
+        f"({thought!r}) but no error. What it added:\n{_show(added, 2000)}\nThe trajectory was "
+        f"{[s.model_dump() for s in steps]}"
     )
 
 

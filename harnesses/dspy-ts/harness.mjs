@@ -5,7 +5,14 @@
 // dspy.ts's ReAct is text-based: each step is two model requests, a thought ("Final Answer: ..."
 // ends the loop) and then an action ("ReActTool: <name>" / "Input: <text>"). The harness asks the
 // suite once per step, on the thought request, and answers the action request of the same step
-// from that turn. It claims no optional capability: dspy.ts has none of them.
+// from that turn. dspy.ts has no finish tool and no extraction call: a thought with 'Final
+// Answer:' ends the loop and carries the outputs. So a scripted `finish` step and the extraction
+// turn after it are rendered as that one thought: the harness asks the suite for the step turn,
+// then for the extraction turn (showing the same prompt), and answers with the step's thought
+// followed by 'Final Answer:' and one 'name: value' line per output. A `finish` step that carries
+// output values itself is a model writing its answer in the thought that ends the loop: those
+// values are the answer, and no extraction turn is asked for, since dspy.ts makes no such call.
+// It claims no optional capability: dspy.ts has none of them.
 
 import { createRequire } from 'node:module';
 import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
@@ -19,27 +26,31 @@ const TYPES = { str: 'string', int: 'number', float: 'number', bool: 'boolean', 
 const THOUGHT = 'You are a ReAct agent';
 const ACTION = 'Based on your thought, what action should you take?';
 
-const NO_EXTRACTION = "no extraction call: a thought saying 'Final Answer:' ends the run and its text becomes the first output (modules/react.js)";
+const NO_INSTRUCTIONS = 'dspy.ts signatures are field lists with no instructions: no prompt shows them';
+const TEXT_ARGS = "a dspy.ts action's input is one text: the trajectory records the args as that string, not as an object";
 const KNOWN_FAILURES = {
-  'SIG-1': `dspy.ts has no arrow-string signatures, and ${NO_EXTRACTION}`,
-  'SIG-2': `dspy.ts has no signature classes or instructions, and ${NO_EXTRACTION}`,
-  'SIG-3': NO_EXTRACTION,
-  'SIG-4': `${NO_EXTRACTION}; any other output is missing, so run() throws 'Missing required output field'`,
+  'SIG-2': `dspy.ts has no signature classes, and ${NO_INSTRUCTIONS}`,
+  'SIG-3': NO_INSTRUCTIONS,
+  'SIG-4': "the answer is read from the rest of the 'Final Answer:' line only (/answer:\\s*(.+)/), so a second output is never found and run() throws 'Missing required output field'",
   'SIG-5': 'dspy.ts signatures are plain field lists that nothing validates: no inputs, no outputs, repeated or shared names are accepted',
-  'LOOP-1': NO_EXTRACTION,
-  'LOOP-2': NO_EXTRACTION,
+  'The chosen tool runs with exactly the chosen args and its result becomes an observation': TEXT_ARGS,
+  'An unknown tool name is never run, and the loop goes on':
+    'an unknown tool is skipped silently: the next prompt shows the thought under Previous steps and no error (modules/react.js)',
   'LOOP-4': "ReAct.run(input) takes no per-call step cap: only the constructor's maxIterations applies",
-  'LOOP-5': NO_EXTRACTION,
   'STEP-1': "the action is free text ('ReActTool: <name>'): no step output constrains the tool name",
-  'STEP-2': `the action prompt asks for 'Input: <input_for_tool>', not a JSON object, and ${NO_EXTRACTION}`,
-  'STEP-3': `the prompts show no argument schema, and ${NO_EXTRACTION}`,
-  'EXT-1': NO_EXTRACTION,
-  'ADP-1': `dspy.ts has no adapters (every request is a free-text prompt), and ${NO_EXTRACTION}`,
+  'STEP-2': "the action prompt asks for 'Input: <input_for_tool>', not a JSON object",
+  "Every step prompt shows the inputs and each tool's name, description and arguments":
+    "the prompt lists each tool as '- <name>: <description>' only: no argument names or types (modules/react.js)",
+  'ADP-1': 'dspy.ts has no adapters: every request is a free-text prompt',
   'ADP-2': 'dspy.ts has no adapters: the ReAct constructor takes none',
   'ADP-3': 'dspy.ts has no adapters: the ReAct constructor takes none',
-  'TRJ-1': NO_EXTRACTION,
-  'TRJ-2': NO_EXTRACTION,
-  'TRJ-3': `${NO_EXTRACTION}; after the step cap extractFallbackAnswer reverses the returned steps in place (steps.reverse())`,
+  'The outputs come from the extraction call, not from a step':
+    "no separate extraction call: the answer the model writes in the thought that ends the loop ('Final Answer:') is the prediction",
+  'TRJ-1': TEXT_ARGS,
+  'TRJ-2': TEXT_ARGS,
+  'After finish the steps appear in the order they ran, one observation each': TEXT_ARGS,
+  'After the step cap the steps appear in the order they ran, one observation each':
+    'after the step cap extractFallbackAnswer reverses the returned steps in place (steps.reverse())',
 };
 
 // The turn each run's last thought request got: its action request is answered from it.
@@ -59,9 +70,20 @@ configureLM({
     const turn = await askModel(call);
     if (turn.kind === 'fault') throw new Error(`scripted transport failure: ${turn.fault}`);
     stepOf.set(run, turn);
-    return turn.tool_name === 'finish' ? `Final Answer: ${turn.thought}` : turn.thought;
+    if (turn.tool_name !== 'finish') return turn.thought;
+    const written = turn.tool_args ?? {};
+    if (Object.keys(written).length) return finalAnswer(turn.thought, written);
+    const extract = await askModel({ ...call, kind: 'extract' });
+    if (extract.kind === 'fault') throw new Error(`scripted transport failure: ${extract.fault}`);
+    return finalAnswer(turn.thought, extract.outputs);
   },
 });
+
+function finalAnswer(thought, outputs) {
+  const lines = Object.entries(outputs).map(([name, value]) =>
+    `${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  return [thought, 'Final Answer:', ...lines].join('\n');
+}
 
 function argsText(turn) {
   return turn.raw_tool_args ?? JSON.stringify(turn.tool_args);

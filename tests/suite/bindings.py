@@ -191,3 +191,36 @@ class KnowsItIgnoresTheCap(IgnoresTheCap):
         "LOOP-3": "the whole requirement's reason",
         "The step cap stops a loop that never chooses finish": "this scenario's own reason",
     }
+
+
+class _NoArgumentSchema(reference.ReAct):
+    """Lists each tool by name and description only, as a prompt without argument schemas would."""
+
+    def _step_signature(self) -> reference.Signature:
+        signature = super()._step_signature()
+        lines = [line.split(" Arguments: ")[0] for line in signature.instructions.splitlines()]
+        return signature.extended(instructions="\n".join(lines))
+
+
+class HidesTheArgumentSchema(ReferenceBinding):
+    """A ReAct whose step prompt never shows the tools' argument names and types."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        built = super().build(spec, tools)
+        if isinstance(built, _Agent):
+            react = built.react
+            built.react = _NoArgumentSchema(
+                react.signature, list(react.tools.values()), max_iters=react.max_iters,
+                adapter=react.adapter, on_max_iters=react.on_max_iters,
+            )
+        return built
+
+
+class NamesNoStatus(ReferenceBinding):
+    """A ReAct whose exhausted retries raise an error naming only a future's memory address."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        outcome = super().run(agent, call, model)
+        if outcome.error is not None and outcome.error.type == "LMError":
+            outcome.error = ErrorInfo(type="RetryError", message="RetryError[<Future at 0x7f3a5008e2d0>]")
+        return outcome

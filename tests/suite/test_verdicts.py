@@ -67,6 +67,8 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("BlocksTheEventLoop", "ASYNC-2"),
         ("SharesTheAdapterAcrossRuns", "ASYNC-2"),
         ("RunsBeforeApproval", "HITL-3"),
+        ("HidesTheArgumentSchema", "STEP-3"),
+        ("NamesNoStatus", "NET-1"),
         ("KeepsTheCallOnTheAgent", "ASYNC-2"),
     ],
 )
