@@ -1,0 +1,137 @@
+"""docs/benchmarks.{json,md,png} from one run's Results (the PNG needs matplotlib: the bench extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display
+import matplotlib.pyplot as plt
+from matplotlib.ticker import NullLocator
+
+from bench._results import Results, Spread
+
+LABELS = {"reference": "reference", "dspy": "dspy", "udspy": "udspy", "bare": "bare loop (floor)"}
+
+
+def write(results: Results, docs: Path) -> None:
+    (docs / "benchmarks.json").write_text(results.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    plot(results, docs / "benchmarks.png")
+    (docs / "benchmarks.md").write_text(markdown(results), encoding="utf-8")
+
+
+def plot(results: Results, path: Path) -> None:
+    """CPU microseconds per step against N, log scales, one line per implementation, min-max as bars."""
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    for impl, by_n in results.per_step_us.items():
+        ns = results.steps
+        med = [by_n[str(n)].median for n in ns]
+        low = [m - by_n[str(n)].min for m, n in zip(med, ns, strict=True)]
+        high = [by_n[str(n)].max - m for m, n in zip(med, ns, strict=True)]
+        ax.errorbar(ns, med, yerr=[low, high], marker="o", capsize=3, label=LABELS.get(impl, impl))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticks(results.steps, [str(n) for n in results.steps])
+    ax.set_xlabel("N, steps in the episode (N-1 tool calls, then finish)")
+    ax.set_ylabel("CPU µs per step (median; bars: min-max)")
+    ax.set_title("Per-step cost of a scripted ReAct episode (shared 2-core machine)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _table(results: Results, per_step: dict[str, dict[str, Spread]]) -> list[str]:
+    impls = list(per_step)
+    lines = ["| N | " + " | ".join(LABELS.get(i, i) for i in impls) + " |", "|---:|" + "---:|" * len(impls)]
+    for n in results.steps:
+        spreads = [per_step[i][str(n)] for i in impls]
+        cells = [f"{_fmt(s.median)} ({_fmt(s.min)}-{_fmt(s.max)})" for s in spreads]
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def markdown(results: Results) -> str:
+    r, m = results, results.machine
+    impls = list(r.per_step_us)
+    lines = [
+        "# Benchmarks",
+        "",
+        "What one step of a ReAct loop costs, without the model: each implementation plays the same",
+        "scripted episode (N-1 calls of a trivial `add` tool, then `finish`, then the extraction call),",
+        "driven directly through its own model seam (not through a conformance binding) by a scripted",
+        "model whose replies are rendered ahead of time in the format its adapter parses, so the model",
+        "costs next to nothing. Before timing, every episode is run once and checked: the tool ran N-1",
+        "times, every scripted reply was asked for, the answer is right. `bare loop` is the floor: a",
+        "loop written inline in the benchmark that formats a prompt, parses a JSON reply, calls the",
+        "tool and appends to the trajectory. dspy runs with `cache=False`, so no repeated episode is",
+        "answered from its cache.",
+        "",
+        "Figures taken on a **shared 2-core machine**, while other engineers' work was running",
+        f"(load average {', '.join(map(str, m.load_average))} at the start). Each implementation runs in",
+        f"a process of its own: warm-up rounds ({r.warmups}), then {r.repetitions} repetitions in which",
+        "every implementation takes its turn at each N, in a rotating order, each turn a batch of",
+        "episodes lasting at least tens of milliseconds. The tables give the median, then the min-max",
+        "spread over the repetitions,",
+        "in **CPU time** of the implementation's process (all its threads): the loop is CPU-bound, and",
+        "CPU time is much less disturbed than wall time by the other work on the machine. Wall-time",
+        "medians are given below and in the JSON; the ratios between implementations, all from this",
+        "one run, are what to read.",
+        "",
+        f"Machine: {m.cpu}, {m.cores} cores, {m.platform}, Python {m.python}. Versions: "
+        + ", ".join(f"{k} {v}" for k, v in r.versions.items()) + ".",
+        "",
+        "![µs per step against N](benchmarks.png)",
+        "",
+        "## Microseconds per step, CPU time (median, min-max)",
+        "",
+        *_table(r, r.per_step_us),
+    ]
+    if "reference" in impls and len(impls) > 1:
+        others = [i for i in impls if i != "reference"]
+        lines += ["", "Each median over the reference's (above 1: slower than the reference):", "",
+                  "| N | " + " | ".join(LABELS.get(i, i) for i in others) + " |",
+                  "|---:|" + "---:|" * len(others)]
+        for n in r.steps:
+            ref = r.median_us("reference", n)
+            lines.append(f"| {n} | " + " | ".join(f"{r.median_us(i, n) / ref:.2f}x" for i in others) + " |")
+    lines += ["", "## Microseconds per step, wall time (median, min-max)", "",
+              "Inflated, and spread, by whatever else the machine was running at that moment.", "",
+              *_table(r, r.per_step_wall_us)]
+    lines += ["", "## Import time", "",
+              "CPU time of `import NAME` inside a fresh interpreter (its start excluded), runs interleaved,",
+              "with bytecode cached as after a normal install. `pydantic` is `from pydantic import",
+              "BaseModel` alone: the floor of any package that defines a pydantic model at import.", "",
+              "| import | median ms | min-max ms |", "|---|---:|---:|"]
+    lines += [f"| {p} | {_fmt(s.median)} | {_fmt(s.min)}-{_fmt(s.max)} |" for p, s in r.import_ms.items()]
+    if r.suite_s:
+        lines += ["", "## Conformance suite time", "",
+                  "`python -m pytest --impl NAME -q -p no:cacheprovider`, serial: the wall time of the",
+                  "whole process, and the session time pytest reports (without the interpreter's start,",
+                  "the imports and the plugins' loading).", "",
+                  "| binding | wall s, median | min-max | session s, median | min-max |",
+                  "|---|---:|---:|---:|---:|"]
+        lines += [f"| {b} | {s.median:.1f} | {s.min:.1f}-{s.max:.1f} | {r.session_s[b].median:.1f} | "
+                  f"{r.session_s[b].min:.1f}-{r.session_s[b].max:.1f} |" for b, s in r.suite_s.items()]
+    lines += ["", "## Targets (issue 7), from this run", "",
+              "| target | value | limit | |", "|---|---:|---:|---|"]
+    lines += [f"| {t.name} | {t.value:.3g} | {t.limit:.3g} | {'met' if t.met else '**missed**'} |"
+              for t in r.targets]
+    lines += ["", "## Reproduce", "", "```sh",
+              "nox -s bench                          # this page, benchmarks.json and benchmarks.png",
+              "nox -s bench -- --quick results.json  # under a minute: the JSON only",
+              "python -m bench --help                # in a checkout with .[bench,peers] installed",
+              "```", "",
+              "`docs/benchmarks.json` holds every sample (µs per step, per implementation and N, in CPU",
+              "and in wall time), the import and suite times, and the targets as checked. The code is in",
+              "`bench/` (not shipped in the wheel). Timings are never test assertions:",
+              "`tests/test_bench.py` only checks that the quick path runs end to end and writes valid JSON.",
+              ""]
+    return "\n".join(lines)
