@@ -76,9 +76,9 @@ class ChatAdapter(Adapter):
         ])
 
     def user(self, signature: Signature, inputs: dict[str, Any]) -> str:
-        order = ", then ".join(f"`[[ ## {n} ## ]]`" for n in signature.outputs)
+        order = ", then ".join([f"`[[ ## {n} ## ]]`" for n in signature.outputs])
         return "\n\n".join([
-            *(f"[[ ## {n} ## ]]\n{_text(inputs[n])}" for n in signature.inputs),
+            *[f"[[ ## {n} ## ]]\n{_text(inputs[n])}" for n in signature.inputs],
             f"Respond with the output fields {order}, and end with `[[ ## completed ## ]]`.",
         ])
 

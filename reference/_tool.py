@@ -38,7 +38,6 @@ class Tool:
         self._args: type[BaseModel] = create_model(
             f"{self.name}_args", __config__=ConfigDict(extra="forbid", strict=True), **fields)
         self.args_schema: dict[str, Any] = self._args.model_json_schema()
-        self._names = tuple(fields)
 
     def validate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments as the function will get them, or a ToolArgsError naming each bad field."""
@@ -53,7 +52,7 @@ class Tool:
                 f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors()
             )) from None
         given = model.model_fields_set  # the function's own defaults fill in the rest
-        return {name: getattr(model, name) for name in self._names if name in given}
+        return {name: value for name, value in model.__dict__.items() if name in given}  # the fields
 
     def __call__(self, **kwargs: Any) -> Any:
         """Validate the arguments, then call the function with them."""
