@@ -233,8 +233,9 @@ class ReAct:
             run.record(Step(thought="", tool_name="", tool_args={},
                             observation=f"Error: could not parse the step: {exc}"))
             return None
-        return (yield from self._act(run, choice.next_thought, choice.next_tool_name,
-                                     choice.next_tool_args))
+        # Read by key: attribute reads reach Prediction.__getattr__ only after a failed lookup.
+        return (yield from self._act(run, choice["next_thought"], choice["next_tool_name"],
+                                     choice["next_tool_args"]))
 
     def _act(self, run: _Run, thought: str, name: str, args: dict[str, Any],
              approved: bool = False) -> _Part:
@@ -391,9 +392,9 @@ def _advance(loop: _Loop, result: Any, error: Exception | None,
         item = loop.throw(error) if error else loop.send(result)
     except StopIteration as stop:
         return Event("done", stop_reason=stop.value.stop_reason, prediction=stop.value)
-    if isinstance(item, Step):
-        return Event("step", step=item.model_copy(deep=True)) if snapshots else None
-    return item
+    if isinstance(item, _Effect):  # tested first: isinstance(x, Step) goes through ABCMeta
+        return item
+    return Event("step", step=item.model_copy(deep=True)) if snapshots else None
 
 
 def _prediction(events: Iterable[Event]) -> Prediction:
