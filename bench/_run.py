@@ -27,6 +27,7 @@ import platform
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -68,9 +69,11 @@ class Worker:
 
     def __init__(self, impl: str, max_steps: int) -> None:
         self.impl = impl
+        # A file, not a pipe: a library that logs a lot must never block on a full pipe.
+        self.errors = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "bench._worker", impl, str(max_steps)], cwd=ROOT, env=ENV, text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors)
 
     def ask(self, **request: int) -> Any:
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -78,7 +81,9 @@ class Worker:
         self.process.stdin.flush()
         line = self.process.stdout.readline()
         if not line:
-            _, err = self.process.communicate()
+            self.process.wait()
+            self.errors.seek(0)
+            err = self.errors.read().decode(errors="replace")
             raise RuntimeError(f"the {self.impl} benchmark process died on {request}:\n{err[-3000:]}")
         return json.loads(line)
 
@@ -90,6 +95,7 @@ class Worker:
     def close(self) -> None:
         if self.process.poll() is None:
             self.process.communicate(timeout=30)  # closes stdin: the worker's loop ends
+        self.errors.close()
 
 
 PerStep = dict[str, dict[str, Spread]]
