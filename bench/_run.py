@@ -61,7 +61,7 @@ class Plan:
     suite_runs: int
 
 
-FULL = Plan(repetitions=11, warmups=2, batch=0.05, import_runs=11, suite_runs=3)
+FULL = Plan(repetitions=15, warmups=2, batch=0.05, import_runs=15, suite_runs=3)
 QUICK = Plan(repetitions=5, warmups=1, batch=0.01, import_runs=3, suite_runs=0)
 
 
