@@ -34,6 +34,7 @@ class Script:
         return a + b
 
     def start(self, replies: list[Any]) -> None:
+        """Begin an episode: these replies, in order, and no tool call yet."""
         self.calls = 0
         self._replies = iter(replies)
 
@@ -45,6 +46,7 @@ class Script:
         return reply
 
     def unused(self) -> int:
+        """How many replies of this episode were never asked for (and drop them)."""
         return sum(1 for _ in self._replies)
 
 
@@ -63,6 +65,7 @@ class Episode:
         self._scripts: dict[int, list[Any]] = {}
 
     def run(self, n: int) -> Any:
+        """Play the n-step episode once; what the library returned."""
         script = self._scripts.get(n)
         if script is None:
             script = self._scripts[n] = [*[self._step] * (n - 1), self._finish, self._extract]

@@ -16,6 +16,7 @@ LABELS = {"reference": "reference", "dspy": "dspy", "udspy": "udspy", "bare": "b
 
 
 def write(results: Results, docs: Path) -> None:
+    """benchmarks.json, benchmarks.png and benchmarks.md in `docs`."""
     (docs / "benchmarks.json").write_text(results.model_dump_json(indent=1) + "\n", encoding="utf-8")
     plot(results, docs / "benchmarks.png")
     (docs / "benchmarks.md").write_text(markdown(results), encoding="utf-8")
@@ -88,6 +89,7 @@ def _table(results: Results, per_step: dict[str, dict[str, Spread]]) -> list[str
 
 
 def markdown(results: Results) -> str:
+    """The page: method, machine, plot, tables, targets, why any was missed, how to reproduce."""
     r, m = results, results.machine
     impls = list(r.per_step_us)
     lines = [
@@ -101,7 +103,8 @@ def markdown(results: Results) -> str:
         "times, every scripted reply was asked for, the answer is right. `bare loop` is the floor: a",
         "loop written inline in the benchmark that formats a prompt, parses a JSON reply, calls the",
         "tool and appends to the trajectory. dspy runs with `cache=False`, so no repeated episode is",
-        "answered from its cache.",
+        "answered from its cache; no implementation caches replies (the reference keeps each",
+        "signature's system message, which does not change from step to step).",
         "",
         "Figures taken on a **shared 2-core machine**, while other engineers' work was running",
         f"(load average {', '.join(map(str, m.load_average))} at the start). Each implementation runs in",

@@ -19,6 +19,7 @@ class Spread(BaseModel):
 
     @classmethod
     def of(cls, samples: list[float]) -> Spread:
+        """The spread of these samples."""
         return cls(median=statistics.median(samples), min=min(samples), max=max(samples), samples=samples)
 
 
@@ -64,4 +65,5 @@ class Results(BaseModel):
     targets: list[Target]
 
     def median_us(self, impl: str, n: int) -> float:
+        """The median CPU microseconds per step of `impl` at N = n."""
         return self.per_step_us[impl][str(n)].median

@@ -77,6 +77,7 @@ class Worker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors)
 
     def ask(self, **request: int) -> Any:
+        """Send one request; its answer, or a RuntimeError with the worker's stderr if it died."""
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
@@ -94,8 +95,9 @@ class Worker:
         return float(answer["cpu"]), float(answer["wall"])
 
     def close(self) -> None:
+        """End the worker (its loop ends when stdin closes)."""
         if self.process.poll() is None:
-            self.process.communicate(timeout=30)  # closes stdin: the worker's loop ends
+            self.process.communicate(timeout=30)
         self.errors.close()
 
 
@@ -169,6 +171,7 @@ def suite_s(bindings: list[str], runs: int) -> tuple[dict[str, Spread], dict[str
 
 
 def machine() -> Machine:
+    """This machine: platform, CPU model, cores, Python, load average now."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as info:
@@ -180,6 +183,7 @@ def machine() -> Machine:
 
 
 def versions(impls: list[str]) -> dict[str, str]:
+    """The installed versions of this project and of the peers timed."""
     found = {}
     for name in ("react-conformance", *(i for i in impls if i in ("dspy", "udspy"))):
         try:
@@ -190,6 +194,7 @@ def versions(impls: list[str]) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line: measure, then write the JSON (--quick) or docs/benchmarks.*."""
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", metavar="PATH", type=Path,
                         help="a run under a minute that writes only the JSON, to PATH")

@@ -18,6 +18,7 @@ from bench._episodes import build
 
 
 def serve(impl: str, max_steps: int) -> None:
+    """Answer the parent's requests for `impl` until stdin closes."""
     answers = sys.stdout
     sys.stdout = sys.stderr  # whatever a library prints must not mix with the answers
     episode = build(impl, max_steps)
