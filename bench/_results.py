@@ -7,6 +7,8 @@ import statistics
 from pydantic import BaseModel
 
 FORMAT_VERSION = 1
+#: How the reports name each implementation.
+LABELS = {"reference": "reference", "dspy": "dspy", "udspy": "udspy", "bare": "bare loop (floor)"}
 
 
 class Spread(BaseModel):

@@ -34,7 +34,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from bench import _targets
+from bench import _report, _targets
 from bench._episodes import IMPLS
 from bench._results import Machine, Results, Spread
 
@@ -222,8 +222,6 @@ def main(argv: list[str] | None = None) -> int:
         args.quick.write_text(results.model_dump_json(indent=1) + "\n", encoding="utf-8")
         print(f"wrote {args.quick}")
         return 0
-    from bench import _report  # needs matplotlib: the bench extra
-
     _report.write(results, ROOT / "docs")
     for target in results.targets:
         verdict = "met   " if target.met else "MISSED"
