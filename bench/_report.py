@@ -78,18 +78,18 @@ def markdown(results: Results) -> str:
         "signature's system message, which does not change from step to step).",
         "",
         "Figures taken on a **shared 2-core machine**, while other engineers' work was running",
-        f"(load average {', '.join(map(str, m.load_average))} at the start). Each implementation runs in",
-        f"a process of its own: warm-up rounds ({r.warmups}), then {r.repetitions} repetitions in which",
+        f"(load average {', '.join(map(str, m.load_average))} at the start). Each implementation runs",
+        f"in a process of its own: {r.warmups} warm-up rounds, then {r.repetitions} repetitions in which",
         "every implementation takes its turn at each N, in a rotating order, each turn a batch of",
         "episodes lasting at least tens of milliseconds. The tables give the median, then the min-max",
-        "spread over the repetitions,",
-        "in **CPU time** of the implementation's process (all its threads): the loop is CPU-bound, and",
+        "spread over the repetitions, in **CPU time** of the implementation's process (all its",
+        "threads): the loop is CPU-bound, and",
         "CPU time is much less disturbed than wall time by the other work on the machine. Wall-time",
         "medians are given below and in the JSON; the ratios between implementations, all from this",
         "one run, are what to read.",
         "",
-        f"Machine: {m.cpu}, {m.cores} cores, {m.platform}, Python {m.python}. Versions: "
-        + ", ".join(f"{k} {v}" for k, v in r.versions.items()) + ".",
+        f"Machine: {m.cpu}, {m.cores} cores, {m.platform}, Python {m.python}.",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in r.versions.items()) + ".",
         "",
         "![µs per step against N](benchmarks.png)",
         "",
@@ -110,9 +110,9 @@ def markdown(results: Results) -> str:
               *_table(r, r.per_step_wall_us)]
     lines += ["", "## Import time", "",
               "CPU time of `import NAME` inside a fresh interpreter (its start excluded), runs interleaved,",
-              "with bytecode cached as after a normal install. `pydantic` is `import pydantic` and",
-              "one model class: the floor of any package whose data types are pydantic",
-              "models defined at import.", "",
+              "with bytecode cached as after a normal install. `pydantic` is `import pydantic` and one",
+              "model class: the floor of any package whose data types are pydantic models defined at",
+              "import.", "",
               "| import | median ms | min-max ms |", "|---|---:|---:|"]
     lines += [f"| {p} | {_fmt(s.median)} | {_fmt(s.min)}-{_fmt(s.max)} |" for p, s in r.import_ms.items()]
     if r.suite_s:
