@@ -95,3 +95,10 @@ def peers(session: nox.Session) -> None:
     with open(out / "README.md", "w", encoding="utf-8") as table:
         session.run("python", "-m", "conformance", "compare", *(f"{out}/{n}.json" for n in PEERS),
                     stdout=table)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks: writes docs/benchmarks.{md,json,png}; `-- --quick PATH` writes only the JSON, to PATH."""
+    session.install("-e", ".[bench,peers]")
+    session.run("python", "-m", "bench", *session.posargs)

@@ -27,11 +27,23 @@ class AdapterParseError(ValueError):
 
 
 class Adapter(ABC):
-    """Formats a signature and its inputs as chat messages; parses a reply into output values."""
+    """Formats a signature and its inputs as chat messages; parses a reply into output values.
+
+    `format` makes the system message once per signature object (a signature is not changed in
+    place): a ReAct sends the same one at every step.
+    """
+
+    # id(signature) -> the signature (held, so that its id is not reused) and its system message.
+    _systems: dict[int, tuple[Signature, str]] | None = None
 
     def format(self, signature: Signature, inputs: dict[str, Any]) -> list[dict[str, str]]:
         """The chat messages asking for `signature`'s outputs given `inputs`."""
-        return [{"role": "system", "content": self.system(signature)},
+        if self._systems is None or len(self._systems) > 64:  # a few agents' worth
+            self._systems = {}
+        known = self._systems.get(id(signature))
+        if known is None:
+            known = self._systems[id(signature)] = (signature, self.system(signature))
+        return [{"role": "system", "content": known[1]},
                 {"role": "user", "content": self.user(signature, inputs)}]
 
     @abstractmethod
@@ -64,18 +76,17 @@ class ChatAdapter(Adapter):
         ])
 
     def user(self, signature: Signature, inputs: dict[str, Any]) -> str:
-        order = ", then ".join(f"`[[ ## {n} ## ]]`" for n in signature.outputs)
+        order = ", then ".join([f"`[[ ## {n} ## ]]`" for n in signature.outputs])
         return "\n\n".join([
-            *(f"[[ ## {n} ## ]]\n{_text(inputs[n])}" for n in signature.inputs),
+            *[f"[[ ## {n} ## ]]\n{_text(inputs[n])}" for n in signature.inputs],
             f"Respond with the output fields {order}, and end with `[[ ## completed ## ]]`.",
         ])
 
     def parse(self, signature: Signature, text: str) -> dict[str, Any]:
         sections: dict[str, str] = {}
-        marks = list(_SECTION.finditer(text))
-        ends = [m.start() for m in marks[1:]] + [len(text)]
-        for mark, end in zip(marks, ends, strict=False):  # no marks: nothing to read
-            sections.setdefault(mark.group(1), text[mark.end():end].strip())
+        parts = _SECTION.split(text)  # [before, name, its text, name, its text, ...]
+        for name, section in zip(parts[1::2], parts[2::2], strict=True):
+            sections.setdefault(name, section.strip())
         values = {}
         for name, field in signature.outputs.items():
             if name not in sections:
@@ -152,7 +163,7 @@ def _text(value: Any) -> str:
 
 def _decode(field: FieldInfo, text: str, reply: str) -> Any:
     """A section's text as JSON when the field is an int, float, bool or list."""
-    if field.annotation not in _DECODED:
+    if type(field.annotation) is not type or field.annotation not in _DECODED:  # a Literal's == is slow
         return text
     if too_deep(text, MAX_DEPTH):
         raise AdapterParseError(f"the value nests deeper than {MAX_DEPTH} levels",
@@ -167,26 +178,24 @@ def _decode(field: FieldInfo, text: str, reply: str) -> Any:
 def _coerce(field: FieldInfo, value: Any, reply: str) -> Any:
     """`value`, decoded from JSON, as the field's type, strictly."""
     annotation = field.annotation
-
-    def fail(why: str) -> AdapterParseError:
-        return AdapterParseError(why, field=field.name, reply=reply)
-
-    if typing.get_origin(annotation) is Literal:
-        choices = typing.get_args(annotation)
-        if value not in choices:
-            raise fail(f"{_short(value)} is not one of {', '.join(map(str, choices))}")
-        return value
+    if annotation is str:
+        return value if isinstance(value, str) else json.dumps(value)
     if annotation is dict:
         try:  # decoded JSON goes back through the text parser, so its size and depth limits apply
             return parse_tool_args(value if isinstance(value, str) else json.dumps(value))
         except ToolArgsError as exc:
-            raise fail(str(exc)) from None
-    if annotation is str:
-        return value if isinstance(value, str) else json.dumps(value)
+            raise AdapterParseError(str(exc), field=field.name, reply=reply) from None
+    if typing.get_origin(annotation) is Literal:
+        choices = typing.get_args(annotation)
+        if value not in choices:
+            raise AdapterParseError(f"{_short(value)} is not one of {', '.join(map(str, choices))}",
+                                    field=field.name, reply=reply)
+        return value
     if annotation is float and type(value) is int:
         value = float(value)
     if annotation in _DECODED and type(value) is not annotation:
-        raise fail(f"{_short(value)} is not a valid {annotation.__name__}")
+        raise AdapterParseError(f"{_short(value)} is not a valid {annotation.__name__}",
+                                field=field.name, reply=reply)
     return value
 
 

@@ -18,9 +18,9 @@ class ToolArgsError(ValueError):
 
 def parse_tool_args(value: str | Mapping[str, Any]) -> dict[str, Any]:
     """A JSON object (optionally in a ```json fence) as a dict; anything else is a ToolArgsError."""
-    if isinstance(value, Mapping):
-        return dict(value)
     if not isinstance(value, str):
+        if isinstance(value, Mapping):
+            return dict(value)
         raise ToolArgsError(f"tool arguments must be a JSON object, not {_kind(value)}")
     if len(value) > MAX_CHARS:
         raise ToolArgsError(f"tool arguments are {len(value)} characters long; "
@@ -49,6 +49,8 @@ def unfence(text: str) -> str:
 
 def too_deep(text: str, limit: int) -> bool:
     """Whether brackets in `text` nest deeper than `limit`, string contents skipped; one pass."""
+    if text.count("[") + text.count("{") <= limit:  # too few to nest that deep: skip the slow scan
+        return False
     depth = 0
     in_string = escaped = False
     for char in text:

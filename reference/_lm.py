@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 
 @runtime_checkable
@@ -45,11 +46,16 @@ class LM:
         self.backoff = backoff
         self.sleep = sleep
         self.timeout = timeout
+        # httpx is imported by the first LM built, not by `import reference`, which it would slow by half.
+        import httpx
+
         self._client = http_client or httpx.Client()
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     def complete(self, messages: list[dict[str, str]]) -> str:
         """POST `messages`; the reply's `choices[0].message.content`, or one LMError."""
+        import httpx  # loaded by __init__ already
+
         body = {"model": self.model, "messages": messages}
         failure, status = "", None
         for attempt in range(self.max_retries + 1):

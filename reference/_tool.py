@@ -52,7 +52,7 @@ class Tool:
                 f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors()
             )) from None
         given = model.model_fields_set  # the function's own defaults fill in the rest
-        return {name: getattr(model, name) for name in type(model).model_fields if name in given}
+        return {name: value for name, value in model.__dict__.items() if name in given}  # the fields
 
     def __call__(self, **kwargs: Any) -> Any:
         """Validate the arguments, then call the function with them."""

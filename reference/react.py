@@ -14,14 +14,14 @@ loop (`aforward`, `astream`, `aresume`).
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import inspect
 import json
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from types import ModuleType
+from typing import Any, Literal, NamedTuple
 
 from reference._adapters import Adapter, AdapterParseError
 from reference._args import ToolArgsError
@@ -159,12 +159,13 @@ class ReAct:
 
     def forward(self, *, max_iters: int | None = None, **inputs: Any) -> Prediction:
         """Run the loop over `inputs`; `max_iters` caps this call only (each call has a fresh budget)."""
-        return _prediction(self.stream(max_iters=max_iters, **inputs))
+        return _prediction(_events(self._loop(self._start(inputs, max_iters)), snapshots=False))
 
     async def aforward(self, *, max_iters: int | None = None, **inputs: Any) -> Prediction:
         """`forward` on the running event loop: async tools are awaited, while model calls and
         plain tools run in worker threads, so concurrent runs never block one another."""
-        return _prediction([event async for event in self.astream(max_iters=max_iters, **inputs)])
+        loop = self._loop(self._start(inputs, max_iters))
+        return _prediction([event async for event in _aevents(loop, snapshots=False)])
 
     def stream(self, *, max_iters: int | None = None, **inputs: Any) -> Iterator[Event]:
         """`forward`, as events: one per step as it completes, then one `done` with the prediction."""
@@ -183,11 +184,12 @@ class ReAct:
         is the answer. The run keeps its iteration, trajectory, inputs and budget. An interrupt
         resumes once; one whose `tool_call` was altered is refused.
         """
-        return _prediction(_events(self._resumed(response, interrupt)))
+        return _prediction(_events(self._resumed(response, interrupt), snapshots=False))
 
     async def aresume(self, response: str, interrupt: HumanInTheLoopRequired) -> Prediction:
         """`resume` on the running event loop (see `aforward`)."""
-        return _prediction([event async for event in _aevents(self._resumed(response, interrupt))])
+        loop = self._resumed(response, interrupt)
+        return _prediction([event async for event in _aevents(loop, snapshots=False)])
 
     def _start(self, inputs: dict[str, Any], max_iters: int | None) -> _Run:
         check_inputs(self.signature, inputs)
@@ -208,7 +210,7 @@ class ReAct:
             else:
                 stop_reason = yield from self._answer(run, *resume)
                 resume = None
-            yield run.steps[-1].model_copy(deep=True)
+            yield run.steps[-1]
         if stop_reason is None:
             stop_reason = "max_iters"
             if self.on_max_iters == "raise":
@@ -216,7 +218,7 @@ class ReAct:
         extracted = yield _model(self.extract, {**run.inputs, "trajectory": run.text})
         return Prediction(
             extracted.outputs(),
-            trajectory=[s.model_copy(deep=True) for s in run.steps],
+            trajectory=run.steps,  # the run is over: its steps become the caller's
             stop_reason=stop_reason,
             iterations=len(run.steps),
             fallback=_fallback(run, stop_reason),
@@ -231,8 +233,9 @@ class ReAct:
             run.record(Step(thought="", tool_name="", tool_args={},
                             observation=f"Error: could not parse the step: {exc}"))
             return None
-        return (yield from self._act(run, choice.next_thought, choice.next_tool_name,
-                                     choice.next_tool_args))
+        # Read by key: attribute reads reach Prediction.__getattr__ only after a failed lookup.
+        return (yield from self._act(run, choice["next_thought"], choice["next_tool_name"],
+                                     choice["next_tool_args"]))
 
     def _act(self, run: _Run, thought: str, name: str, args: dict[str, Any],
              approved: bool = False) -> _Part:
@@ -314,8 +317,7 @@ def _interrupt(run: _Run, paused: _Paused) -> HumanInTheLoopRequired:
     return HumanInTheLoopRequired(question, tool_call=call, context=context, state=paused)
 
 
-@dataclass(frozen=True)
-class _Effect:
+class _Effect(NamedTuple):  # a tuple: made twice a step, cheaper than a frozen dataclass
     """Something the loop needs done, a model call or a tool call: `run` it, or await `arun()`."""
 
     run: Callable[[], Any]
@@ -324,23 +326,33 @@ class _Effect:
 
 def _model(predict: Predict, inputs: dict[str, Any]) -> _Effect:
     """A model call; from async code in a worker thread, so the event loop never waits on it."""
-    return _Effect(lambda: predict(**inputs), lambda: asyncio.to_thread(predict, **inputs))
+    return _Effect(lambda: predict(**inputs), lambda: _asyncio().to_thread(predict, **inputs))
 
 
 def _tool(func: Callable[..., Any], args: dict[str, Any]) -> _Effect:
     """A tool call. A coroutine function is awaited (or, from sync code, run to completion); a
     plain function runs in a worker thread from async code."""
     if inspect.iscoroutinefunction(func):
-        return _Effect(lambda: asyncio.run(func(**args)), lambda: func(**args))
-    return _Effect(lambda: func(**args), lambda: asyncio.to_thread(func, **args))
+        return _Effect(lambda: _asyncio().run(func(**args)), lambda: func(**args))
+    return _Effect(lambda: func(**args), lambda: _asyncio().to_thread(func, **args))
 
 
-def _events(loop: _Loop) -> Iterator[Event]:
-    """Drive `loop` in this thread: do each effect it yields; pass on its steps, then `done`."""
+def _asyncio() -> ModuleType:
+    """asyncio, imported by the first async call: it would add a quarter to `import reference`."""
+    import asyncio
+
+    return asyncio
+
+
+def _events(loop: _Loop, snapshots: bool = True) -> Iterator[Event]:
+    """Drive `loop` in this thread: do each effect it yields; pass on its steps (copies the caller
+    owns, unless `snapshots` is false: the caller keeps only the `done` event), then `done`."""
     result, error = None, None
     while True:
-        item = _advance(loop, result, error)
+        item = _advance(loop, result, error, snapshots)
         result, error = None, None
+        if item is None:
+            continue
         if isinstance(item, Event):
             yield item
             if item.kind == "done":
@@ -352,12 +364,14 @@ def _events(loop: _Loop) -> Iterator[Event]:
             error = exc
 
 
-async def _aevents(loop: _Loop) -> AsyncIterator[Event]:
-    """Drive `loop` on the running event loop: await each effect; pass on its steps, then `done`."""
+async def _aevents(loop: _Loop, snapshots: bool = True) -> AsyncIterator[Event]:
+    """`_events` on the running event loop: await each effect."""
     result, error = None, None
     while True:
-        item = _advance(loop, result, error)
+        item = _advance(loop, result, error, snapshots)
         result, error = None, None
+        if item is None:
+            continue
         if isinstance(item, Event):
             yield item
             if item.kind == "done":
@@ -369,14 +383,18 @@ async def _aevents(loop: _Loop) -> AsyncIterator[Event]:
             error = exc
 
 
-def _advance(loop: _Loop, result: Any, error: Exception | None) -> _Effect | Event:
+def _advance(loop: _Loop, result: Any, error: Exception | None,
+             snapshots: bool) -> _Effect | Event | None:
     """Send the last effect's result into the loop, or throw its exception in; what comes out
-    next: an effect to do, a step event, or (when the loop returns) the `done` event."""
+    next: an effect to do, a step event with a copy of the step (None without `snapshots`), or
+    (when the loop returns) the `done` event."""
     try:
         item = loop.throw(error) if error else loop.send(result)
     except StopIteration as stop:
         return Event("done", stop_reason=stop.value.stop_reason, prediction=stop.value)
-    return Event("step", step=item) if isinstance(item, Step) else item
+    if isinstance(item, _Effect):  # tested first: isinstance(x, Step) goes through ABCMeta
+        return item
+    return Event("step", step=item.model_copy(deep=True)) if snapshots else None
 
 
 def _prediction(events: Iterable[Event]) -> Prediction:
@@ -414,13 +432,18 @@ def _exhausted(run: _Run) -> MaxIterationsError:
 
 
 def _observation(result: Any) -> Any:
-    """A tool's result as the trajectory keeps it: JSON data as it is, anything else as str()."""
+    """A tool's result as the trajectory keeps it: JSON data as it is (a copy, which the caller
+    owns: the tool may keep the original), anything else as str()."""
+    if isinstance(result, str | int | float | None):  # JSON, immutable: the common case, kept fast
+        return result
     try:
         json.dumps(result)
     except (TypeError, ValueError):
         return str(result)
-    return result
+    return copy.deepcopy(result)
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+    if isinstance(value, str):
+        return value
+    return str(value) if type(value) is int else json.dumps(value)  # the same text; str() is faster

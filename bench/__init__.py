@@ -1,0 +1,1 @@
+"""Benchmarks of the reference ReAct against dspy and udspy (not shipped): `python -m bench`."""

@@ -1,0 +1,142 @@
+"""docs/benchmarks.{json,md,png} from one run's Results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench._results import LABELS, Results, Spread
+
+
+def write(results: Results, docs: Path) -> None:
+    """benchmarks.json, benchmarks.png and benchmarks.md in `docs`."""
+    from bench._plot import plot  # needs matplotlib (the bench extra), which the page does not
+
+    (docs / "benchmarks.json").write_text(results.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    plot(results, docs / "benchmarks.png")
+    (docs / "benchmarks.md").write_text(markdown(results), encoding="utf-8")
+
+
+def _fmt(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _notes(r: Results) -> list[str]:
+    """Why a missed target is missed, from this run's own figures."""
+    missed = [t.name for t in r.targets if not t.met]
+    notes = []
+    if any(name.endswith("5x the bare loop") for name in missed):
+        notes.append(
+            "- Per step, the reference does what the bare loop skips, and what the requirements ask for: "
+            "it checks the inputs, formats the step prompt from a signature, parses the reply field by "
+            "field with typed coercion, checks the tool name against the allowed set, guards the tool "
+            "args' size and depth, validates them against the tool's pydantic schema, and keeps a typed "
+            "step record. The loop itself stays linear (see T(50)/T(10)).")
+    if any(name.startswith("import reference") for name in missed) and "pydantic" in r.import_ms:
+        floor, udspy = r.import_ms["pydantic"].median, r.import_ms.get("udspy")
+        share = f", {floor / udspy.median:.0%} of `import udspy`" if udspy else ""
+        notes.append(
+            f"- Importing pydantic and defining one model takes {floor:.0f} ms here{share}: a third of "
+            "udspy is out of reach for any package whose public data types (Step, ToolCall, ...) are "
+            "pydantic models defined at import. The reference imports httpx only when an LM is built, "
+            "and asyncio only on the first async call.")
+    suite = r.suite_s.get("reference")
+    if suite is not None and any(name.startswith("full suite") for name in missed):
+        session = r.session_s["reference"].median
+        notes.append(
+            f"- Of the {suite.median:.1f} s wall time against the reference, pytest's session (collecting "
+            f"and running the scenarios) is {session:.1f} s; the rest is the interpreter's start and the "
+            "imports and plugin loading of pytest, pytest-bdd, hypothesis and the conformance plugin.")
+    return ["", "## Missed targets", "", *notes] if notes else []
+
+
+def _table(results: Results, per_step: dict[str, dict[str, Spread]]) -> list[str]:
+    impls = list(per_step)
+    lines = ["| N | " + " | ".join(LABELS.get(i, i) for i in impls) + " |", "|---:|" + "---:|" * len(impls)]
+    for n in results.steps:
+        spreads = [per_step[i][str(n)] for i in impls]
+        cells = [f"{_fmt(s.median)} ({_fmt(s.min)}-{_fmt(s.max)})" for s in spreads]
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def markdown(results: Results) -> str:
+    """The page: method, machine, plot, tables, targets, why any was missed, how to reproduce."""
+    r, m = results, results.machine
+    impls = list(r.per_step_us)
+    lines = [
+        "# Benchmarks",
+        "",
+        "What one step of a ReAct loop costs, without the model: each implementation plays the same",
+        "scripted episode (N-1 calls of a trivial `add` tool, then `finish`, then the extraction call),",
+        "driven directly through its own model seam (not through a conformance binding) by a scripted",
+        "model whose replies are rendered ahead of time in the format its adapter parses, so the model",
+        "costs next to nothing. Before timing, every episode is run once and checked: the tool ran N-1",
+        "times, every scripted reply was asked for, the answer is right. `bare loop` is the floor: a",
+        "loop written inline in the benchmark that formats a prompt, parses a JSON reply, calls the",
+        "tool and appends to the trajectory. dspy runs with `cache=False`, so no repeated episode is",
+        "answered from its cache; no implementation caches replies (the reference keeps each",
+        "signature's system message, which does not change from step to step).",
+        "",
+        "Figures taken on a **shared 2-core machine**, while other engineers' work was running",
+        f"(load average {', '.join(map(str, m.load_average))} at the start). Each implementation runs",
+        f"in a process of its own: {r.warmups} warm-up rounds, then {r.repetitions} repetitions in which",
+        "every implementation takes its turn at each N, in a rotating order, each turn a batch of",
+        "episodes lasting at least tens of milliseconds. The tables give the median, then the min-max",
+        "spread over the repetitions, in **CPU time** of the implementation's process (all its",
+        "threads): the loop is CPU-bound, and",
+        "CPU time is much less disturbed than wall time by the other work on the machine. Wall-time",
+        "medians are given below and in the JSON; the ratios between implementations, all from this",
+        "one run, are what to read.",
+        "",
+        f"Machine: {m.cpu}, {m.cores} cores, {m.platform}, Python {m.python}.",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in r.versions.items()) + ".",
+        "",
+        "![µs per step against N](benchmarks.png)",
+        "",
+        "## Microseconds per step, CPU time (median, min-max)",
+        "",
+        *_table(r, r.per_step_us),
+    ]
+    if "reference" in impls and len(impls) > 1:
+        others = [i for i in impls if i != "reference"]
+        lines += ["", "Each median over the reference's (above 1: slower than the reference):", "",
+                  "| N | " + " | ".join(LABELS.get(i, i) for i in others) + " |",
+                  "|---:|" + "---:|" * len(others)]
+        for n in r.steps:
+            ref = r.median_us("reference", n)
+            lines.append(f"| {n} | " + " | ".join(f"{r.median_us(i, n) / ref:.2f}x" for i in others) + " |")
+    lines += ["", "## Microseconds per step, wall time (median, min-max)", "",
+              "Inflated, and spread, by whatever else the machine was running at that moment.", "",
+              *_table(r, r.per_step_wall_us)]
+    lines += ["", "## Import time", "",
+              "CPU time of `import NAME` inside a fresh interpreter (its start excluded), runs interleaved,",
+              "with bytecode cached as after a normal install. `pydantic` is `import pydantic` and one",
+              "model class: the floor of any package whose data types are pydantic models defined at",
+              "import.", "",
+              "| import | median ms | min-max ms |", "|---|---:|---:|"]
+    lines += [f"| {p} | {_fmt(s.median)} | {_fmt(s.min)}-{_fmt(s.max)} |" for p, s in r.import_ms.items()]
+    if r.suite_s:
+        lines += ["", "## Conformance suite time", "",
+                  "`python -m pytest --impl NAME -q -p no:cacheprovider`, serial: the wall time of the",
+                  "whole process, and the session time pytest reports (without the interpreter's start,",
+                  "the imports and the plugins' loading).", "",
+                  "| binding | wall s, median | min-max | session s, median | min-max |",
+                  "|---|---:|---:|---:|---:|"]
+        lines += [f"| {b} | {s.median:.1f} | {s.min:.1f}-{s.max:.1f} | {r.session_s[b].median:.1f} | "
+                  f"{r.session_s[b].min:.1f}-{r.session_s[b].max:.1f} |" for b, s in r.suite_s.items()]
+    lines += ["", "## Targets (issue 7), from this run", "",
+              "| target | value | limit | |", "|---|---:|---:|---|"]
+    lines += [f"| {t.name} | {t.value:.3g} | {t.limit:.3g} | {'met' if t.met else '**missed**'} |"
+              for t in r.targets]
+    lines += _notes(r)
+    lines += ["", "## Reproduce", "", "```sh",
+              "nox -s bench                          # this page, benchmarks.json and benchmarks.png",
+              "nox -s bench -- --quick results.json  # under a minute: the JSON only",
+              "python -m bench --help                # in a checkout with .[bench,peers] installed",
+              "```", "",
+              "`docs/benchmarks.json` holds every sample (µs per step, per implementation and N, in CPU",
+              "and in wall time), the import and suite times, and the targets as checked. The code is in",
+              "`bench/` (not shipped in the wheel). Timings are never test assertions:",
+              "`tests/test_bench.py` only checks that the quick path runs end to end and writes valid JSON.",
+              ""]
+    return "\n".join(lines)

@@ -1,0 +1,38 @@
+"""The benchmark's quick path runs end to end and writes valid JSON; the page renders (no timing asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from bench._report import markdown
+from bench._results import Results, Target
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_quick_benchmark_writes_valid_json_and_the_page_renders_from_it(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    done = subprocess.run([sys.executable, "-m", "bench", "--quick", str(out), "--impl", "reference", "bare",
+                           "--steps", "1", "3"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = Results.model_validate_json(out.read_text(encoding="utf-8"))
+    assert results.quick and results.steps == [1, 3]
+    assert set(results.per_step_us) == set(results.per_step_wall_us) == {"reference", "bare"}
+    for by_n in results.per_step_us.values():
+        assert set(by_n) == {"1", "3"}
+        for spread in by_n.values():
+            assert len(spread.samples) == results.repetitions
+            assert 0 < spread.min <= spread.median <= spread.max
+    assert set(results.import_ms) == {"reference", "pydantic"} and results.suite_s == results.session_s == {}
+    # Only the targets whose figures a two-implementation run has: reference against the bare loop needs N=50.
+    assert results.targets == []
+    # The page renders from that JSON (without matplotlib), and explains a missed target from the figures.
+    results.targets = [Target(name="import reference, in ms: at most 1/3 of import udspy", value=120.0,
+                              limit=60.0, met=False)]
+    page = markdown(results)
+    assert "| 1 | " in page and "| 3 | " in page and "bare loop (floor)" in page
+    assert "| import reference, in ms: at most 1/3 of import udspy | 120 | 60 | **missed** |" in page
+    floor = results.import_ms["pydantic"].median
+    assert f"Importing pydantic and defining one model takes {floor:.0f} ms" in page
