@@ -351,11 +351,11 @@ def observation_names(world: World, number: int, field: str) -> None:
     )
 
 
-@then("the agent saw an error for step 1 or was asked again")
-def saw_error_or_retried(world: World) -> None:
+@then(parsers.parse("the agent saw an error for step {number:d} or was asked again"))
+def saw_error_or_retried(world: World, number: int) -> None:
     outcome = world.prediction()  # a run that crashed did neither
     steps = outcome.trajectory
-    if steps and ERROR_WORDS.search(str(steps[0].observation)):
+    if len(steps) >= number and ERROR_WORDS.search(str(steps[number - 1].observation)):
         return
     first = world.model.calls[0] if world.model.calls else None
     retried = world.model.count("step") > len(steps)

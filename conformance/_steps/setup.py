@@ -216,6 +216,18 @@ def oversized_args(world: World, tool: str, param: str, size: int) -> None:
     )
 
 
+@given(parsers.parse(
+    'the model\'s step calls "{tool}" with a {param} of {count:d} escaped quotes and open brackets'
+))
+def bracketed_args(world: World, tool: str, param: str, count: int) -> None:
+    # Brackets inside a string are text, not nesting: a depth guard that counts them refuses args
+    # that are valid (ARGS-1); the escaped quotes test that it also knows where strings end.
+    args: dict[str, Any] = {p.name: 1 for p in world.tool(tool).spec.parameters}
+    args[param] = '"[{' * count
+    world.sent_args = [args]
+    world.model.extend([StepTurn(thought="send it", tool_name=tool, tool_args=args)])
+
+
 @given(parsers.parse('the model fails every call with "{fault}"'))
 def model_always_fails(world: World, fault: str) -> None:
     world.model.every_step = FaultTurn.model_validate({"fault": fault})
