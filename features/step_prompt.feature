@@ -50,5 +50,5 @@ Feature: The step prompt
       | extract |                          |        | {"answer": "Paris"}               |
     When the agent is called with {"question": "Sum, then capital?"}
     Then step call 1 does not show "I will add two numbers"
-    And step call 2 shows "I will add two numbers" and "5555"
+    And step call 2 shows "I will add two numbers" and "1234" and "4321" and "5555"
     And step call 3 shows "Now I look up the city" and "Paris is the capital of France."
