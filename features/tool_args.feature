@@ -101,8 +101,8 @@ Feature: Tool arguments
       | extract |         |        | {"answer": "no"} |
     When the agent is called with {"question": "Store it"}
     Then the tool "store" never ran
-    And the agent saw an error for step 1 or was asked again
-    And the agent saw an error for step 2 or was asked again
+    And the observation of step 1 is an error that says why, matching "long|large|size|limit|deep|nest|depth"
+    And the observation of step 2 is an error that says why, matching "deep|nest|depth|level"
     And the prediction's "answer" is "no"
 
   @req:ARGS-5 @capability:tool-args
@@ -114,5 +114,5 @@ Feature: Tool arguments
       | extract |         |        | {"answer": "no"} |
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never ran
-    And the agent saw an error for step 1 or was asked again
+    And the observation of step 1 is an error that says why, matching "long|large|size|limit|characters"
     And the prediction's "answer" is "no"

@@ -367,6 +367,15 @@ def saw_error_or_retried(world: World, number: int) -> None:
     )
 
 
+@then(parsers.parse('the observation of step {number:d} is an error that says why, matching "{pattern}"'))
+def observation_says_why(world: World, number: int, pattern: str) -> None:
+    observed = _observation(world, number)
+    assert ERROR_WORDS.search(observed) and re.search(pattern, observed, re.IGNORECASE), (
+        f"step {number}'s observation should be an error that says what was wrong "
+        f"(matching /{pattern}/): {observed!r}"
+    )
+
+
 @then(parsers.parse("no model call of call {number:d} shows the caller's mutation"))
 def mutation_not_seen(world: World, number: int) -> None:
     for call in world.calls_per_run[number - 1]:
