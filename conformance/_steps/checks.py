@@ -41,6 +41,17 @@ def prediction_field(world: World, field: str, value: str) -> None:
     )
 
 
+@then(parsers.parse("the prediction's outputs are exactly {outputs}"))
+def prediction_outputs(world: World, outputs: str) -> None:
+    got = world.prediction().outputs
+    expected = parse_json(outputs)
+    # canonical JSON: 4 and "4", or true and "true", are different outputs
+    assert canonical(got) == canonical(expected), (
+        f"the prediction's outputs should be {canonical(expected)} (with these JSON types); "
+        f"they are {canonical(got)}"
+    )
+
+
 @then(parsers.parse('construction fails with an error that names "{names}" and matches "{pattern}"'))
 def construction_fails(world: World, names: str, pattern: str) -> None:
     error = world.build_error

@@ -26,7 +26,13 @@ _ADAPTERS = get_args(AdapterName)
 
 
 def _fields(side: str) -> tuple[FieldSpec, ...]:
-    return tuple(FieldSpec(name=n.strip()) for n in side.split(",") if n.strip())
+    """`a, b: int` as fields; a field without a type is a string."""
+    fields = []
+    for part in (p.strip() for p in side.split(",")):
+        if part:
+            name, _, kind = part.partition(":")
+            fields.append(FieldSpec.model_validate({"name": name.strip(), "type": kind.strip() or "str"}))
+    return tuple(fields)
 
 
 @given(parsers.re(r'a ReAct agent with the signature "(?P<text>[^"]*)"(?: in (?P<form>class|value) form)?$'))
