@@ -151,11 +151,13 @@ def mutation_report(results: list[dict[str, str]], notes: dict[str, Any]) -> tup
         for entry in notes.get(verdict, []):
             for key in entry["mutants"]:
                 reasons[key] = (verdict, entry["why"])
-    rows, survivors, sharpened, unexplained = [], [], [], 0
+    rows, survivors, sharpened, timeouts, unexplained = [], [], [], [], 0
     modules = sorted({r["module"] for r in results}, key=lambda m: (m not in MUTATION_TARGETS, m))
     for module in modules:
-        mine = [r for r in results if r["module"] == module]
+        mine = [r for r in results if r["module"] == module and r["status"] != "not checked"]
+        unrun = sum(r["module"] == module and r["status"] == "not checked" for r in results)
         killed = sum(r["status"] in ("killed", "timeout") for r in mine)
+        timeouts += [r["name"] for r in mine if r["status"] == "timeout"]
         equivalent = 0
         for r in mine:
             function = r["name"].rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]
@@ -178,7 +180,7 @@ def mutation_report(results: list[dict[str, str]], notes: dict[str, Any]) -> tup
         target = "yes" if module in MUTATION_TARGETS else ""
         rows.append(f"| `{module}` | {target} | {len(mine)} | {killed} | {equivalent} | "
                     f"{len(mine) - killed - equivalent} | {_percent(killed, len(mine))} | "
-                    f"{_percent(killed, judged)} |")
+                    f"{_percent(killed, judged)} | {unrun} |")
     lines = [
         "# Mutation testing of the reference",
         "",
@@ -189,7 +191,8 @@ def mutation_report(results: list[dict[str, str]], notes: dict[str, Any]) -> tup
         "conformance run `pytest --impl reference` fails on it. `tests/` never decides.",
         "`score` is killed / (mutants - equivalent ones): the share of the mutants that could "
         "be caught that the suite does catch. A timeout (the suite hung on the mutant) counts "
-        "as killed; `no tests` means no scenario reaches the mutated function.",
+        "as killed; `no tests` means no scenario reaches the mutated function; `not run` "
+        "mutants (an interrupted run) are left out of every other column.",
         "",
         "Running it: `nox -s mutation` is the full run from scratch (about 1550 mutants, one per "
         "second on two busy cores: under half an hour, inside CI's time, though CI runs only "
@@ -197,8 +200,8 @@ def mutation_report(results: list[dict[str, str]], notes: dict[str, Any]) -> tup
         "match, keeping the other results: the CI-sized check of one module after a change. "
         "`nox -s mutation -- report` only rewrites this page, after editing the notes.",
         "",
-        "| module | target | mutants | killed | equivalent | open | killed of all | score |",
-        "|---|---|---|---|---|---|---|---|",
+        "| module | target | mutants | killed | equivalent | open | killed of all | score | not run |",
+        "|---|---|---|---|---|---|---|---|---|",
         *rows,
         "",
         "## Surviving mutants",
@@ -208,6 +211,9 @@ def mutation_report(results: list[dict[str, str]], notes: dict[str, Any]) -> tup
     ]
     for name, status, verdict, why, diff in survivors:
         lines += ["", f"### `{name}` ({status}, {verdict})", "", why, "", "```diff", diff, "```"]
+    if timeouts:
+        lines += ["", "## Mutants counted as killed because the suite timed out on them", "",
+                  *(f"- `{name}`" for name in timeouts)]
     if sharpened:
         lines += ["", "## Mutants a sharpened scenario now kills", ""]
         for name, why, diff in sharpened:

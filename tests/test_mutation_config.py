@@ -76,6 +76,8 @@ def test_the_report_scores_explains_and_flags_survivors() -> None:
          "diff": _diff("return 5", "return 6")},
         {"module": "reference/_args.py", "name": "reference._args.x_f__mutmut_5", "status": "survived",
          "diff": _diff("return 7", "return 8")},
+        {"module": "reference/_args.py", "name": "reference._args.x_f__mutmut_6", "status": "not checked",
+         "diff": ""},
     ]
     notes = {
         "equivalent": [{"why": "wording only", "mutants": ['x_f: return "XXaXX"']}],
@@ -83,8 +85,8 @@ def test_the_report_scores_explains_and_flags_survivors() -> None:
         "open": [{"why": "a known gap", "mutants": ["x_f: return 8"]}],
     }
     report, unexplained = nox.mutation_report(results, notes)
-    # 1 killed of 5; one equivalent, so the score is 1 of 4
-    assert "| `reference/_args.py` | yes | 5 | 1 | 1 | 3 | 20.0% | 25.0% |" in report
+    # 1 killed of 5 run; one equivalent, so the score is 1 of 4; one mutant was never run
+    assert "| `reference/_args.py` | yes | 5 | 1 | 1 | 3 | 20.0% | 25.0% | 1 |" in report
     assert unexplained == 2
     assert "wording only" in report
     assert "no scenario kills it yet" in report  # mutant 3: nothing explains it
