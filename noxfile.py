@@ -137,11 +137,13 @@ def mutation(session: nox.Session) -> None:
 
 
 def mutant_key(function: str, diff: str) -> str:
-    """How docs/mutation-notes.toml names a mutant: its function and the lines the mutation
-    wrote, so an entry survives mutmut renumbering the mutants of a changed function."""
-    added = [line[1:].strip() for line in diff.splitlines()
-             if line.startswith("+") and not line.startswith("+++")]
-    return f"{function}: {' / '.join(added)}"
+    """How docs/mutation-notes.toml names a mutant: its function, the lines the mutation replaced
+    and the lines it wrote, so an entry survives mutmut renumbering the mutants of a changed
+    function."""
+    def lines(sign: str) -> str:
+        return " / ".join(line[1:].strip() for line in diff.splitlines()
+                          if line.startswith(sign) and not line.startswith(sign * 3))
+    return f"{function}: {lines('-')} => {lines('+')}"
 
 
 def mutation_report(results: list[dict[str, str]], notes: dict[str, Any]) -> tuple[str, int]:
@@ -160,7 +162,7 @@ def mutation_report(results: list[dict[str, str]], notes: dict[str, Any]) -> tup
         timeouts += [r["name"] for r in mine if r["status"] == "timeout"]
         equivalent = 0
         for r in mine:
-            function = r["name"].rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]
+            function = r["name"].rsplit("__mutmut_", 1)[0]
             verdict, why = reasons.get(mutant_key(function, r["diff"]), ("", ""))
             if r["status"] in ("killed", "timeout"):
                 if verdict == "killed_by":

@@ -79,10 +79,12 @@ def test_the_report_scores_explains_and_flags_survivors() -> None:
         {"module": "reference/_args.py", "name": "reference._args.x_f__mutmut_6", "status": "not checked",
          "diff": ""},
     ]
+    f = "reference._args.x_f"
     notes = {
-        "equivalent": [{"why": "wording only", "mutants": ['x_f: return "XXaXX"']}],
-        "killed_by": [{"why": "the scenario X", "mutants": ["x_f: return 2", "x_f: return 6"]}],
-        "open": [{"why": "a known gap", "mutants": ["x_f: return 8"]}],
+        "equivalent": [{"why": "wording only", "mutants": [f'{f}: return "a" => return "XXaXX"']}],
+        "killed_by": [{"why": "the scenario X",
+                       "mutants": [f"{f}: return 1 => return 2", f"{f}: return 5 => return 6"]}],
+        "open": [{"why": "a known gap", "mutants": [f"{f}: return 7 => return 8"]}],
     }
     report, unexplained = nox.mutation_report(results, notes)
     # 1 killed of 5 run; one equivalent, so the score is 1 of 4; one mutant was never run
