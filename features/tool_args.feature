@@ -79,6 +79,7 @@ Feature: Tool arguments
       | {"amount": 50, "recipient": "Ann", "memo": "rent"}      | memo      |
       | {"amount": "fifty", "recipient": "Ann"}                 | amount    |
       | {"amount": 50, "recipient": ["Ann", "Bob"]}             | recipient |
+      | {"amount": "50", "recipient": "Ann"}                    | amount    |
 
   @req:ARGS-4 @capability:tool-args
   Scenario: Tool args that fit the schema reach the tool unchanged
