@@ -17,6 +17,8 @@ Feature: Adapter precedence
     Given the global adapter is "<adapter>"
     When the agent is called with {"question": "What is 2 + 3?"}
     Then every model call used the "<adapter>" format
+    And every model call shows "What is 2 + 3?"
+    And the extraction call shows "5"
     And the global adapter is still "<adapter>"
     And the prediction's "answer" is "5"
     And the tool "add" ran exactly once, with {"a": 2, "b": 3}
@@ -32,6 +34,7 @@ Feature: Adapter precedence
     And the agent's adapter is "<own>"
     When the agent is called with {"question": "What is 2 + 3?"}
     Then every model call used the "<own>" format
+    And every model call shows "What is 2 + 3?"
     And the prediction's "answer" is "5"
 
     Examples:

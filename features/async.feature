@@ -20,6 +20,19 @@ Feature: Async
       | thought    | tool | args                   | observation |
       | I will add | add  | {"a": 1234, "b": 4321} | 5555        |
 
+  @req:ASYNC-1 @capability:async @capability:tool-errors
+  Scenario: An async call shows a raising tool's error to the agent as a sync call does
+    Given the tool "explode" that raises ValueError "the disk is on fire"
+    And the model replies
+      | turn    | thought | tool    | args             |
+      | step    | try it  | explode | {"query": "x"}   |
+      | step    | done    | finish  | {}               |
+      | extract |         |         | {"answer": "no"} |
+    When the agent is called asynchronously with {"question": "Burn it"}
+    Then the agent saw an error for step 1 or was asked again
+    And step call 2 shows "the disk is on fire"
+    And the prediction's "answer" is "no"
+
   @req:ASYNC-1 @capability:async @capability:human-in-the-loop
   Scenario: An async resume gives the same result as a sync resume
     Given the interruptible tool "delete_file" that takes the string "path"

@@ -40,3 +40,13 @@ Feature: Output extraction
     Then the prediction's "answer" is "partial"
     And the extraction call shows "Add everything" and "1234" and "4321"
     And the model received 2 step calls and 1 extraction call
+
+  @req:EXT-1
+  Scenario: The prediction holds each output as the type its signature declares
+    Given a ReAct agent with the signature "question -> count: int, ratio: float, ok: bool, things: list, note" in class form
+    And the model replies
+      | turn    | thought | tool   | args                                                                          |
+      | step    | done    | finish | {}                                                                            |
+      | extract |         |        | {"count": 4, "ratio": 0.5, "ok": true, "things": ["a", 1], "note": "fine"} |
+    When the agent is called with {"question": "Count them"}
+    Then the prediction's outputs are exactly {"count": 4, "ratio": 0.5, "ok": true, "things": ["a", 1], "note": "fine"}

@@ -133,6 +133,39 @@ Feature: Human in the loop
     And the user answers {"edit": {"name": "delete_file", "args": {"path": "/tmp/drafts"}}}
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/drafts"}
 
+  @req:HITL-4 @capability:human-in-the-loop
+  Scenario: An edit that names no tool never runs anything, and the agent sees an error
+    Given the model replies
+      | turn | thought   | tool        | args                    |
+      | step | delete it | delete_file | {"path": "/tmp/report"} |
+    When the agent is called with {"question": "Clean up"}
+    And the model replies
+      | turn    | thought | tool   | args               |
+      | step    | done    | finish | {}                 |
+      | extract |         |        | {"answer": "kept"} |
+    And the user answers {"edit": {"name": "delete_everything", "args": {"path": "/"}}}
+    Then no tool ran
+    And the agent saw an error for step 1 or was asked again
+    And the prediction's "answer" is "kept"
+
+  @req:HITL-5 @capability:human-in-the-loop
+  Scenario: The user's answer to ask_to_user is the observation of that step
+    Given the agent can ask the user
+    And the model replies
+      | turn | thought       | tool        | args                                 |
+      | step | I need to ask | ask_to_user | {"question": "Which units, metres?"} |
+    When the agent is called with {"question": "How far?"}
+    And the model replies
+      | turn    | thought | tool   | args                 |
+      | step    | noted   | finish | {}                   |
+      | extract |         |        | {"answer": "5 km"}   |
+    And the user answers "Kilometres, please"
+    Then the trajectory's tool steps are
+      | thought       | tool        | args                                 | observation        |
+      | I need to ask | ask_to_user | {"question": "Which units, metres?"} | Kilometres, please |
+    And step call 2 shows "Kilometres, please"
+    And the prediction's "answer" is "5 km"
+
   @req:HITL-5 @capability:human-in-the-loop
   Scenario: Resuming continues from the saved iteration, trajectory and inputs
     Given the agent's step cap is 3

@@ -50,5 +50,15 @@ Feature: The step prompt
       | extract |                          |        | {"answer": "Paris"}               |
     When the agent is called with {"question": "Sum, then capital?"}
     Then step call 1 does not show "I will add two numbers"
-    And step call 2 shows "I will add two numbers" and "5555"
+    And step call 2 shows "I will add two numbers" and "1234" and "4321" and "5555"
     And step call 3 shows "Now I look up the city" and "Paris is the capital of France."
+
+  @req:STEP-3
+  Scenario: Every step prompt shows a tool's argument schema, not only its description
+    Given the tool "transfer" that takes the integer "amount" and the string "recipient"
+    And the model replies
+      | turn    | thought | tool   | args             |
+      | step    | done    | finish | {}               |
+      | extract |         |        | {"answer": "ok"} |
+    When the agent is called with {"question": "Pay Ann"}
+    Then every step call shows the tool "transfer" with its description and its arguments

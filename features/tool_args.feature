@@ -13,6 +13,16 @@ Feature: Tool arguments
     When the model sends 40 generated JSON objects as arguments to "record"
     Then the tool "record" received each of them exactly as sent
 
+  @req:ARGS-1 @capability:tool-args
+  Scenario: Quotes and brackets inside a string argument reach the tool intact
+    Given the model's step calls "transfer" with a recipient of 100 escaped quotes and open brackets
+    And the model replies
+      | turn    | thought | tool   | args               |
+      | step    | done    | finish | {}                 |
+      | extract |         |        | {"answer": "paid"} |
+    When the agent is called with {"question": "Pay the odd recipient"}
+    Then the tool "transfer" received each of them exactly as sent
+
   @req:ARGS-2 @capability:tool-args
   Scenario Outline: Tool args that are JSON but not an object never reach the tool
     Given the model replies
@@ -69,6 +79,7 @@ Feature: Tool arguments
       | {"amount": 50, "recipient": "Ann", "memo": "rent"}      | memo      |
       | {"amount": "fifty", "recipient": "Ann"}                 | amount    |
       | {"amount": 50, "recipient": ["Ann", "Bob"]}             | recipient |
+      | {"amount": "50", "recipient": "Ann"}                    | amount    |
 
   @req:ARGS-4 @capability:tool-args
   Scenario: Tool args that fit the schema reach the tool unchanged
@@ -84,13 +95,15 @@ Feature: Tool arguments
   Scenario: Tool args nested a hundred thousand levels deep fail fast with a clear error
     Given the tool "store" that takes the object "data"
     And the model's step calls "store" with an object nested 100000 levels deep
+    And the model's step calls "store" with an object nested 5000 levels deep
     And the model replies
       | turn    | thought | tool   | args             |
       | step    | give up | finish | {}               |
       | extract |         |        | {"answer": "no"} |
     When the agent is called with {"question": "Store it"}
     Then the tool "store" never ran
-    And the agent saw an error for step 1 or was asked again
+    And the observation of step 1 is an error that says why, matching "long|large|size|limit|deep|nest|depth"
+    And the observation of step 2 is an error that says why, matching "deep|nest|depth|level"
     And the prediction's "answer" is "no"
 
   @req:ARGS-5 @capability:tool-args
@@ -102,5 +115,5 @@ Feature: Tool arguments
       | extract |         |        | {"answer": "no"} |
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never ran
-    And the agent saw an error for step 1 or was asked again
+    And the observation of step 1 is an error that says why, matching "long|large|size|limit|characters"
     And the prediction's "answer" is "no"

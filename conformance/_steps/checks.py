@@ -41,6 +41,17 @@ def prediction_field(world: World, field: str, value: str) -> None:
     )
 
 
+@then(parsers.parse("the prediction's outputs are exactly {outputs}"))
+def prediction_outputs(world: World, outputs: str) -> None:
+    got = world.prediction().outputs
+    expected = parse_json(outputs)
+    # canonical JSON: 4 and "4", or true and "true", are different outputs
+    assert canonical(got) == canonical(expected), (
+        f"the prediction's outputs should be {canonical(expected)} (with these JSON types); "
+        f"they are {canonical(got)}"
+    )
+
+
 @then(parsers.parse('construction fails with an error that names "{names}" and matches "{pattern}"'))
 def construction_fails(world: World, names: str, pattern: str) -> None:
     error = world.build_error
@@ -369,11 +380,11 @@ def observation_names(world: World, number: int, field: str) -> None:
     )
 
 
-@then("the agent saw an error for step 1 or was asked again")
-def saw_error_or_retried(world: World) -> None:
+@then(parsers.parse("the agent saw an error for step {number:d} or was asked again"))
+def saw_error_or_retried(world: World, number: int) -> None:
     outcome = world.prediction()  # a run that crashed did neither
     steps = outcome.trajectory
-    if steps and ERROR_WORDS.search(str(steps[0].observation)):
+    if len(steps) >= number and ERROR_WORDS.search(str(steps[number - 1].observation)):
         return
     calls = [c for c in world.model.calls if c.kind == "step"]
     assert len(calls) >= 2, (
@@ -394,6 +405,15 @@ def saw_error_or_retried(world: World) -> None:
         "observation, or be asked that step again; the next step call shows the step "
         f"({thought!r}) but no error. What it added:\n{_show(added, 2000)}\nThe trajectory was "
         f"{[s.model_dump() for s in steps]}"
+    )
+
+
+@then(parsers.parse('the observation of step {number:d} is an error that says why, matching "{pattern}"'))
+def observation_says_why(world: World, number: int, pattern: str) -> None:
+    observed = _observation(world, number)
+    assert ERROR_WORDS.search(observed) and re.search(pattern, observed, re.IGNORECASE), (
+        f"step {number}'s observation should be an error that says what was wrong "
+        f"(matching /{pattern}/): {observed!r}"
     )
 
 

@@ -26,7 +26,13 @@ _ADAPTERS = get_args(AdapterName)
 
 
 def _fields(side: str) -> tuple[FieldSpec, ...]:
-    return tuple(FieldSpec(name=n.strip()) for n in side.split(",") if n.strip())
+    """`a, b: int` as fields; a field without a type is a string."""
+    fields = []
+    for part in (p.strip() for p in side.split(",")):
+        if part:
+            name, _, kind = part.partition(":")
+            fields.append(FieldSpec.model_validate({"name": name.strip(), "type": kind.strip() or "str"}))
+    return tuple(fields)
 
 
 @given(parsers.re(r'a ReAct agent with the signature "(?P<text>[^"]*)"(?: in (?P<form>class|value) form)?$'))
@@ -214,6 +220,18 @@ def oversized_args(world: World, tool: str, param: str, size: int) -> None:
     world.model.extend(
         [StepTurn(thought="send it", tool_name=tool, raw_tool_args=json.dumps(args))]
     )
+
+
+@given(parsers.parse(
+    'the model\'s step calls "{tool}" with a {param} of {count:d} escaped quotes and open brackets'
+))
+def bracketed_args(world: World, tool: str, param: str, count: int) -> None:
+    # Brackets inside a string are text, not nesting: a depth guard that counts them refuses args
+    # that are valid (ARGS-1); the escaped quotes test that it also knows where strings end.
+    args: dict[str, Any] = {p.name: 1 for p in world.tool(tool).spec.parameters}
+    args[param] = '"[{' * count
+    world.sent_args = [args]
+    world.model.extend([StepTurn(thought="send it", tool_name=tool, tool_args=args)])
 
 
 @given(parsers.parse('the model fails every call with "{fault}"'))

@@ -93,6 +93,10 @@ _KNOWN: dict[str, str] = {
     '[{"amount": 50, "recipient": "Ann", "memo": "rent"}-memo]':
         "Tool.parse_and_validate_args validates with a pydantic create_model that ignores extra fields "
         "(tool/tool.py): memo is dropped and the tool runs",
+    "test_tool_args_that_break_the_tools_schema_never_reach_it_and_the_error_names_the_field"
+    '[{"amount": "50", "recipient": "Ann"}-amount]':
+        "Tool.parse_and_validate_args validates with pydantic's default lax mode (tool/tool.py): the "
+        "string \"50\" is coerced to the integer 50 and the tool runs",
     "Tool args nested a hundred thousand levels deep fail fast with a clear error":
         "ChatAdapter.parse_outputs json.loads the reply, catching only JSONDecodeError (adapter.py): the "
         "RecursionError is not retried and escapes ReAct",

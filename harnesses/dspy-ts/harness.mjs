@@ -28,9 +28,12 @@ const ACTION = 'Based on your thought, what action should you take?';
 
 const NO_INSTRUCTIONS = 'dspy.ts signatures are field lists with no instructions: no prompt shows them';
 const TEXT_ARGS = "a dspy.ts action's input is one text: the trajectory records the args as that string, not as an object";
+const NO_SCHEMA = "the prompt lists each tool as '- <name>: <description>' only: no argument names or types (modules/react.js)";
 const KNOWN_FAILURES = {
   'SIG-2': `dspy.ts has no signature classes, and ${NO_INSTRUCTIONS}`,
   'SIG-3': NO_INSTRUCTIONS,
+  'The prediction holds each output as the type its signature declares':
+    "the answer is read from the rest of the 'Final Answer:' line only (/answer:\\s*(.+)/), so a second output is never found and run() throws 'Missing required output field'",
   'SIG-4': "the answer is read from the rest of the 'Final Answer:' line only (/answer:\\s*(.+)/), so a second output is never found and run() throws 'Missing required output field'",
   'SIG-5': 'dspy.ts signatures are plain field lists that nothing validates: no inputs, no outputs, repeated or shared names are accepted',
   'The chosen tool runs with exactly the chosen args and its result becomes an observation': TEXT_ARGS,
@@ -39,8 +42,8 @@ const KNOWN_FAILURES = {
   'LOOP-4': "ReAct.run(input) takes no per-call step cap: only the constructor's maxIterations applies",
   'STEP-1': "the action is free text ('ReActTool: <name>'): no step output constrains the tool name",
   'STEP-2': "the action prompt asks for 'Input: <input_for_tool>', not a JSON object",
-  "Every step prompt shows the inputs and each tool's name, description and arguments":
-    "the prompt lists each tool as '- <name>: <description>' only: no argument names or types (modules/react.js)",
+  "Every step prompt shows the inputs and each tool's name, description and arguments": NO_SCHEMA,
+  "Every step prompt shows a tool's argument schema, not only its description": NO_SCHEMA,
   'ADP-1': 'dspy.ts has no adapters: every request is a free-text prompt',
   'ADP-2': 'dspy.ts has no adapters: the ReAct constructor takes none',
   'ADP-3': 'dspy.ts has no adapters: the ReAct constructor takes none',
