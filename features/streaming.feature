@@ -29,3 +29,13 @@ Feature: Streaming
     Then the stream has 2 step events
     And each step event reached the caller before the next step call was made
     And the stream ends with exactly one done event whose stop reason is "max_steps"
+
+  @req:LOOP-4 @capability:streaming
+  Scenario: A streamed call's own step cap applies to that call
+    Given the agent's step cap is 5
+    And the agent extracts its outputs on the step cap
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    And the model answers every extraction with {"answer": "2"}
+    When the agent is streamed with {"question": "What is 1 + 1?"} and a step cap of 2
+    Then the stream has 2 step events
+    And the model received 2 step calls and 1 extraction call

@@ -23,6 +23,17 @@ Feature: Tool arguments
     When the agent is called with {"question": "Pay the odd recipient"}
     Then the tool "transfer" received each of them exactly as sent
 
+  @req:ARGS-1 @capability:tool-args
+  Scenario: Wide but shallow tool args reach the tool intact
+    Given the tool "store" that takes the object "data"
+    And the model's step calls "store" with 100 small objects side by side
+    And the model replies
+      | turn    | thought | tool   | args                 |
+      | step    | done    | finish | {}                   |
+      | extract |         |        | {"answer": "stored"} |
+    When the agent is called with {"question": "Store them"}
+    Then the tool "store" received each of them exactly as sent
+
   @req:ARGS-2 @capability:tool-args
   Scenario Outline: Tool args that are JSON but not an object never reach the tool
     Given the model replies
@@ -96,6 +107,7 @@ Feature: Tool arguments
     Given the tool "store" that takes the object "data"
     And the model's step calls "store" with an object nested 100000 levels deep
     And the model's step calls "store" with an object nested 5000 levels deep
+    And the model's step calls "store" with arrays nested 200 levels deep inside its object
     And the model replies
       | turn    | thought | tool   | args             |
       | step    | give up | finish | {}               |
@@ -104,6 +116,7 @@ Feature: Tool arguments
     Then the tool "store" never ran
     And the observation of step 1 is an error that says why, matching "long|large|size|limit|deep|nest|depth"
     And the observation of step 2 is an error that says why, matching "deep|nest|depth|level"
+    And the observation of step 3 is an error that says why, matching "deep|nest|depth|level"
     And the prediction's "answer" is "no"
 
   @req:ARGS-5 @capability:tool-args

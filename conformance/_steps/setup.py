@@ -213,6 +213,26 @@ def deeply_nested_args(world: World, tool: str, depth: int) -> None:
     world.model.extend([StepTurn(thought="store it", tool_name=tool, raw_tool_args=raw)])
 
 
+@given(parsers.parse(
+    'the model\'s step calls "{tool}" with arrays nested {depth:d} levels deep inside its object'
+))
+def deeply_nested_arrays(world: World, tool: str, depth: int) -> None:
+    # Inside an object the arguments still fit an object schema: only the depth guard stops them.
+    param = world.tool(tool).spec.parameters[0].name
+    raw = '{"' + param + '": {"a": ' + "[" * depth + "1" + "]" * depth + "}}"
+    world.model.extend([StepTurn(thought="store it", tool_name=tool, raw_tool_args=raw)])
+
+
+@given(parsers.parse('the model\'s step calls "{tool}" with {count:d} small objects side by side'))
+def wide_args(world: World, tool: str, count: int) -> None:
+    # Many brackets, one level deep: a depth guard that counts brackets instead of nesting refuses
+    # arguments that are valid (ARGS-1).
+    param = world.tool(tool).spec.parameters[0].name
+    args: dict[str, Any] = {param: {f"k{i}": {"a": [i]} for i in range(count)}}
+    world.sent_args = [args]
+    world.model.extend([StepTurn(thought="store them", tool_name=tool, tool_args=args)])
+
+
 @given(parsers.parse('the model\'s step calls "{tool}" with a {param} of {size:d} characters'))
 def oversized_args(world: World, tool: str, param: str, size: int) -> None:
     args: dict[str, Any] = {p.name: 1 for p in world.tool(tool).spec.parameters}

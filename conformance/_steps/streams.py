@@ -14,10 +14,10 @@ from conformance._world import World
 from conformance.binding import CallRequest, Event, ExtractTurn, Outcome, Step, StepTurn, Turn
 
 
-def _call(world: World, inputs: str, mode: Literal["async", "stream"]) -> None:
+def _call(world: World, inputs: str, mode: Literal["async", "stream"], cap: int | None = None) -> None:
     values = parse_json(inputs)
     assert isinstance(values, dict), f"inputs must be a JSON object: {inputs}"
-    world.call(values, mode=mode)
+    world.call(values, max_steps=cap, mode=mode)
 
 
 @when(parsers.re(r"the agent is called asynchronously with (?P<inputs>\{.*\})$"))
@@ -25,9 +25,9 @@ def called_asynchronously(world: World, inputs: str) -> None:
     _call(world, inputs, "async")
 
 
-@when(parsers.re(r"the agent is streamed with (?P<inputs>\{.*\})$"))
-def streamed(world: World, inputs: str) -> None:
-    _call(world, inputs, "stream")
+@when(parsers.re(r"the agent is streamed with (?P<inputs>\{.*\})(?: and a step cap of (?P<cap>\d+))?$"))
+def streamed(world: World, inputs: str, cap: str | None) -> None:
+    _call(world, inputs, "stream", None if cap is None else int(cap))
 
 
 # -- many async runs at once ------------------------------------------------------------------
