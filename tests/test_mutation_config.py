@@ -37,6 +37,8 @@ def test_mutmut_runs_only_the_conformance_suite_against_the_reference() -> None:
     assert (ROOT / selection[0]).is_file()
     args = config["pytest_add_cli_args"]
     assert args[args.index("--impl") + 1] == "reference"
+    # a cassette replay would kill every prompt-wording mutant for no requirement
+    assert "--conformance-cassettes=off" in args
     # the suite and its features are copied beside the mutated reference
     assert {"conformance/", "features/"} <= set(config["also_copy"])
     extras = project["project"]["optional-dependencies"]  # type: ignore[index]
