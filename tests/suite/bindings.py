@@ -170,18 +170,26 @@ class _CapOnTheAgent(reference.ReAct):
         return await super().aforward(**inputs)
 
 
-class KeepsTheCallOnTheAgent(ReferenceBinding):
-    """A ReAct whose running call lives on the agent: concurrent calls of one agent share it."""
+class _BuildsAs(ReferenceBinding):
+    """Builds each agent as `react_class`, a broken subclass of the reference's ReAct."""
+
+    react_class: ClassVar[type[reference.ReAct]] = reference.ReAct
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         built = super().build(spec, tools)
         if isinstance(built, _Agent):
             react = built.react
-            built.react = _CapOnTheAgent(
+            built.react = self.react_class(
                 react.signature, list(react.tools.values()), max_iters=react.max_iters,
                 adapter=react.adapter, on_max_iters=react.on_max_iters,
             )
         return built
+
+
+class KeepsTheCallOnTheAgent(_BuildsAs):
+    """A ReAct whose running call lives on the agent: concurrent calls of one agent share it."""
+
+    react_class = _CapOnTheAgent
 
 
 class KnowsItIgnoresTheCap(IgnoresTheCap):
@@ -202,18 +210,10 @@ class _NoArgumentSchema(reference.ReAct):
         return signature.extended(instructions="\n".join(lines))
 
 
-class HidesTheArgumentSchema(ReferenceBinding):
+class HidesTheArgumentSchema(_BuildsAs):
     """A ReAct whose step prompt never shows the tools' argument names and types."""
 
-    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
-        built = super().build(spec, tools)
-        if isinstance(built, _Agent):
-            react = built.react
-            built.react = _NoArgumentSchema(
-                react.signature, list(react.tools.values()), max_iters=react.max_iters,
-                adapter=react.adapter, on_max_iters=react.on_max_iters,
-            )
-        return built
+    react_class = _NoArgumentSchema
 
 
 class NamesNoStatus(ReferenceBinding):
