@@ -16,15 +16,16 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
+import httpx
 from pydantic import JsonValue
 
 from conformance import render
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.binding import ExtractTurn, FaultTurn, LMCall, StepTurn
 
-__all__ = ["ScriptedServer", "completion", "request_call"]
+__all__ = ["ScriptedServer", "completion", "fault_response", "request_call"]
 
 
 class ScriptedServer:
@@ -74,14 +75,12 @@ def request_call(body: dict[str, Any]) -> LMCall:
     system = next((str(m["content"]) for m in messages if m["role"] == "system"), "")
     tools = body.get("tools") or None
     # The reply format is asked for in the system message (DSPy), or after the inputs (udspy).
-    adapter = "native" if tools else _format(system) or _format(
-        "\n".join(str(m["content"]) for m in messages)) or "other"
+    asked = render.request_adapter(system)
+    if asked == "other":
+        asked = render.request_adapter("\n".join(str(m["content"]) for m in messages))
+    adapter = "native" if tools else asked
     kind = "step" if tools else render.request_kind(system)
     return LMCall(kind=kind, adapter=adapter, messages=messages, tools=tools)
-
-
-def _format(text: str) -> Literal["chat", "json"] | None:
-    return "chat" if "[[ ## completed ## ]]" in text else "json" if "JSON object" in text else None
 
 
 def _text(content: Any) -> str:
@@ -117,6 +116,18 @@ def completion(body: dict[str, Any], call: LMCall, turn: StepTurn | ExtractTurn,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
     }).encode()
+
+
+def fault_response(turn: FaultTurn, request: httpx.Request) -> httpx.Response:
+    """A scripted fault on an in-memory httpx transport: a raised timeout or connection error, or
+    the HTTP status (with its Retry-After)."""
+    if turn.fault == "timeout":
+        raise httpx.ReadTimeout("scripted timeout", request=request)
+    if turn.fault == "connection":
+        raise httpx.ConnectError("scripted connection reset", request=request)
+    headers = {"Retry-After": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
+    return httpx.Response(int(turn.fault), headers=headers,
+                          json={"error": {"message": f"scripted {turn.fault}"}})
 
 
 def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:

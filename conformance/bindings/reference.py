@@ -19,7 +19,7 @@ import httpx
 from pydantic import JsonValue
 
 import reference
-from conformance import render
+from conformance import server
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
@@ -30,7 +30,6 @@ from conformance.binding import (
     ErrorInfo,
     Event,
     FaultTurn,
-    LMCall,
     Outcome,
     ResumeRequest,
     SignatureSpec,
@@ -222,32 +221,18 @@ def _event(agent: _Agent, event: reference.Event, model_calls: int) -> Event:
 
 
 def _serve(model: ScriptedModel) -> Any:
-    """An httpx handler that answers chat-completion requests from the script."""
+    """An httpx handler that answers chat-completion requests from the script, as the endpoint does."""
 
     def handle(request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
-        messages = body["messages"]
-        system = next((m["content"] for m in messages if m["role"] == "system"), "")
-        adapter = render.request_adapter(system)
-        turn = model.answer(LMCall(kind=render.request_kind(system), adapter=adapter,
-                                   messages=messages))
+        call = server.request_call(body)
+        turn = model.answer(call)
         if isinstance(turn, FaultTurn):
-            return _fault(turn, request)
-        reply = render.json_reply(turn) if adapter == "json" else render.chat_reply(turn)
-        return httpx.Response(200, json={
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}}],
-        })
+            return server.fault_response(turn, request)
+        content_type, payload = server.completion(body, call, turn, len(model.calls))
+        return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
 
     return handle
-
-
-def _fault(turn: FaultTurn, request: httpx.Request) -> httpx.Response:
-    if turn.fault == "timeout":
-        raise httpx.ReadTimeout("scripted timeout", request=request)
-    if turn.fault == "connection":
-        raise httpx.ConnectError("scripted connection reset", request=request)
-    headers = {"Retry-After": str(turn.retry_after)} if turn.retry_after is not None else {}
-    return httpx.Response(int(turn.fault), headers=headers, json={"error": {"message": "scripted"}})
 
 
 def _step(step: reference.Step) -> Step:

@@ -297,7 +297,7 @@ def _serve(model: ScriptedModel) -> Any:
         except UnexpectedModelCall as exc:  # as the endpoint answers it: not transient
             return httpx.Response(400, json={"error": {"message": str(exc)}})
         if isinstance(turn, FaultTurn):
-            return _fault(turn, request)
+            return server.fault_response(turn, request)
         content_type, payload = server.completion(body, call, turn, len(model.calls))
         return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
 
@@ -320,15 +320,6 @@ def _signature(spec: SignatureSpec) -> Any:
     }
     return type("ScenarioSignature", (udspy.Signature,), namespace)
 
-
-def _fault(turn: FaultTurn, request: httpx.Request) -> httpx.Response:
-    if turn.fault == "timeout":
-        raise httpx.ReadTimeout("scripted timeout", request=request)
-    if turn.fault == "connection":
-        raise httpx.ConnectError("scripted connection reset", request=request)
-    headers = {"Retry-After": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
-    return httpx.Response(int(turn.fault), headers=headers,
-                          json={"error": {"message": f"scripted {turn.fault}"}})
 
 
 def _step(episode: Mapping[str, Any]) -> Step:
