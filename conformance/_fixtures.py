@@ -16,7 +16,9 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
     from conformance.plugin import http_profile, session_of
 
     config = request.config
-    state = World(session_of(config).binding, config.getoption("conformance_timeout"))
+    mark = request.node.get_closest_marker("conformance_req")
+    state = World(session_of(config).binding, config.getoption("conformance_timeout"),
+                  requirement=str(mark.args[0]) if mark is not None else None)
     if any(m.args[0] == "http" for m in request.node.iter_markers("conformance_capability")):
         state.http = http_profile(request.node, state.binding)
     try:

@@ -20,6 +20,15 @@ class BindingError(Exception):
     """The binding raised, or returned something that is not what the contract says: a binding bug."""
 
 
+class Blocked(Exception):
+    """A scenario's precondition, which another requirement asks for, did not happen: the scenario
+    cannot judge its own requirement, and is reported `blocked` by that one, never `passed`."""
+
+    def __init__(self, requirement: str, what: str) -> None:
+        super().__init__(f"blocked by {requirement}: {what}")
+        self.requirement = requirement
+
+
 class ImplementationHung(AssertionError):
     """A binding operation did not return in time: the implementation (or its binding) hangs."""
 
@@ -33,7 +42,7 @@ def call(operation: str, fn: Callable[[], T], timeout: float | None = None) -> T
     if timeout is None:
         try:
             return fn()
-        except (AssertionError, BindingError):
+        except (AssertionError, BindingError, Blocked):
             raise
         except Exception as exc:
             raise _binding_error(operation, exc) from exc
@@ -56,7 +65,7 @@ def call(operation: str, fn: Callable[[], T], timeout: float | None = None) -> T
         )
     if "error" in box:
         error: BaseException = box["error"]
-        if isinstance(error, AssertionError | BindingError):
+        if isinstance(error, AssertionError | BindingError | Blocked):
             raise error
         raise _binding_error(operation, error) from error
     value: T = box["value"]

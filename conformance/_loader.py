@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conformance import _guard
-from conformance.binding import CAPABILITIES, Binding
+from conformance.binding import CAPABILITIES, CONTRACT_VERSION, V1_CAPABILITIES, Binding
 
 GROUP = "react_conformance.bindings"
 #: The prefix that selects a harness process: `--impl cmd:"node harness.mjs"`.
@@ -117,12 +117,56 @@ def load_binding(
 
 
 def _checked(name: str, binding: Binding) -> Binding:
-    unknown = set(binding.capabilities) - CAPABILITIES
+    """The binding, if what it declares makes sense for the contract version it was written for."""
+    version, claimed = binding.contract_version, set(binding.capabilities)
+    if version not in range(1, CONTRACT_VERSION + 1):
+        raise pytest.UsageError(
+            f"--impl {name}: the binding declares contract_version = {version!r}; this "
+            f"react-conformance speaks contract versions 1 to {CONTRACT_VERSION}. Upgrade "
+            "react-conformance, or declare the version the binding was written against."
+        )
+    if version == 1:
+        newer = sorted(claimed & (CAPABILITIES - set(V1_CAPABILITIES)))
+        if newer:
+            raise pytest.UsageError(
+                f"--impl {name}: the binding claims {newer}, capabilities of contract version "
+                f"{CONTRACT_VERSION}, but declares no contract_version (so version 1). Add "
+                f"`contract_version = {CONTRACT_VERSION}` to the binding class; see \"What changed\" "
+                "in docs/writing-a-binding.md."
+            )
+        known: set[str] = set(V1_CAPABILITIES)
+    else:
+        older = sorted(claimed & (set(V1_CAPABILITIES) - CAPABILITIES))
+        if older:
+            raise pytest.UsageError(
+                f"--impl {name}: the binding declares contract_version = {version} but claims "
+                f"{older}, capabilities of contract version 1: tool-errors, tool-args and "
+                "stop-reason are core now (drop them), adapter-override is part of signature, and "
+                "human-in-the-loop is ask-user and tool-approval. See \"What changed\" in "
+                "docs/writing-a-binding.md."
+            )
+        known = set(CAPABILITIES)
+    unknown = claimed - known
     if unknown:
         raise pytest.UsageError(
-            f"--impl {name}: unknown capabilities {sorted(unknown)}; "
-            f"known ones are {sorted(CAPABILITIES)}."
+            f"--impl {name}: unknown capabilities {sorted(unknown)}; contract version {version} "
+            f"knows {sorted(known)}."
         )
+    reasons = dict(binding.not_claimed)
+    core = sorted(set(reasons) - CAPABILITIES)
+    if core:
+        raise pytest.UsageError(
+            f"--impl {name}: not_claimed names {core}, which are not optional capabilities: core "
+            f"requirements cannot be unclaimed (the optional ones are {sorted(CAPABILITIES)})."
+        )
+    both = sorted(set(reasons) & claimed)
+    if both:
+        raise pytest.UsageError(
+            f"--impl {name}: {both} are both claimed and listed in not_claimed; keep one."
+        )
+    blank = sorted(c for c, reason in reasons.items() if not str(reason).strip())
+    if blank:
+        raise pytest.UsageError(f"--impl {name}: not_claimed gives no reason for {blank}.")
     return binding
 
 

@@ -7,7 +7,7 @@ import threading
 from collections import deque
 from collections.abc import Iterable
 
-from conformance.binding import ExtractTurn, FaultTurn, LMCall, StepTurn, Turn
+from conformance.binding import ExtractTurn, FaultTurn, FinalTurn, LMCall, StepTurn, Turn
 
 #: One clock for every scripted model, so the calls of concurrent runs can be put in one order.
 _CLOCK = itertools.count()
@@ -21,6 +21,9 @@ class ScriptedModel:
     """A queue of turns, plus optional standing answers for every further step or extraction call.
 
     Bindings call `answer()` once per model request and render the turn in the library's format.
+    A `FinalTurn` reaches only bindings that do not claim `signature`; for the others
+    (`finish_then_extract`), it answers the step call with `finish` and the extraction call after
+    it with its outputs, as a DSPy-shaped module expects.
     Every request is logged in `calls`, and stamped in `stamps` with its place in the order of all
     scripted models' requests (to tell whether concurrent runs were in flight at once). A request
     the script did not expect raises `UnexpectedModelCall` and is remembered in `violation`, so
@@ -33,8 +36,13 @@ class ScriptedModel:
         *,
         every_step: StepTurn | FaultTurn | None = None,
         every_extract: ExtractTurn | None = None,
+        finish_then_extract: bool = True,
     ) -> None:
         self._queue: deque[Turn] = deque(turns)
+        self.finish_then_extract = finish_then_extract
+        #: The index in `calls` of each call that completed a final answer.
+        self.finals: list[int] = []
+        self._pending_final: ExtractTurn | None = None
         self.every_step: StepTurn | FaultTurn | None = every_step
         self.every_extract = every_extract
         self.calls: list[LMCall] = []
@@ -49,8 +57,9 @@ class ScriptedModel:
 
     @property
     def unused(self) -> list[Turn]:
-        """The queued turns no request has consumed yet."""
-        return list(self._queue)
+        """The queued turns no request has consumed yet (a final answer's pending extraction too)."""
+        pending: list[Turn] = [self._pending_final] if self._pending_final is not None else []
+        return pending + list(self._queue)
 
     def answer(self, call: LMCall) -> Turn:
         """Log `call` and return the turn that answers it."""
@@ -74,6 +83,20 @@ class ScriptedModel:
             raise UnexpectedModelCall(message)
 
     def _next_for(self, call: LMCall) -> Turn | None:
+        if self._pending_final is not None:
+            if call.kind != "extract":
+                return None
+            turn, self._pending_final = self._pending_final, None
+            self.finals.append(len(self.calls) - 1)
+            return turn
+        if self._queue and isinstance(self._queue[0], FinalTurn) and call.kind == "step":
+            final = self._queue.popleft()
+            assert isinstance(final, FinalTurn)
+            if self.finish_then_extract:
+                self._pending_final = ExtractTurn(outputs=final.outputs)
+                return StepTurn(thought=final.thought or "I have the answer", tool_name="finish")
+            self.finals.append(len(self.calls) - 1)
+            return final
         if self._queue:
             head = self._queue[0]
             if isinstance(head, FaultTurn) or head.kind == call.kind:

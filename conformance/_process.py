@@ -397,9 +397,9 @@ class ProcessBinding(Binding):
 
 def _greet(process: _Harness) -> p.Welcome:
     welcome = process.request(p.Hello(id=process.next_id()), p.Welcome)
-    if welcome.protocol != p.PROTOCOL_VERSION:
-        process.fail(f"speaks protocol version {welcome.protocol}; this suite speaks "
-                     f"{p.PROTOCOL_VERSION}")
+    if welcome.protocol not in p.SUPPORTED_VERSIONS:
+        process.fail(f"speaks protocol version {welcome.protocol}; this suite speaks versions "
+                     f"{p.SUPPORTED_VERSIONS.start} to {p.PROTOCOL_VERSION}")
         raise HarnessError(process.failure or "")
     return welcome
 
@@ -419,6 +419,7 @@ def process_binding(command: str, *, timeout: float, transcript: Path | None = N
         "ProcessBinding",
         (ProcessBinding,),
         {"name": welcome.name, "capabilities": frozenset(welcome.capabilities),
+         "contract_version": welcome.protocol, "not_claimed": dict(welcome.not_claimed),
          "known_failures": dict(welcome.known_failures), "__doc__": ProcessBinding.__doc__},
     )
     binding: ProcessBinding = declared(argv, timeout, transcript, first, welcome)

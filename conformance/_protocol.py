@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 from pydantic.json_schema import models_json_schema
 
 from conformance.binding import (
+    CONTRACT_VERSION,
     AdapterName,
     AgentSpec,
     CallRequest,
@@ -32,8 +33,11 @@ from conformance.binding import (
     Turn,
 )
 
-#: The protocol version this suite speaks; the handshake fails on any other.
-PROTOCOL_VERSION = 1
+#: The protocol version this suite speaks: the binding contract's version. A harness answering
+#: `hello` with an older version it still speaks (`SUPPORTED_VERSIONS`) is held to that version's
+#: contract; the handshake fails on any other.
+PROTOCOL_VERSION = CONTRACT_VERSION
+SUPPORTED_VERSIONS = range(1, PROTOCOL_VERSION + 1)
 
 _Message = ConfigDict(extra="forbid")
 
@@ -190,6 +194,8 @@ class Welcome(BaseModel):
     #: The version of the library under test.
     version: str
     capabilities: list[str] = Field(default_factory=list)
+    #: For each capability not claimed, a one-line reason the library lacks it (protocol 2).
+    not_claimed: dict[str, str] = Field(default_factory=dict)
     #: Scenario names or requirement IDs the library fails, each with a one-line reason.
     known_failures: dict[str, str] = Field(default_factory=dict)
 

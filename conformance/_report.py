@@ -11,10 +11,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from conformance._features import Requirement
 
-Verdict = Literal["passed", "failed", "errored", "not-claimed", "known-failure"]
+Verdict = Literal["passed", "failed", "errored", "not-claimed", "known-failure", "blocked"]
 
 #: When scenarios of one requirement disagree, the first verdict of this list wins.
-_PRECEDENCE: tuple[Verdict, ...] = ("errored", "failed", "known-failure", "passed", "not-claimed")
+_PRECEDENCE: tuple[Verdict, ...] = ("errored", "failed", "known-failure", "blocked", "passed",
+                                   "not-claimed")
+#: How long a requirement's reason may be in a report (a failure message can be megabytes).
+REASON_LIMIT = 300
 
 
 class ScenarioResult(BaseModel):
@@ -27,6 +30,8 @@ class ScenarioResult(BaseModel):
     requirement: str
     verdict: Verdict
     message: str = ""
+    #: For a `blocked` scenario, the requirement whose failure blocked it.
+    blocked_by: str | None = None
 
 
 class BindingInfo(BaseModel):
@@ -35,15 +40,24 @@ class BindingInfo(BaseModel):
     name: str
     version: str
     capabilities: list[str]
+    #: Each capability the binding does not claim, with its one-line reason.
+    not_claimed: dict[str, str] = Field(default_factory=dict)
+    contract_version: int = 1
 
 
 class Report(BaseModel):
-    """The whole run: `format_version` 1."""
+    """The whole run: `format_version` 2 (1 lacks `generated`, `reasons`, `not_claimed`,
+    `blocked_by` and the `blocked` verdict)."""
 
-    format_version: Literal[1] = 1
+    format_version: Literal[1, 2] = 2
     binding: BindingInfo
     suite_version: str
+    #: When the run ended, ISO 8601 in UTC.
+    generated: str | None = None
     requirements: dict[str, Verdict]
+    #: For every requirement not passed, one line saying why: the known failure's reason, the
+    #: unclaimed capability's reason, the requirement that blocked it, or the first failure.
+    reasons: dict[str, str] = Field(default_factory=dict)
     scenarios: list[ScenarioResult] = Field(default_factory=list)
 
 
@@ -58,13 +72,33 @@ def requirement_verdicts(
     return {rid: next(v for v in _PRECEDENCE if v in by_id[rid]) for rid in ordered}
 
 
+def requirement_reasons(
+    results: Iterable[ScenarioResult], verdicts: dict[str, Verdict]
+) -> dict[str, str]:
+    """For each requirement not passed, the first message of a scenario with its verdict."""
+    reasons: dict[str, str] = {}
+    for result in results:
+        verdict = verdicts.get(result.requirement)
+        if verdict in (None, "passed") or result.verdict != verdict or result.requirement in reasons:
+            continue
+        reasons[result.requirement] = one_line(result.message) or verdict
+    return {rid: reasons[rid] for rid in verdicts if rid in reasons}
+
+
+def one_line(message: str, limit: int = REASON_LIMIT) -> str:
+    """A message's first line, cut to `limit` characters."""
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
 def write_json(report: Report, path: Path) -> None:
     """The report as JSON."""
     path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
 
 
 _ICONS = {"passed": "✅ passed", "failed": "❌ failed", "errored": "💥 errored",
-          "not-claimed": "➖ not claimed", "known-failure": "⚠️ known failure"}
+          "not-claimed": "➖ not claimed", "known-failure": "❌ failed (known)",
+          "blocked": "⛔ blocked"}
 
 
 def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
@@ -75,15 +109,20 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
         "",
         f"Suite {report.suite_version}; capabilities claimed: "
         f"{', '.join(b.capabilities) or 'none'}.",
+        *(["", "Not claimed:", "", *(f"- `{c}`: {r}" for c, r in b.not_claimed.items())]
+          if b.not_claimed else []),
         "",
-        "| Requirement | Profile | Verdict | What it asks |",
-        "|---|---|---|---|",
+        "| Requirement | Profile | Verdict | Why | What it asks |",
+        "|---|---|---|---|---|",
     ]
     for rid, verdict in report.requirements.items():
         req = catalogue.get(rid)
         title = req.title.replace("|", "\\|") if req else ""
-        lines.append(f"| {rid} | {req.profile if req else '?'} | {_ICONS[verdict]} | {title} |")
-    failures = [s for s in report.scenarios if s.verdict in ("failed", "errored", "known-failure")]
+        why = _cell(report.reasons.get(rid, "")) if verdict != "failed" else ""
+        lines.append(f"| {rid} | {_cell(req.profile) if req else '?'} | {_ICONS[verdict]} | {why} "
+                     f"| {title} |")
+    failures = [s for s in report.scenarios
+                if s.verdict in ("failed", "errored", "known-failure", "blocked")]
     if failures:
         lines += ["", "## Scenarios that did not pass", ""]
         for s in failures:
@@ -95,23 +134,47 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
 
 
 def comparison(reports: list[Report], catalogue: dict[str, Requirement]) -> str:
-    """One table: a row per requirement, a column per implementation."""
+    """One table: a row per requirement, a column per implementation; every verdict that is not a
+    pass carries a numbered note with its reason (a known failure reads as a failure)."""
     names = [f"{r.binding.name} {r.binding.version}" for r in reports]
     lines = [
-        "# Conformance of ReAct implementations",
+        "# Conformance of agent libraries",
         "",
         "Generated by `nox -s peers` from the JSON reports beside this file; do not edit by hand.",
-        "Each implementation's own page explains every failure.",
+        "Each implementation's own page explains every failure; the notes below the table say why",
+        "each requirement was not passed.",
         "",
         "| Requirement | Profile | " + " | ".join(names) + " |",
         "|---|---|" + "---|" * len(names),
     ]
+    notes: list[str] = []
     for rid, req in catalogue.items():
-        cells = [_ICONS.get(r.requirements.get(rid, ""), "not run") for r in reports]
-        lines.append(f"| {rid} | {req.profile} | " + " | ".join(cells) + " |")
+        cells = []
+        for report, name in zip(reports, names, strict=True):
+            verdict = report.requirements.get(rid)
+            if verdict is None:
+                cells.append("not run")
+                continue
+            cell = _ICONS[verdict]
+            reason = report.reasons.get(rid)
+            if verdict != "passed" and reason:
+                notes.append(f"{len(notes) + 1}. **{name}**, {rid}: {reason}")
+                cell += f" [{len(notes)}]"
+            cells.append(cell)
+        lines.append(f"| {rid} | {_cell(req.profile)} | " + " | ".join(cells) + " |")
     totals = [", ".join(f"{n} {v}" for v, n in sorted(counts(r).items())) for r in reports]
     lines += ["", *(f"- **{name}**: {total}" for name, total in zip(names, totals, strict=True))]
+    for report, name in zip(reports, names, strict=True):
+        if report.binding.not_claimed:
+            lines += ["", f"Not claimed by **{name}**:", "",
+                      *(f"- `{c}`: {r}" for c, r in report.binding.not_claimed.items())]
+    if notes:
+        lines += ["", "## Notes", "", *notes]
     return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def counts(report: Report) -> dict[str, int]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from conformance import _guard
@@ -21,16 +21,22 @@ from conformance.binding import (
     ResumeRequest,
     SignatureSpec,
     Step,
+    StepTurn,
     Turn,
+    effective_capabilities,
 )
 
 
 class World:
     """What a scenario has set up and observed. Step definitions read and write only this."""
 
-    def __init__(self, binding: Binding, timeout: float) -> None:
+    def __init__(self, binding: Binding, timeout: float, requirement: str | None = None) -> None:
         self.binding = binding
         self.timeout = timeout
+        #: The requirement the scenario checks (to tell its own failure from a precondition's).
+        self.requirement = requirement
+        #: The version-2 capabilities the binding claims.
+        self.capabilities = effective_capabilities(binding)
         self.signature = SignatureSpec(
             inputs=(FieldSpec(name="question"),), outputs=(FieldSpec(name="answer"),)
         )
@@ -39,7 +45,7 @@ class World:
         self.adapter: AdapterName | None = None
         self.on_max_steps: str | None = None
         self.enable_ask_to_user = False
-        self.model = ScriptedModel()
+        self.model = self.new_model()
         self._agent: object | None = None
         self.build_error: ErrorInfo | None = None
         self.outcomes: list[Outcome] = []
@@ -58,6 +64,24 @@ class World:
         self.concurrent_scripts: list[list[Turn]] = []
         #: The model's endpoint in `http` scenarios (set by the fixture), else None.
         self.http: HttpProfile | None = None
+
+    @property
+    def signature_shaped(self) -> bool:
+        """Whether the binding claims `signature`: a final answer is `finish` plus an extraction."""
+        return "signature" in self.capabilities
+
+    def new_model(self, turns: Iterable[Turn] = ()) -> ScriptedModel:
+        """A scripted model that renders a final answer the way this binding's library expects."""
+        return ScriptedModel(turns, finish_then_extract=self.signature_shaped)
+
+    def blocked_unless(self, condition: bool, requirement: str, what: str) -> None:
+        """Check a precondition another requirement asks for: if it did not happen, the scenario is
+        blocked by that requirement (unless it is the scenario's own, which then simply fails)."""
+        if condition:
+            return
+        if requirement == self.requirement:
+            raise AssertionError(what)
+        raise _guard.Blocked(requirement, what)
 
     def configure(self, adapter: AdapterName | None) -> None:
         """Set the library's global adapter (the fixture resets it after the scenario)."""
@@ -191,11 +215,15 @@ class World:
         return outcome.trajectory
 
     def interrupt(self) -> ErrorInfo:
-        """The latest interrupt a call reported."""
-        assert self.interrupts, (
+        """The latest interrupt a call reported; a scenario that needs one and got none is blocked
+        by the requirement that asks for the pause (HITL-2 for `ask_to_user`, else HITL-3)."""
+        asked = any(s.tool_name == "ask_to_user" for turns in self.turns_per_run for s in turns
+                    if isinstance(s, StepTurn))
+        self.blocked_unless(
+            bool(self.interrupts), "HITL-2" if asked else "HITL-3",
             "no call was interrupted: the agent should have paused for a person"
             + (f"; the last call raised {self.last.error.type}: {self.last.error.message}"
-               if self.outcomes and self.last.error else "")
+               if self.outcomes and self.last.error else ""),
         )
         return self.interrupts[-1]
 

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CAPABILITIES",
+    "CONTRACT_VERSION",
+    "V1_CAPABILITIES",
     "AdapterName",
     "AgentSpec",
     "Binding",
@@ -30,6 +32,7 @@ __all__ = [
     "ExtractTurn",
     "FaultTurn",
     "FieldSpec",
+    "FinalTurn",
     "LMCall",
     "Outcome",
     "ParamSpec",
@@ -37,26 +40,60 @@ __all__ = [
     "SignatureSpec",
     "Step",
     "StepTurn",
+    "ToolCall",
     "ToolSpec",
     "Turn",
+    "effective_capabilities",
 ]
 
+#: The version of this contract. A binding declares the one it was written against in
+#: `Binding.contract_version`; a binding that declares none is a version-1 binding (see
+#: `V1_CAPABILITIES`), which keeps working unchanged.
+CONTRACT_VERSION = 2
+
 #: The optional profiles a binding may claim; a scenario tagged with an unclaimed one is not run.
+#: Everything else is core: every binding is judged on it and cannot unclaim it.
 CAPABILITIES: frozenset[str] = frozenset(
     {
-        "adapter-override",  # ReAct(..., adapter=X) wins over the global adapter (ADP-2, ADP-3)
-        "tool-errors",  # a raising tool becomes an observation; repeated failures stop (ERR-*)
-        "tool-args",  # tool arguments are parsed and validated before the tool runs (ARGS-*)
-        "max-steps-extract",  # on the step cap the agent still extracts outputs (EXT-2)
-        "max-steps-error",  # on the step cap the agent raises MaxIterationsError (EXH-1..3)
-        "stop-reason",  # every run reports why it stopped and how many steps it used (EXH-4..6)
-        "human-in-the-loop",  # ask_to_user, interruptible tools, resume (HITL-*)
-        "async",  # aforward / aresume (ASYNC-*)
-        "streaming",  # a stream of step events ending in one `done` (STREAM-1)
-        "lm-retry",  # transient model failures are retried with backoff (NET-1)
+        "signature",  # DSPy-shaped: built from a signature, step predictor, extraction, adapters
+        "max-steps-error",  # on the step cap the run raises the library's max-iterations error
+        "max-steps-extract",  # on the step cap the outputs are still extracted from the trajectory
+        "max-steps-return",  # on the step cap the run returns normally, flagged as stopped by it
+        "ask-user",  # a built-in tool through which the agent asks the person (HITL-1, HITL-2)
+        "tool-approval",  # tools that must not run before a person approves the call (HITL-3..6)
+        "async",  # the library's own async form (ASYNC-*)
+        "streaming",  # the library's own stream of step events ending in one `done` (STREAM-1)
+        "parallel-tool-calls",  # one model reply may call several tools (LOOP-6)
+        "lm-retry",  # the library's own model client retries transient failures (NET-1)
         "http",  # runs with the library's own HTTP client pointed at `CallRequest.base_url`
     }
 )
+
+#: How a version-1 binding's capabilities read in version 2: `tool-errors`, `tool-args` and
+#: `stop-reason` became core; `adapter-override` is part of `signature`, which every version-1
+#: binding has; `human-in-the-loop` split in two.
+V1_CAPABILITIES: Mapping[str, tuple[str, ...]] = {
+    "adapter-override": (),
+    "tool-errors": (),
+    "tool-args": (),
+    "stop-reason": (),
+    "human-in-the-loop": ("ask-user", "tool-approval"),
+    "max-steps-extract": ("max-steps-extract",),
+    "max-steps-error": ("max-steps-error",),
+    "async": ("async",),
+    "streaming": ("streaming",),
+    "lm-retry": ("lm-retry",),
+    "http": ("http",),
+}
+
+
+def effective_capabilities(binding: Binding) -> frozenset[str]:
+    """The version-2 capabilities `binding` claims (a version-1 binding's, translated)."""
+    if binding.contract_version >= 2:
+        return frozenset(binding.capabilities)
+    translated = {c for claimed in binding.capabilities for c in V1_CAPABILITIES.get(claimed, ())}
+    return frozenset({"signature", *translated})
+
 
 AdapterName = Literal["chat", "json"]
 FieldType = Literal["str", "int", "float", "bool", "list", "dict"]
@@ -126,7 +163,13 @@ class ToolSpec(BaseModel):
 
 
 class AgentSpec(BaseModel):
-    """Everything needed to construct one ReAct agent."""
+    """Everything needed to construct one agent.
+
+    A binding that does not claim `signature` builds its library's agent from the tools, the step
+    cap and `signature.instructions`; it renders the call's inputs as the user message
+    (`render.user_message`) and reports the final reply as the one output
+    (`render.reply_outputs`).
+    """
 
     model_config = _Model
     signature: SignatureSpec
@@ -134,9 +177,10 @@ class AgentSpec(BaseModel):
     max_steps: int = 10
     #: The per-agent adapter override (`ReAct(..., adapter=X)`), if any.
     adapter: AdapterName | None = None
-    #: What to do on the step cap; `None` means the library's default.
-    on_max_steps: Literal["extract", "raise"] | None = None
-    #: Whether the built-in `ask_to_user` tool is enabled (human-in-the-loop profile).
+    #: What to do on the step cap (one of the cap behaviours the binding claims); `None` means
+    #: the library's default. A library with one cap behaviour ignores it.
+    on_max_steps: Literal["extract", "raise", "return"] | None = None
+    #: Whether the built-in `ask_to_user` tool is enabled (`ask-user` profile).
     enable_ask_to_user: bool = False
 
 
@@ -195,7 +239,8 @@ class ErrorInfo(BaseModel):
     #: The exception class name, e.g. `MaxIterationsError`.
     type: str
     message: str
-    #: What the binding recognised it as; `other` for anything else.
+    #: What the binding recognised it as: the library's step-cap error, its pause for a person,
+    #: or `other` for anything else.
     kind: Literal["max-iterations", "human-in-the-loop", "other"] = "other"
     #: The structured fields the exception carries (EXH-2: iterations, max_iterations, ...).
     fields: dict[str, JsonValue] = Field(default_factory=dict)
@@ -228,9 +273,11 @@ class Outcome(BaseModel):
     model_config = ConfigDict(extra="forbid")
     outputs: dict[str, JsonValue] | None = None
     trajectory: list[Step] = Field(default_factory=list)
-    #: `finish`, `max_steps`, `repeated_tool_errors`, ... (stop-reason profile), else None.
+    #: Why the run stopped (EXH-4): `finish` (the final answer), `max_steps` (the step cap),
+    #: `repeated_tool_errors`, ...; None when the library does not say.
     stop_reason: str | None = None
-    #: How many step calls the run used (stop-reason profile), else None.
+    #: How many steps (model calls that may choose a tool) the run used, as the library reports
+    #: it; None when it does not.
     iterations: int | None = None
     #: The user-facing message for a run that did not finish normally (EXH-5, ERR-2).
     fallback: str | None = None
@@ -241,12 +288,10 @@ class Outcome(BaseModel):
     events: list[Event] | None = None
 
 
-class StepTurn(BaseModel):
-    """The model picks a tool: what a step call is answered with."""
+class ToolCall(BaseModel):
+    """One tool call the model makes."""
 
     model_config = _Model
-    kind: Literal["step"] = "step"
-    thought: str
     tool_name: str
     tool_args: JsonValue = Field(default_factory=dict)
     #: When set, sent verbatim instead of `tool_args` (to feed malformed JSON).
@@ -257,6 +302,43 @@ class StepTurn(BaseModel):
         if self.raw_tool_args is not None:
             return self.raw_tool_args
         return json.dumps(self.tool_args)
+
+
+class StepTurn(ToolCall):
+    """The model picks a tool: what a step call is answered with."""
+
+    kind: Literal["step"] = "step"
+    thought: str
+    #: Further tool calls in the same reply (`parallel-tool-calls` scenarios only), after this one.
+    parallel: tuple[ToolCall, ...] = ()
+
+    def calls(self) -> tuple[ToolCall, ...]:
+        """Every tool call of the reply, in order."""
+        first = ToolCall(tool_name=self.tool_name, tool_args=self.tool_args,
+                         raw_tool_args=self.raw_tool_args)
+        return (first, *self.parallel)
+
+
+class FinalTurn(BaseModel):
+    """The model gives its final answer, in the form the library expects.
+
+    A binding claiming `signature` never sees one: the scripted model answers that step call with
+    `finish` and the extraction call that follows with `outputs`. Any other binding renders it as
+    its library's final answer: a reply that calls no tool (`reply_text()`), or its final-answer
+    tool.
+    """
+
+    model_config = _Model
+    kind: Literal["final"] = "final"
+    thought: str = ""
+    outputs: dict[str, JsonValue]
+
+    def reply_text(self) -> str:
+        """The final answer as one reply: the single output's text, or a JSON object of them all."""
+        if len(self.outputs) == 1:
+            (value,) = self.outputs.values()
+            return value if isinstance(value, str) else json.dumps(value)
+        return json.dumps(self.outputs)
 
 
 class ExtractTurn(BaseModel):
@@ -276,14 +358,16 @@ class FaultTurn(BaseModel):
     retry_after: float | None = None
 
 
-Turn = Annotated[StepTurn | ExtractTurn | FaultTurn, Field(discriminator="kind")]
+Turn = Annotated[StepTurn | FinalTurn | ExtractTurn | FaultTurn, Field(discriminator="kind")]
 
 
 class LMCall(BaseModel):
     """One request the implementation sent to the model, as the binding saw it."""
 
     model_config = ConfigDict(extra="forbid")
-    #: A step call (choose the next tool) or an extraction call (write the outputs).
+    #: A step call (the model may choose a tool, or give its final answer) or an extraction call
+    #: (write the outputs with no tool to choose: `signature`'s extraction, or a library's one
+    #: tool-less call on the step cap).
     kind: Literal["step", "extract", "other"]
     #: The reply format the request asks for.
     adapter: Literal["chat", "json", "native", "other"]
@@ -300,12 +384,16 @@ class LMCall(BaseModel):
 
 
 class Binding(ABC):
-    """Adapts one ReAct library to the suite. Subclass it and register it as an entry point."""
+    """Adapts one agent library to the suite. Subclass it and register it as an entry point."""
 
-    #: The name `--impl` selects it by.
+    #: The name `--impl` selects it by; `<lib>+<config>` for a documented opt-in configuration.
     name: ClassVar[str]
+    #: The contract version the binding was written against (1 if it does not say).
+    contract_version: ClassVar[int] = 1
     #: The capabilities it claims (see `CAPABILITIES`); core scenarios always run.
     capabilities: ClassVar[frozenset[str]] = frozenset()
+    #: For each capability it does not claim, a one-line reason the library lacks it.
+    not_claimed: ClassVar[Mapping[str, str]] = {}
     #: Scenario names or requirement IDs expected to fail, each with a one-line reason.
     known_failures: ClassVar[Mapping[str, str]] = {}
 
@@ -314,13 +402,13 @@ class Binding(ABC):
     def version(self) -> str:
         """The version of the library under test."""
 
-    @abstractmethod
     def configure(self, *, adapter: AdapterName | None) -> None:
-        """Set (or with None, reset) the library's global adapter, process-wide."""
+        """Set (or with None, reset) the library's global adapter, process-wide (`signature`)."""
+        raise NotImplementedError(f"binding {self.name!r} has no global adapter")
 
-    @abstractmethod
     def global_adapter(self) -> AdapterName | None:
         """Read the library's global adapter back (to check that an override did not leak)."""
+        return None
 
     @abstractmethod
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
@@ -363,7 +451,8 @@ class Binding(ABC):
         return asyncio.run(every_call())
 
     def step_tool_names(self, agent: object) -> list[str] | None:
-        """The names the agent's step output `next_tool_name` admits, or None if unconstrained."""
+        """The names the agent's step output `next_tool_name` admits (`signature`), or None: the
+        suite then reads the tools declared to the model in the step calls' `LMCall.tools`."""
         return None
 
     @abstractmethod

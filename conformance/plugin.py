@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Generator
+from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from conformance._features import catalogue
 from conformance._loader import load_binding
 from conformance._report import Report, ScenarioResult, Verdict
 from conformance._steps import MODULES
-from conformance.binding import Binding
+from conformance.binding import Binding, effective_capabilities
 
 _SUITE = Path(__file__).resolve().parent / "_suite" / "test_conformance.py"
 _PROPERTY = "conformance"
@@ -58,6 +59,7 @@ class _Session:
     def __init__(self, config: pytest.Config, binding: Binding) -> None:
         self.config = config
         self.binding = binding
+        self.capabilities = effective_capabilities(binding)
         self.results: dict[str, ScenarioResult] = {}
         self.broken: str | None = None
 
@@ -68,10 +70,15 @@ class _Session:
         ours = [item for item in items if _requirement(item) is not None]
         self._check_known_failures(ours)
         for item in ours:
-            missing = sorted(_capabilities(item) - set(self.binding.capabilities))
+            missing = self._missing(item)
             if missing:
+                reasons = "; ".join(
+                    f"{need}: {self.binding.not_claimed.get(need, 'no reason given')}"
+                    if "|" not in need else f"none of {need.replace('|', ', ')}"
+                    for need in missing
+                )
                 item.add_marker(pytest.mark.skip(
-                    reason=f"not claimed: {self.binding.name} does not claim {', '.join(missing)}"
+                    reason=f"not claimed: {self.binding.name} does not claim {reasons}"
                 ))
                 continue
             reason = self._known_failure(item)
@@ -79,6 +86,11 @@ class _Session:
                 item.add_marker(pytest.mark.xfail(strict=True, reason=f"known failure: {reason}"))
         # The smoke tier runs first: if it fails, the binding is broken, not the library.
         items.sort(key=lambda item: 0 if item.get_closest_marker("conformance_smoke") else 1)
+
+    def _missing(self, item: pytest.Item) -> list[str]:
+        """The capability tags of `item` the binding does not meet (`a|b`: it claims neither)."""
+        return sorted(need for need in _capabilities(item)
+                      if not set(need.split("|")) & self.capabilities)
 
     def _known_failure(self, item: pytest.Item) -> str | None:
         # The most precise entry wins: a scenario's own reason over its requirement's.
@@ -125,6 +137,12 @@ class _Session:
         verdict, message = _verdict(report, call, self.broken)
         if verdict is None:
             return report
+        blocked = call.excinfo.value if call.excinfo is not None and report.when == "call" else None
+        blocked_by = blocked.requirement if isinstance(blocked, _guard.Blocked) else None
+        if blocked_by is not None:
+            # Not a failure of its own: the run fails (or not) on the requirement that blocked it.
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {message}")
         smoke = item.get_closest_marker("conformance_smoke")
         if verdict in ("failed", "errored") and smoke and not self.broken:
             self.broken = f"smoke scenario {_scenario_name(item)!r} {verdict}"
@@ -136,6 +154,7 @@ class _Session:
             requirement=requirement,
             verdict=verdict,
             message=message,
+            blocked_by=blocked_by,
         )
         report.user_properties.append((_PROPERTY, result.model_dump_json()))
         return report
@@ -154,11 +173,16 @@ class _Session:
     def report(self) -> Report:
         results = list(self.results.values())
         b = self.binding
+        verdicts = _report.requirement_verdicts(results, catalogue())
         return Report(
-            binding=_report.BindingInfo(name=b.name, version=_safe_version(b),
-                                        capabilities=sorted(b.capabilities)),
+            binding=_report.BindingInfo(
+                name=b.name, version=_safe_version(b), capabilities=sorted(self.capabilities),
+                not_claimed=dict(sorted(b.not_claimed.items())), contract_version=b.contract_version,
+            ),
             suite_version=_suite_version(),
-            requirements=_report.requirement_verdicts(results, catalogue()),
+            generated=datetime.now(UTC).isoformat(timespec="seconds"),
+            requirements=verdicts,
+            reasons=_report.requirement_reasons(results, verdicts),
             scenarios=results,
         )
 
@@ -180,7 +204,9 @@ class _Session:
         tr = terminalreporter
         tr.section(f"conformance of {report.binding.name} {report.binding.version}")
         for rid, verdict in report.requirements.items():
-            tr.write_line(f"{rid:<9} {verdict}")
+            reason = report.reasons.get(rid)
+            why = _report.one_line(reason, 100) if reason else ""
+            tr.write_line(f"{rid:<9} {verdict:<13} {why}".rstrip())
         tally = ", ".join(f"{n} {v}" for v, n in sorted(_report.counts(report).items()))
         tr.write_line(f"requirements: {tally or 'none ran'}")
         if self.broken:
@@ -203,6 +229,9 @@ def _verdict(
             return "errored", longrepr
         return None, ""
     if report.when == "call":
+        if call.excinfo is not None and call.excinfo.errisinstance(_guard.Blocked):
+            # Before the known-failure check: a precondition that failed judges nothing here.
+            return "blocked", str(call.excinfo.value)
         if hasattr(report, "wasxfail"):
             reason = str(report.wasxfail).removeprefix("known failure: ")
             return ("known-failure", reason) if report.skipped else ("passed", "")
@@ -279,7 +308,8 @@ def pytest_configure(config: pytest.Config) -> None:
     binding = load_binding(name, timeout=config.getoption("conformance_timeout"),
                            transcript=config.getoption("harness_debug"))
     config.addinivalue_line("markers", "conformance_req(id): the requirement a scenario checks")
-    config.addinivalue_line("markers", "conformance_capability(name): a capability it needs")
+    config.addinivalue_line("markers", "conformance_capability(name): a capability it needs "
+                                       "(`a|b`: either)")
     config.addinivalue_line("markers", "conformance_smoke: runs first; failing means a broken binding")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(_SUITE)]

@@ -5,9 +5,20 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from conformance.binding import ExtractTurn, StepTurn
+from conformance.binding import ExtractTurn, FinalTurn, SignatureSpec, StepTurn
 
-__all__ = ["chat_reply", "json_reply", "json_value", "request_adapter", "request_kind", "step_values"]
+__all__ = [
+    "chat_reply",
+    "json_reply",
+    "json_value",
+    "openai_message",
+    "reply_outputs",
+    "request_adapter",
+    "request_kind",
+    "step_values",
+    "tool_names",
+    "user_message",
+]
 
 
 def request_kind(system: str) -> Literal["step", "extract"]:
@@ -40,8 +51,8 @@ def step_values(turn: StepTurn) -> dict[str, Any]:
     }
 
 
-def _raw_values(turn: StepTurn | ExtractTurn) -> tuple[dict[str, Any], set[str]]:
-    if isinstance(turn, ExtractTurn):
+def _raw_values(turn: StepTurn | FinalTurn | ExtractTurn) -> tuple[dict[str, Any], set[str]]:
+    if isinstance(turn, ExtractTurn | FinalTurn):
         return dict(turn.outputs), set()
     values = step_values(turn)
     if turn.raw_tool_args is None:
@@ -50,7 +61,7 @@ def _raw_values(turn: StepTurn | ExtractTurn) -> tuple[dict[str, Any], set[str]]
     return values, {"next_tool_args"}
 
 
-def chat_reply(turn: StepTurn | ExtractTurn, extra: dict[str, Any] | None = None) -> str:
+def chat_reply(turn: StepTurn | FinalTurn | ExtractTurn, extra: dict[str, Any] | None = None) -> str:
     """`[[ ## field ## ]]` sections ending in `[[ ## completed ## ]]`; non-strings as JSON."""
     values, _ = _raw_values(turn)
     values = {**(extra or {}), **values}
@@ -62,7 +73,7 @@ def chat_reply(turn: StepTurn | ExtractTurn, extra: dict[str, Any] | None = None
     return "\n\n".join(parts)
 
 
-def json_reply(turn: StepTurn | ExtractTurn, extra: dict[str, Any] | None = None) -> str:
+def json_reply(turn: StepTurn | FinalTurn | ExtractTurn, extra: dict[str, Any] | None = None) -> str:
     """One JSON object keyed by field name; raw tool args are spliced in verbatim."""
     values, raw = _raw_values(turn)
     values = {**(extra or {}), **values}
@@ -71,3 +82,56 @@ def json_reply(turn: StepTurn | ExtractTurn, extra: dict[str, Any] | None = None
         for name, value in values.items()
     ]
     return "{" + ", ".join(members) + "}"
+
+
+def user_message(inputs: dict[str, Any]) -> str:
+    """A call's inputs as a native loop's user message: the one input's text, or `name: value` lines."""
+    if len(inputs) == 1:
+        (value,) = inputs.values()
+        return value if isinstance(value, str) else json.dumps(value)
+    return "\n".join(f"{name}: {v if isinstance(v, str) else json.dumps(v)}" for name, v in inputs.items())
+
+
+def reply_outputs(signature: SignatureSpec, reply: Any) -> dict[str, Any]:
+    """A native loop's final reply as the agent's outputs: the reply under the one output's name.
+
+    With several outputs the reply must be a JSON object of them (what `FinalTurn.reply_text`
+    writes); a reply that is not stays whole under the first output's name, for the suite to judge.
+    """
+    names = [f.name for f in signature.outputs] or ["answer"]
+    if len(names) > 1 and isinstance(reply, str):
+        try:
+            values = json.loads(reply)
+        except json.JSONDecodeError:
+            values = None
+        if isinstance(values, dict):
+            return values
+    return {names[0]: json_value(reply)}
+
+
+def tool_names(tools: list[Any] | None) -> list[str]:
+    """The names in native tool declarations (`{"name"}`, `{"function": {"name"}}`, ...), in order."""
+    names = []
+    for tool in tools or []:
+        if isinstance(tool, dict):
+            inner = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+            name = inner.get("name") if isinstance(inner, dict) else None
+            if isinstance(name, str):
+                names.append(name)
+    return names
+
+
+def openai_message(turn: StepTurn | FinalTurn | ExtractTurn, number: int) -> dict[str, Any]:
+    """A turn as an OpenAI chat-completions assistant message with native tool calls.
+
+    A step's calls become `tool_calls` (ids `call_<number>_<i>`, the thought as the content); a
+    final answer or an extraction becomes a reply that calls no tool.
+    """
+    if isinstance(turn, StepTurn):
+        return {"role": "assistant", "content": turn.thought, "tool_calls": [
+            {"id": f"call_{number}" + (f"_{i}" if i else ""), "type": "function",
+             "function": {"name": c.tool_name, "arguments": c.args_text()}}
+            for i, c in enumerate(turn.calls())
+        ]}
+    final = turn if isinstance(turn, FinalTurn) else FinalTurn(outputs=turn.outputs)
+    return {"role": "assistant", "content": final.reply_text()}

@@ -23,7 +23,7 @@ from pydantic import JsonValue
 
 from conformance import render
 from conformance._model import ScriptedModel, UnexpectedModelCall
-from conformance.binding import ExtractTurn, FaultTurn, LMCall, StepTurn
+from conformance.binding import ExtractTurn, FaultTurn, FinalTurn, LMCall, StepTurn
 
 __all__ = ["ScriptedServer", "completion", "fault_response", "request_call"]
 
@@ -89,19 +89,16 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def _message(turn: StepTurn | ExtractTurn, call: LMCall, number: int) -> dict[str, Any]:
-    if call.adapter == "native" and isinstance(turn, StepTurn):
-        return {"role": "assistant", "content": turn.thought, "tool_calls": [{
-            "id": f"call_{number}", "type": "function",
-            "function": {"name": turn.tool_name, "arguments": turn.args_text()},
-        }]}
+def _message(turn: StepTurn | FinalTurn | ExtractTurn, call: LMCall, number: int) -> dict[str, Any]:
+    if call.adapter == "native" or isinstance(turn, FinalTurn):
+        return render.openai_message(turn, number)
     # A chain-of-thought request (udspy's extraction, say) also asks for `reasoning`: give one.
     extra = {"reasoning": "The trajectory has it."} if "`reasoning`" in call.text() else None
     reply = render.json_reply(turn, extra) if call.adapter == "json" else render.chat_reply(turn, extra)
     return {"role": "assistant", "content": reply}
 
 
-def completion(body: dict[str, Any], call: LMCall, turn: StepTurn | ExtractTurn,
+def completion(body: dict[str, Any], call: LMCall, turn: StepTurn | FinalTurn | ExtractTurn,
                number: int) -> tuple[str, bytes]:
     """The endpoint's answer to request `body` (logged as `call`, the `number`th): its content type
     and payload, a chat.completion object or, when the body asks to stream, server-sent chunk events."""

@@ -9,10 +9,9 @@ Feature: Adapter precedence
     And the model replies
       | turn    | thought    | tool   | args             |
       | step    | I will add | add    | {"a": 2, "b": 3} |
-      | step    | done       | finish | {}               |
-      | extract |            |        | {"answer": "5"}  |
+      | final | done       | | {"answer": "5"}  |
 
-  @req:ADP-1
+  @req:ADP-1 @capability:signature
   Scenario Outline: The global adapter formats and parses every internal call
     Given the global adapter is "<adapter>"
     When the agent is called with {"question": "What is 2 + 3?"}
@@ -28,9 +27,10 @@ Feature: Adapter precedence
       | chat    |
       | json    |
 
-  @req:ADP-2
+  @req:ADP-2 @capability:signature
   Scenario Outline: The agent's own adapter wins over the global one for every internal call
     Given the global adapter is "<global>"
+    And a first agent without its own adapter uses the "<global>" format, as ADP-1 requires
     And the agent's adapter is "<own>"
     When the agent is called with {"question": "What is 2 + 3?"}
     Then every model call used the "<own>" format
@@ -42,7 +42,7 @@ Feature: Adapter precedence
       | chat   | json |
       | json   | chat |
 
-  @req:ADP-3
+  @req:ADP-3 @capability:signature
   Scenario: The agent's own adapter leaves the global adapter and other agents alone
     Given the global adapter is "chat"
     And the agent's adapter is "json"
@@ -51,7 +51,7 @@ Feature: Adapter precedence
     And the global adapter is still "chat"
     And a second agent without its own adapter uses the "chat" format
 
-  @req:ADP-3
+  @req:ADP-3 @capability:signature
   Scenario: Agents with different adapters running at the same time each keep their own
     Given the global adapter is "chat"
     When 8 agents with their own "json" adapter and 8 agents without one run at the same time

@@ -11,8 +11,7 @@ Feature: Async
     Given the model replies
       | turn    | thought    | tool   | args                   |
       | step    | I will add | add    | {"a": 1234, "b": 4321} |
-      | step    | done       | finish | {}                     |
-      | extract |            |        | {"answer": "5555"}     |
+      | final | done       | | {"answer": "5555"}     |
     When the agent is called asynchronously with {"question": "What is 1234 + 4321?"}
     Then the prediction's "answer" is "5555"
     And the tool "add" ran exactly once, with {"a": 1234, "b": 4321}
@@ -20,20 +19,19 @@ Feature: Async
       | thought    | tool | args                   | observation |
       | I will add | add  | {"a": 1234, "b": 4321} | 5555        |
 
-  @req:ASYNC-1 @capability:async @capability:tool-errors
+  @req:ASYNC-1 @capability:async
   Scenario: An async call shows a raising tool's error to the agent as a sync call does
     Given the tool "explode" that raises ValueError "the disk is on fire"
     And the model replies
       | turn    | thought | tool    | args             |
       | step    | try it  | explode | {"query": "x"}   |
-      | step    | done    | finish  | {}               |
-      | extract |         |         | {"answer": "no"} |
+      | final | done    | | {"answer": "no"} |
     When the agent is called asynchronously with {"question": "Burn it"}
     Then the agent saw an error for step 1 or was asked again
     And step call 2 shows "the disk is on fire"
     And the prediction's "answer" is "no"
 
-  @req:ASYNC-1 @capability:async @capability:human-in-the-loop
+  @req:ASYNC-1 @capability:async @capability:tool-approval
   Scenario: An async resume gives the same result as a sync resume
     Given the interruptible tool "delete_file" that takes the string "path"
     And the model replies
@@ -42,8 +40,7 @@ Feature: Async
     When the agent is called asynchronously with {"question": "Clean up"}
     And the model replies
       | turn    | thought | tool   | args                |
-      | step    | done    | finish | {}                  |
-      | extract |         |        | {"answer": "gone"}  |
+      | final | done    | | {"answer": "gone"}  |
     And the user answers "yes" asynchronously
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
     And the prediction's "answer" is "gone"

@@ -1,7 +1,8 @@
 Feature: Exhaustion
-  When the step budget runs out the agent either raises MaxIterationsError with the run's
-  structured context (raise mode) or extracts and explains what was tried (extract mode). Every
-  run reports why it stopped; every call gets a fresh budget.
+  When the step budget runs out the agent raises its max-iterations error with the run's
+  structured context, extracts its outputs from the partial trajectory, or returns normally,
+  flagged as stopped by the cap; outside raise mode it explains what was tried. Every run reports
+  why it stopped; every call gets a fresh budget.
 
   Background:
     Given a ReAct agent with the signature "question -> answer"
@@ -13,9 +14,10 @@ Feature: Exhaustion
     Given the agent's step cap is 2
     And the agent raises on the step cap
     And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    And the model answers every extraction with {"answer": "partial"}
     When the agent is called with {"question": "What is 1 + 1?"}
     Then the call raised MaxIterationsError with a message that matches "reach|exceed|limit|maximum"
-    And the model received 2 step calls and 0 extraction calls
+    And the model received exactly 2 step calls
 
   @req:EXH-1 @capability:max-steps-error
   Scenario: Finishing on the last allowed step does not raise
@@ -24,8 +26,7 @@ Feature: Exhaustion
     And the model replies
       | turn    | thought    | tool   | args             |
       | step    | I will add | add    | {"a": 1, "b": 1} |
-      | step    | done       | finish | {}               |
-      | extract |            |        | {"answer": "2"}  |
+      | final | done       | | {"answer": "2"}  |
     When the agent is called with {"question": "What is 1 + 1?"}
     Then the prediction's "answer" is "2"
 
@@ -37,6 +38,7 @@ Feature: Exhaustion
       | turn | thought  | tool   | args                           |
       | step | first    | add    | {"a": 20, "b": 22}             |
       | step | second   | search | {"query": "capital of France"} |
+    And the model answers every extraction with {"answer": "partial"}
     When the agent is called with {"question": "Sum, then capital?"}
     Then the call raised MaxIterationsError
     And the error's "iterations" is 2
@@ -54,6 +56,7 @@ Feature: Exhaustion
     Given the agent's step cap is 1
     And the agent raises on the step cap
     And the model answers every step with tool "add" and args {"a": 2, "b": 2}
+    And the model answers every extraction with {"answer": "partial"}
     When the agent is called with {"question": "What is 2 + 2?"}
     And the caller mutates what the call returned
     And the agent is called again with {"question": "What is 2 + 2?"}
@@ -67,6 +70,7 @@ Feature: Exhaustion
     And the model replies
       | turn | thought     | tool              | args          |
       | step | wipe it all | delete_everything | {"path": "/"} |
+    And the model answers every extraction with {"answer": "partial"}
     When the agent is called with {"question": "Clean up"}
     Then the call raised MaxIterationsError
     And the error's "tools_used" is []
@@ -84,34 +88,31 @@ Feature: Exhaustion
     And the error's "history" has 0 steps
     And the error's "last_observation" is null
     And the error's "partial_final_answer" is null
-    And the model was never called
+    And the model received exactly 0 step calls
 
-  @req:EXH-4 @capability:stop-reason
+  @req:EXH-4
   Scenario: A run that chooses finish reports the stop reason finish and its step count
     Given the model replies
       | turn    | thought    | tool   | args             |
       | step    | I will add | add    | {"a": 2, "b": 3} |
-      | step    | done       | finish | {}               |
-      | extract |            |        | {"answer": "5"}  |
+      | final | done       | | {"answer": "5"}  |
     When the agent is called with {"question": "What is 2 + 3?"}
     Then the stop reason is "finish"
     And the run reports 2 iterations
 
-  @req:EXH-4 @capability:stop-reason @capability:max-steps-extract
-  Scenario: A run stopped by the step cap reports the stop reason max_steps
+  @req:EXH-4
+  Scenario: A run stopped by the step cap reports that the cap stopped it
     Given the agent's step cap is 3
-    And the agent extracts its outputs on the step cap
     And the model answers every step with tool "add" and args {"a": 1, "b": 1}
     And the model answers every extraction with {"answer": "2"}
     When the agent is called with {"question": "What is 1 + 1?"}
-    Then the stop reason is "max_steps"
-    And the run reports 3 iterations
+    Then the run reports that the step cap stopped it after 3 steps
 
-  @req:EXH-5 @capability:stop-reason @capability:max-steps-extract
+  @req:EXH-5 @capability:max-steps-extract|max-steps-return
   Scenario: On the step cap the user is told what was tried and the last error
     Given the tool "explode" that raises ValueError "the disk is on fire"
     And the agent's step cap is 3
-    And the agent extracts its outputs on the step cap
+    And the agent does not raise on the step cap
     And the model replies
       | turn    | thought | tool    | args             |
       | step    | one     | add     | {"a": 1, "b": 1} |
@@ -122,16 +123,16 @@ Feature: Exhaustion
     Then the user-facing message counts "add" 2 times and "explode" 1 time
     And the user-facing message mentions "the disk is on fire"
 
-  @req:EXH-5 @capability:stop-reason @capability:max-steps-extract
+  @req:EXH-5 @capability:max-steps-extract|max-steps-return
   Scenario: On the step cap with no tool completed the user is told so
     Given the agent's step cap is 2
-    And the agent extracts its outputs on the step cap
+    And the agent does not raise on the step cap
     And the model answers every step with tool "delete_everything" and args {"path": "/"}
     And the model answers every extraction with {"answer": "?"}
     When the agent is called with {"question": "Clean up"}
     Then the user-facing message says that no tool completed
 
-  @req:EXH-6 @capability:stop-reason
+  @req:EXH-6
   Scenario: A follow-up call starts with a fresh step budget
     Given the agent's step cap is 2
     And the model answers every step with tool "add" and args {"a": 1, "b": 1}
@@ -140,3 +141,25 @@ Feature: Exhaustion
     And the agent is called again with {"question": "And again?"}
     Then call 1 made exactly 2 step calls
     And call 2 made exactly 2 step calls
+
+  @req:EXH-7 @capability:max-steps-return
+  Scenario: On the step cap the run returns normally, flagged as stopped by the cap
+    Given the agent's step cap is 2
+    And the agent returns normally on the step cap
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    When the agent is called with {"question": "What is 1 + 1?"}
+    Then the call returned normally, flagged as stopped by the step cap
+    And the model received exactly 2 step calls
+    And the tool "add" ran 2 times
+
+  @req:EXH-7 @capability:max-steps-return
+  Scenario: A final answer on the last allowed step is not flagged as stopped by the cap
+    Given the agent's step cap is 2
+    And the agent returns normally on the step cap
+    And the model replies
+      | turn  | thought    | tool | args             |
+      | step  | I will add | add  | {"a": 1, "b": 1} |
+      | final | done       |      | {"answer": "2"}  |
+    When the agent is called with {"question": "What is 1 + 1?"}
+    Then the prediction's "answer" is "2"
+    And the stop reason is "finish"

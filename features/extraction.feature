@@ -6,18 +6,17 @@ Feature: Output extraction
     Given a ReAct agent with the signature "question -> answer"
     And the tool "add" that adds the integers "a" and "b"
 
-  @req:EXT-1
+  @req:EXT-1 @capability:signature
   Scenario: Extraction receives the inputs and the whole trajectory
     Given the model replies
       | turn    | thought               | tool   | args                   |
       | step    | I will add the two    | add    | {"a": 1234, "b": 4321} |
-      | step    | I have the sum now    | finish | {}                     |
-      | extract |                       |        | {"answer": "5555"}     |
+      | final | I have the sum now    | | {"answer": "5555"}     |
     When the agent is called with {"question": "What is 1234 + 4321?"}
     Then the extraction call shows "What is 1234 + 4321?" and "I will add the two" and "5555"
     And the prediction's "answer" is "5555"
 
-  @req:EXT-1
+  @req:EXT-1 @capability:signature
   Scenario: The outputs come from the extraction call, not from a step
     Given the model replies
       | turn    | thought                   | tool   | args                |
@@ -41,12 +40,11 @@ Feature: Output extraction
     And the extraction call shows "Add everything" and "1234" and "4321"
     And the model received 2 step calls and 1 extraction call
 
-  @req:EXT-1
+  @req:EXT-1 @capability:signature
   Scenario: The prediction holds each output as the type its signature declares
     Given a ReAct agent with the signature "question -> count: int, ratio: float, ok: bool, things: list, note" in class form
     And the model replies
       | turn    | thought | tool   | args                                                                          |
-      | step    | done    | finish | {}                                                                            |
-      | extract |         |        | {"count": 4, "ratio": 0.5, "ok": true, "things": ["a", 1], "note": "fine"} |
+      | final | done    | | {"count": 4, "ratio": 0.5, "ok": true, "things": ["a", 1], "note": "fine"} |
     When the agent is called with {"question": "Count them"}
     Then the prediction's outputs are exactly {"count": 4, "ratio": 0.5, "ok": true, "things": ["a", 1], "note": "fine"}

@@ -13,24 +13,22 @@ Feature: The model over HTTP
     Given the model replies
       | turn    | thought        | tool   | args                   |
       | step    | I will add     | add    | {"a": 1234, "b": 4321} |
-      | step    | I have the sum | finish | {}                     |
-      | extract |                |        | {"answer": "5555"}     |
+      | final | I have the sum | | {"answer": "5555"}     |
     When the agent is called with {"question": "What is 1234 + 4321?"}
     Then the tool "add" ran exactly once, with {"a": 1234, "b": 4321}
     And step 1 of the trajectory called "add" with {"a": 1234, "b": 4321} and observed "5555"
     And step call 2 shows "5555"
 
-  @req:EXT-1 @capability:http
+  @req:EXT-1 @capability:http @capability:signature
   Scenario: Over HTTP, the extraction call receives the inputs and the trajectory
     Given the model replies
       | turn    | thought            | tool   | args                 |
       | step    | I will add the two | add    | {"a": 600, "b": 66}  |
-      | step    | I have the sum now | finish | {}                   |
-      | extract |                    |        | {"answer": "666"}    |
+      | final | I have the sum now | | {"answer": "666"}    |
     When the agent is called with {"question": "What is 600 + 66?"}
     Then the extraction call shows "What is 600 + 66?" and "I will add the two" and "666"
     And the prediction's "answer" is "666"
-    And the extraction call is the last model call
+    And the final answer is the last model call
 
   @req:NET-1 @capability:lm-retry @capability:http
   Scenario Outline: Over HTTP, a rate limit or a server error is retried and the run succeeds
@@ -38,12 +36,11 @@ Feature: The model over HTTP
     And the model replies
       | turn    | thought    | tool   | args             |
       | step    | I will add | add    | {"a": 2, "b": 2} |
-      | step    | done       | finish | {}               |
-      | extract |            |        | {"answer": "4"}  |
+      | final | done       | | {"answer": "4"}  |
     When the agent is called with {"question": "What is 2 + 2?"}
     Then the prediction's "answer" is "4"
     And the first request was sent again, unchanged
-    And the model received 3 step calls and 1 extraction call
+    And the model received 3 step calls, the last one its final answer
     And the tool "add" ran exactly once, with {"a": 2, "b": 2}
 
     Examples:
@@ -79,8 +76,7 @@ Feature: The model over HTTP
     When the model replies
       | turn    | thought          | tool   | args             |
       | step    | I will add again | add    | {"a": 3, "b": 3} |
-      | step    | done             | finish | {}               |
-      | extract |                  |        | {"answer": "6"}  |
+      | final | done             | | {"answer": "6"}  |
     And the agent is called again with {"question": "What is 3 + 3?"}
     Then the prediction's "answer" is "6"
     And the trajectory's tool steps are

@@ -7,19 +7,25 @@ Feature: Human in the loop
     And the tool "add" that adds the integers "a" and "b"
     And the interruptible tool "delete_file" that takes the string "path"
 
-  @req:HITL-1 @capability:human-in-the-loop
+  @req:HITL-1 @capability:ask-user
   Scenario: ask_to_user is a built-in tool unless disabled
     Given the agent can ask the user
-    When the agent is built
-    Then the step output "next_tool_name" admits exactly "add, delete_file, ask_to_user, finish"
+    And the model replies
+      | turn  | thought       | tool | args            |
+      | final | I know it     |      | {"answer": "4"} |
+    When the agent is called with {"question": "What is 2 + 2?"}
+    Then the tools offered to the model are exactly "add, ask_to_user, delete_file"
 
-  @req:HITL-1 @capability:human-in-the-loop
+  @req:HITL-1 @capability:ask-user
   Scenario: Disabling ask_to_user removes it from the allowed tool names
     Given the agent cannot ask the user
-    When the agent is built
-    Then the step output "next_tool_name" admits exactly "add, delete_file, finish"
+    And the model replies
+      | turn  | thought       | tool | args            |
+      | final | I know it     |      | {"answer": "4"} |
+    When the agent is called with {"question": "What is 2 + 2?"}
+    Then the tools offered to the model are exactly "add, delete_file"
 
-  @req:HITL-2 @capability:human-in-the-loop
+  @req:HITL-2 @capability:ask-user
   Scenario: Asking the user raises an interrupt carrying the question and the saved state
     Given the agent can ask the user
     And the model replies
@@ -31,7 +37,7 @@ Feature: Human in the loop
     And the interrupt's context holds the trajectory, the iteration and the inputs {"question": "How far?"}
     And the interrupt has an id
 
-  @req:HITL-2 @capability:human-in-the-loop
+  @req:HITL-2 @capability:ask-user
   Scenario: Every interrupt gets its own id
     Given the agent can ask the user
     And the model replies
@@ -44,7 +50,7 @@ Feature: Human in the loop
     And the agent is called again with {"question": "Second"}
     Then the two interrupts have different ids
 
-  @req:HITL-2 @capability:human-in-the-loop
+  @req:HITL-2 @capability:ask-user
   Scenario: Two pauses for the same tool call get different ids
     Given the model replies
       | turn | thought   | tool        | args                    |
@@ -56,7 +62,7 @@ Feature: Human in the loop
     And the agent is called again with {"question": "Clean up"}
     Then the two interrupts have different ids
 
-  @req:HITL-3 @capability:human-in-the-loop
+  @req:HITL-3 @capability:tool-approval
   Scenario: An interruptible tool does not run before approval
     Given the model replies
       | turn | thought    | tool        | args                     |
@@ -66,7 +72,7 @@ Feature: Human in the loop
     And the call was interrupted with the question "Confirm execution of delete_file with args: {\"path\": \"/tmp/report\"}? (yes/no)"
     And the interrupt's tool call is "delete_file" with {"path": "/tmp/report"}
 
-  @req:HITL-4 @capability:human-in-the-loop
+  @req:HITL-4 @capability:tool-approval
   Scenario Outline: Approving runs the pending call exactly once
     Given the model replies
       | turn | thought   | tool        | args                    |
@@ -74,8 +80,7 @@ Feature: Human in the loop
     When the agent is called with {"question": "Clean up"}
     And the model replies
       | turn    | thought | tool   | args                 |
-      | step    | done    | finish | {}                   |
-      | extract |         |        | {"answer": "gone"}   |
+      | final | done    | | {"answer": "gone"}   |
     And the user answers "<answer>"
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
     And the prediction's "answer" is "gone"
@@ -85,7 +90,7 @@ Feature: Human in the loop
       | yes    |
       | y      |
 
-  @req:HITL-4 @capability:human-in-the-loop
+  @req:HITL-4 @capability:tool-approval
   Scenario Outline: Rejecting never runs the pending call and the agent chooses again
     Given the model replies
       | turn | thought   | tool        | args                    |
@@ -94,8 +99,7 @@ Feature: Human in the loop
     And the model replies
       | turn    | thought        | tool   | args                 |
       | step    | add instead    | add    | {"a": 1, "b": 1}     |
-      | step    | done           | finish | {}                   |
-      | extract |                |        | {"answer": "kept"}   |
+      | final | done           | | {"answer": "kept"}   |
     And the user answers "<answer>"
     Then the tool "delete_file" never ran
     And the tool "add" ran exactly once, with {"a": 1, "b": 1}
@@ -106,7 +110,7 @@ Feature: Human in the loop
       | no     |
       | n      |
 
-  @req:HITL-4 @capability:human-in-the-loop
+  @req:HITL-4 @capability:tool-approval
   Scenario: Free text is fed back to the agent as the user's answer
     Given the model replies
       | turn | thought   | tool        | args                    |
@@ -114,13 +118,12 @@ Feature: Human in the loop
     When the agent is called with {"question": "Clean up"}
     And the model replies
       | turn    | thought     | tool   | args                |
-      | step    | I was told  | finish | {}                  |
-      | extract |             |        | {"answer": "kept"}  |
+      | final | I was told  | | {"answer": "kept"}  |
     And the user answers "Keep the report, delete the drafts instead"
     Then the tool "delete_file" never ran
     And step call 2 shows "Keep the report, delete the drafts instead"
 
-  @req:HITL-4 @capability:human-in-the-loop
+  @req:HITL-4 @capability:tool-approval
   Scenario: An edit changes the call before it runs
     Given the model replies
       | turn | thought   | tool        | args                    |
@@ -128,12 +131,11 @@ Feature: Human in the loop
     When the agent is called with {"question": "Clean up"}
     And the model replies
       | turn    | thought | tool   | args                |
-      | step    | done    | finish | {}                  |
-      | extract |         |        | {"answer": "gone"}  |
+      | final | done    | | {"answer": "gone"}  |
     And the user answers {"edit": {"name": "delete_file", "args": {"path": "/tmp/drafts"}}}
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/drafts"}
 
-  @req:HITL-4 @capability:human-in-the-loop
+  @req:HITL-4 @capability:tool-approval
   Scenario: An edit that names no tool never runs anything, and the agent sees an error
     Given the model replies
       | turn | thought   | tool        | args                    |
@@ -141,14 +143,13 @@ Feature: Human in the loop
     When the agent is called with {"question": "Clean up"}
     And the model replies
       | turn    | thought | tool   | args               |
-      | step    | done    | finish | {}                 |
-      | extract |         |        | {"answer": "kept"} |
+      | final | done    | | {"answer": "kept"} |
     And the user answers {"edit": {"name": "delete_everything", "args": {"path": "/"}}}
     Then no tool ran
     And the agent saw an error for step 1 or was asked again
     And the prediction's "answer" is "kept"
 
-  @req:HITL-5 @capability:human-in-the-loop
+  @req:HITL-5 @capability:tool-approval
   Scenario: The user's answer to ask_to_user is the observation of that step
     Given the agent can ask the user
     And the model replies
@@ -157,8 +158,7 @@ Feature: Human in the loop
     When the agent is called with {"question": "How far?"}
     And the model replies
       | turn    | thought | tool   | args                 |
-      | step    | noted   | finish | {}                   |
-      | extract |         |        | {"answer": "5 km"}   |
+      | final | noted   | | {"answer": "5 km"}   |
     And the user answers "Kilometres, please"
     Then the trajectory's tool steps are
       | thought       | tool        | args                                 | observation        |
@@ -166,7 +166,7 @@ Feature: Human in the loop
     And step call 2 shows "Kilometres, please"
     And the prediction's "answer" is "5 km"
 
-  @req:HITL-5 @capability:human-in-the-loop
+  @req:HITL-5 @capability:tool-approval
   Scenario: Resuming continues from the saved iteration, trajectory and inputs
     Given the agent's step cap is 3
     And the model replies
@@ -176,8 +176,7 @@ Feature: Human in the loop
     When the agent is called with {"question": "Sum and clean"}
     And the model replies
       | turn    | thought | tool   | args               |
-      | step    | done    | finish | {}                 |
-      | extract |         |        | {"answer": "done"} |
+      | final | done    | | {"answer": "done"} |
     And the user answers "yes"
     Then the tool "add" ran exactly once, with {"a": 20, "b": 22}
     And step call 3 shows "Sum and clean" and "42"
@@ -186,7 +185,7 @@ Feature: Human in the loop
       | I will add | add         | {"a": 20, "b": 22}      | 42              |
       | delete it  | delete_file | {"path": "/tmp/report"} | delete_file     |
 
-  @req:HITL-6 @capability:human-in-the-loop
+  @req:HITL-6 @capability:tool-approval
   Scenario: Resuming the same interrupt twice never runs the tool twice
     Given the model replies
       | turn | thought   | tool        | args                    |
@@ -194,8 +193,7 @@ Feature: Human in the loop
     When the agent is called with {"question": "Clean up"}
     And the model replies
       | turn    | thought | tool   | args                |
-      | step    | done    | finish | {}                  |
-      | extract |         |        | {"answer": "gone"}  |
+      | final | done    | | {"answer": "gone"}  |
     And the user answers "yes"
     And the user answers "yes" to the same interrupt again
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}

@@ -1,6 +1,6 @@
 Feature: The tool loop
-  The step predictor chooses a tool and its args; the tool runs with exactly those args and its
-  result becomes an observation. `finish` ends the loop; the step cap ends it too.
+  The model chooses a tool and its args; the tool runs with exactly those args and its result
+  becomes an observation. The final answer ends the loop; the step cap ends it too.
 
   Background:
     Given a ReAct agent with the signature "question -> answer"
@@ -12,8 +12,7 @@ Feature: The tool loop
     Given the model replies
       | turn    | thought        | tool   | args                   |
       | step    | I will add     | add    | {"a": 1234, "b": 4321} |
-      | step    | I have the sum | finish | {}                     |
-      | extract |                |        | {"answer": "5555"}     |
+      | final | I have the sum | | {"answer": "5555"}     |
     When the agent is called with {"question": "What is 1234 + 4321?"}
     Then the tool "add" ran exactly once, with {"a": 1234, "b": 4321}
     And step 1 of the trajectory called "add" with {"a": 1234, "b": 4321} and observed "5555"
@@ -24,8 +23,7 @@ Feature: The tool loop
     Given the model replies
       | turn    | thought    | tool   | args                |
       | step    | I will add | add    | {"a": 7, "b": 8}    |
-      | step    | done       | finish | {}                  |
-      | extract |            |        | {"answer": "15"}    |
+      | final | done       | | {"answer": "15"}    |
     When the agent is called with {"question": "What is 7 + 8?"}
     Then the tool "search" never ran
     And the tool "add" ran exactly once, with {"a": 7, "b": 8}
@@ -36,21 +34,19 @@ Feature: The tool loop
     And the model replies
       | turn    | thought    | tool   | args             |
       | step    | I will add | add    | {"a": 2, "b": 3} |
-      | step    | done       | finish | {}               |
-      | extract |            |        | {"answer": "5"}  |
+      | final | done       | | {"answer": "5"}  |
     When the agent is called with {"question": "What is 2 + 3?"}
-    Then the model received 2 step calls and 1 extraction call
+    Then the model received 2 step calls, the last one its final answer
     And the tool "add" ran exactly once, with {"a": 2, "b": 3}
-    And the extraction call is the last model call
+    And the final answer is the last model call
 
   @req:LOOP-2
   Scenario: Choosing finish first runs no tool at all
     Given the model replies
       | turn    | thought          | tool   | args            |
-      | step    | I know it already | finish | {}              |
-      | extract |                  |        | {"answer": "4"} |
+      | final | I know it already | | {"answer": "4"} |
     When the agent is called with {"question": "What is 2 + 2?"}
-    Then the model received 1 step call and 1 extraction call
+    Then the model received 1 step calls, the last one its final answer
     And no tool ran
 
   @req:LOOP-3
@@ -70,6 +66,18 @@ Feature: The tool loop
     When the agent is called with {"question": "What is 1 + 1?"}
     Then the model received exactly 1 step call
     And the tool "add" ran 1 time
+
+  @req:LOOP-3
+  Scenario: A final answer on the last allowed step is accepted
+    Given the agent's step cap is 2
+    And the model replies
+      | turn  | thought    | tool | args             |
+      | step  | I will add | add  | {"a": 1, "b": 1} |
+      | final | done       |      | {"answer": "2"}  |
+    When the agent is called with {"question": "What is 1 + 1?"}
+    Then the prediction's "answer" is "2"
+    And the model received 2 step calls, the last one its final answer
+    And the stop reason is "finish"
 
   @req:LOOP-4
   Scenario: A per-call step cap overrides the agent's
@@ -96,10 +104,53 @@ Feature: The tool loop
       | turn    | thought          | tool              | args             |
       | step    | wipe it all      | delete_everything | {"path": "/"}    |
       | step    | add instead      | add               | {"a": 2, "b": 3} |
-      | step    | done             | finish            | {}               |
-      | extract |                  |                   | {"answer": "5"}  |
+      | final | done             | | {"answer": "5"}  |
     When the agent is called with {"question": "What is 2 + 3?"}
     Then no tool ran with {"path": "/"}
     And the agent saw an error for step 1 or was asked again
     And the tool "add" ran exactly once, with {"a": 2, "b": 3}
     And the prediction's "answer" is "5"
+
+  @req:LOOP-5
+  Scenario: An unknown tool name never crashes the run, also when it is the last step
+    Given the agent's step cap is 2
+    And the model replies
+      | turn  | thought     | tool              | args             |
+      | step  | add first   | add               | {"a": 2, "b": 3} |
+      | step  | wipe it all | delete_everything | {"path": "/"}    |
+    And the model answers every extraction with {"answer": "5"}
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then no tool ran with {"path": "/"}
+    And the run reports that the step cap stopped it after 2 steps
+
+  @req:LOOP-6 @capability:parallel-tool-calls
+  Scenario: Several tool calls in one reply each run once with their own args
+    Given the model replies
+      | turn  | thought       | tool   | args                           |
+      | step  | two at once   | add    | {"a": 1, "b": 2}               |
+      | and   |               | search | {"query": "capital of France"} |
+      | final | done          |        | {"answer": "3, Paris"}         |
+    When the agent is called with {"question": "Sum and capital?"}
+    Then the tool "add" ran exactly once, with {"a": 1, "b": 2}
+    And the tool "search" ran exactly once, with {"query": "capital of France"}
+    And the trajectory's tool steps are
+      | thought     | tool   | args                           | observation                     |
+      | two at once | add    | {"a": 1, "b": 2}               | 3                               |
+      | two at once | search | {"query": "capital of France"} | Paris is the capital of France. |
+    And step call 2 shows "Paris is the capital of France."
+
+  @req:LOOP-6 @capability:parallel-tool-calls
+  Scenario: Parallel calls of one tool each get their own observation, in order
+    Given the model replies
+      | turn  | thought       | tool | args              |
+      | step  | three sums    | add  | {"a": 1, "b": 1}  |
+      | and   |               | add  | {"a": 20, "b": 2} |
+      | and   |               | add  | {"a": 300, "b": 3} |
+      | final | done          |      | {"answer": "2, 22, 303"} |
+    When the agent is called with {"question": "Three sums?"}
+    Then the tool "add" ran 3 times
+    And the trajectory's tool steps are
+      | thought    | tool | args               | observation |
+      | three sums | add  | {"a": 1, "b": 1}   | 2           |
+      | three sums | add  | {"a": 20, "b": 2}  | 22          |
+      | three sums | add  | {"a": 300, "b": 3} | 303         |

@@ -5,81 +5,77 @@ Feature: Signature polymorphism
   Background:
     Given the tool "add" that adds the integers "a" and "b"
 
-  @req:SIG-1 @smoke
+  @req:SIG-1 @smoke @capability:signature
   Scenario: An arrow-string signature takes its input and returns its output
     Given a ReAct agent with the signature "question -> answer"
     And the model replies
       | turn    | thought  | tool   | args             |
       | step    | add them | add    | {"a": 2, "b": 3} |
-      | step    | done     | finish | {}               |
-      | extract |          |        | {"answer": "5"}  |
+      | final | done     | | {"answer": "5"}  |
     When the agent is called with {"question": "What is 2 + 3?"}
     Then the prediction's "answer" is "5"
     And every model call shows "What is 2 + 3?"
 
-  @req:SIG-2
+  @req:SIG-2 @capability:signature
   Scenario: A signature class gives the agent its fields and its instructions
     Given a ReAct agent with the signature "question -> answer" in class form
     And the signature's instructions are "Answer in French, as tersely as you can."
     And the model replies
       | turn    | thought | tool   | args               |
-      | step    | done    | finish | {}                 |
-      | extract |         |        | {"answer": "cinq"} |
+      | final | done    | | {"answer": "cinq"} |
     When the agent is called with {"question": "What is 2 + 3?"}
     Then the prediction's "answer" is "cinq"
     And every model call shows "Answer in French, as tersely as you can."
     And every model call shows "What is 2 + 3?"
 
-  @req:SIG-3
+  @req:SIG-3 @capability:signature
   Scenario: A signature value built in code works like the string form
     Given a ReAct agent with the signature "question -> answer" in value form
     And the signature's instructions are "Use the tools before answering."
     And the model replies
       | turn    | thought  | tool   | args             |
       | step    | add them | add    | {"a": 4, "b": 5} |
-      | step    | done     | finish | {}               |
-      | extract |          |        | {"answer": "9"}  |
+      | final | done     | | {"answer": "9"}  |
     When the agent is called with {"question": "What is 4 + 5?"}
     Then the prediction's "answer" is "9"
     And the tool "add" ran exactly once, with {"a": 4, "b": 5}
     And every model call shows "Use the tools before answering."
 
-  @req:SIG-4
+  @req:SIG-4 @capability:signature
   Scenario: Several inputs and outputs in string form all reach the model and the prediction
     Given a ReAct agent with the signature "context, question -> answer, sources"
     And the model replies
       | turn    | thought | tool   | args                                          |
-      | step    | done    | finish | {}                                            |
-      | extract |         |        | {"answer": "Paris", "sources": "the atlas"}   |
+      | final | done    | | {"answer": "Paris", "sources": "the atlas"}   |
     When the agent is called with {"context": "Facts about Europe.", "question": "Capital of France?"}
     Then the prediction's "answer" is "Paris"
     And the prediction's "sources" is "the atlas"
     And every model call shows "Facts about Europe."
     And every model call shows "Capital of France?"
 
-  @req:SIG-5
+  @req:SIG-5 @capability:signature
   Scenario Outline: A malformed signature string fails at construction with a clear error
     Given a ReAct agent with the signature "<signature>"
     When the agent is built
-    Then construction fails with an error that names "<names>" and matches "<matches>"
+    Then construction fails with a clear error that names "<names>"
     And the model was never called
 
     Examples:
-      | signature                    | names    | matches                                   |
-      | question answer              | ->       | arrow\|->\|missing\|expected\|invalid     |
-      | -> answer                    | input    | input                                     |
-      | question ->                  | output   | output                                    |
-      | question, question -> answer | question | duplicat\|more than once\|twice\|repeat   |
-      | question -> question         | question | both\|input and output\|output and input\|same\|duplicat\|conflict\|overlap |
+      | signature                    | names    |
+      | question answer              | ->       |
+      | -> answer                    | input    |
+      | question ->                  | output   |
+      | question, question -> answer | question |
+      | question -> question         | question |
 
-  @req:SIG-5
+  @req:SIG-5 @capability:signature
   Scenario: A signature value whose input and output share a name fails at construction
     Given a ReAct agent with the signature "question -> question" in value form
     When the agent is built
-    Then construction fails with an error that names "question" and matches "both|input and output|output and input|same|duplicat|conflict|overlap"
+    Then construction fails with a clear error that names "question"
     And the model was never called
 
-  @req:SIG-6
+  @req:SIG-6 @capability:signature
   Scenario: A call that lacks a required input fails before any model call
     Given a ReAct agent with the signature "context, question -> answer"
     When the agent is called with {"question": "What is 2 + 3?"}

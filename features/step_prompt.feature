@@ -1,6 +1,7 @@
 Feature: The step prompt
-  The internal step signature constrains the tool name to the tools plus `finish`, requires the
-  tool args to be a JSON object, and shows the inputs, the trajectory so far and every tool.
+  The model is offered exactly the agent's tools (plus `finish` or the library's final-answer
+  tool), and every step call shows the inputs, the trajectory so far and every tool. A DSPy-shaped
+  step also requires the tool args to be a JSON object.
 
   Background:
     Given a ReAct agent with the signature "question -> answer"
@@ -8,23 +9,28 @@ Feature: The step prompt
     And the tool "search" that returns "Paris is the capital of France."
 
   @req:STEP-1
-  Scenario: The step output admits exactly the tool names plus finish
-    When the agent is built
-    Then the step output "next_tool_name" admits exactly "add, search, finish"
+  Scenario: The model is offered exactly the agent's tools
+    Given the model replies
+      | turn  | thought       | tool | args            |
+      | final | I know it     |      | {"answer": "4"} |
+    When the agent is called with {"question": "What is 2 + 2?"}
+    Then the tools offered to the model are exactly "add, search"
 
   @req:STEP-1
-  Scenario: Without user tools the step output admits only finish
+  Scenario: An agent without tools is offered none
     Given the agent has no tools
-    When the agent is built
-    Then the step output "next_tool_name" admits exactly "finish"
+    And the model replies
+      | turn  | thought       | tool | args            |
+      | final | I know it     |      | {"answer": "4"} |
+    When the agent is called with {"question": "What is 2 + 2?"}
+    Then the tools offered to the model are exactly ""
 
-  @req:STEP-2
+  @req:STEP-2 @capability:signature
   Scenario: Every step prompt requires next_tool_args to be a JSON object
     Given the model replies
       | turn    | thought    | tool   | args             |
       | step    | I will add | add    | {"a": 2, "b": 3} |
-      | step    | done       | finish | {}               |
-      | extract |            |        | {"answer": "5"}  |
+      | final | done       | | {"answer": "5"}  |
     When the agent is called with {"question": "What is 2 + 3?"}
     Then every step call mentions "next_tool_args" and "JSON"
 
@@ -33,8 +39,7 @@ Feature: The step prompt
     Given the model replies
       | turn    | thought    | tool   | args             |
       | step    | I will add | add    | {"a": 2, "b": 3} |
-      | step    | done       | finish | {}               |
-      | extract |            |        | {"answer": "5"}  |
+      | final | done       | | {"answer": "5"}  |
     When the agent is called with {"question": "What is 2 + 3?"}
     Then every step call shows "What is 2 + 3?"
     And every step call shows the tool "add" with its description and its arguments
@@ -46,8 +51,7 @@ Feature: The step prompt
       | turn    | thought                  | tool   | args                              |
       | step    | I will add two numbers   | add    | {"a": 1234, "b": 4321}            |
       | step    | Now I look up the city   | search | {"query": "capital of France"}    |
-      | step    | done                     | finish | {}                                |
-      | extract |                          |        | {"answer": "Paris"}               |
+      | final | done                     | | {"answer": "Paris"}               |
     When the agent is called with {"question": "Sum, then capital?"}
     Then step call 1 does not show "I will add two numbers"
     And step call 2 shows "I will add two numbers" and "1234" and "4321" and "5555"
@@ -58,7 +62,6 @@ Feature: The step prompt
     Given the tool "transfer" that takes the integer "amount" and the string "recipient"
     And the model replies
       | turn    | thought | tool   | args             |
-      | step    | done    | finish | {}               |
-      | extract |         |        | {"answer": "ok"} |
+      | final | done    | | {"answer": "ok"} |
     When the agent is called with {"question": "Pay Ann"}
     Then every step call shows the tool "transfer" with its description and its arguments

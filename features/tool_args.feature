@@ -7,40 +7,37 @@ Feature: Tool arguments
     Given a ReAct agent with the signature "question -> answer"
     And the tool "transfer" that takes the integer "amount" and the string "recipient"
 
-  @req:ARGS-1 @capability:tool-args
+  @req:ARGS-1
   Scenario: Any JSON object the model writes reaches the tool intact
     Given the tool "record" that takes the string "text" and the object "data"
     When the model sends 40 generated JSON objects as arguments to "record"
     Then the tool "record" received each of them exactly as sent
 
-  @req:ARGS-1 @capability:tool-args
+  @req:ARGS-1
   Scenario: Quotes and brackets inside a string argument reach the tool intact
     Given the model's step calls "transfer" with a recipient of 100 escaped quotes and open brackets
     And the model replies
       | turn    | thought | tool   | args               |
-      | step    | done    | finish | {}                 |
-      | extract |         |        | {"answer": "paid"} |
+      | final | done    | | {"answer": "paid"} |
     When the agent is called with {"question": "Pay the odd recipient"}
     Then the tool "transfer" received each of them exactly as sent
 
-  @req:ARGS-1 @capability:tool-args
+  @req:ARGS-1
   Scenario: Wide but shallow tool args reach the tool intact
     Given the tool "store" that takes the object "data"
     And the model's step calls "store" with 100 small objects side by side
     And the model replies
       | turn    | thought | tool   | args                 |
-      | step    | done    | finish | {}                   |
-      | extract |         |        | {"answer": "stored"} |
+      | final | done    | | {"answer": "stored"} |
     When the agent is called with {"question": "Store them"}
     Then the tool "store" received each of them exactly as sent
 
-  @req:ARGS-2 @capability:tool-args
+  @req:ARGS-2
   Scenario Outline: Tool args that are JSON but not an object never reach the tool
     Given the model replies
       | turn               | thought  | tool     | args             |
       | step with raw args | send it  | transfer | <args>           |
-      | step               | give up  | finish   | {}               |
-      | extract            |          |          | {"answer": "no"} |
+      | final | give up  | | {"answer": "no"} |
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never ran
     And the agent saw an error for step 1 or was asked again
@@ -53,13 +50,12 @@ Feature: Tool arguments
       | 50                                 |
       | null                               |
 
-  @req:ARGS-3 @capability:tool-args
+  @req:ARGS-3
   Scenario Outline: Malformed JSON tool args never crash the run
     Given the model replies
       | turn               | thought  | tool     | args             |
       | step with raw args | send it  | transfer | <args>           |
-      | step               | give up  | finish   | {}               |
-      | extract            |          |          | {"answer": "no"} |
+      | final | give up  | | {"answer": "no"} |
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never ran
     And the agent saw an error for step 1 or was asked again
@@ -72,13 +68,12 @@ Feature: Tool arguments
       | {"amount": 50,, "recipient": "Ann"} |
       | not json at all                     |
 
-  @req:ARGS-4 @capability:tool-args
+  @req:ARGS-4
   Scenario Outline: Tool args that break the tool's schema never reach it, and the error names the field
     Given the model replies
       | turn    | thought  | tool     | args             |
       | step    | send it  | transfer | <args>           |
-      | step    | give up  | finish   | {}               |
-      | extract |          |          | {"answer": "no"} |
+      | final | give up  | | {"answer": "no"} |
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never ran
     And the observation of step 1 is an error that names "<field>"
@@ -92,17 +87,16 @@ Feature: Tool arguments
       | {"amount": 50, "recipient": ["Ann", "Bob"]}             | recipient |
       | {"amount": "50", "recipient": "Ann"}                    | amount    |
 
-  @req:ARGS-4 @capability:tool-args
+  @req:ARGS-4
   Scenario: Tool args that fit the schema reach the tool unchanged
     Given the model replies
       | turn    | thought  | tool     | args                               |
       | step    | send it  | transfer | {"amount": 50, "recipient": "Ann"} |
-      | step    | done     | finish   | {}                                 |
-      | extract |          |          | {"answer": "paid"}                 |
+      | final | done     | | {"answer": "paid"}                 |
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" ran exactly once, with {"amount": 50, "recipient": "Ann"}
 
-  @req:ARGS-5 @capability:tool-args
+  @req:ARGS-5
   Scenario: Tool args nested a hundred thousand levels deep fail fast with a clear error
     Given the tool "store" that takes the object "data"
     And the model's step calls "store" with an object nested 100000 levels deep
@@ -110,8 +104,7 @@ Feature: Tool arguments
     And the model's step calls "store" with arrays nested 200 levels deep inside its object
     And the model replies
       | turn    | thought | tool   | args             |
-      | step    | give up | finish | {}               |
-      | extract |         |        | {"answer": "no"} |
+      | final | give up | | {"answer": "no"} |
     When the agent is called with {"question": "Store it"}
     Then the tool "store" never ran
     And the observation of step 1 is an error that says why, matching "long|large|size|limit|deep|nest|depth"
@@ -119,13 +112,12 @@ Feature: Tool arguments
     And the observation of step 3 is an error that says why, matching "deep|nest|depth|level"
     And the prediction's "answer" is "no"
 
-  @req:ARGS-5 @capability:tool-args
+  @req:ARGS-5
   Scenario: Tool args of several megabytes fail fast with a clear error
     Given the model's step calls "transfer" with a recipient of 5000000 characters
     And the model replies
       | turn    | thought | tool   | args             |
-      | step    | give up | finish | {}               |
-      | extract |         |        | {"answer": "no"} |
+      | final | give up | | {"answer": "no"} |
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never ran
     And the observation of step 1 is an error that says why, matching "long|large|size|limit|characters"

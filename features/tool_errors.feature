@@ -7,21 +7,20 @@ Feature: Tool errors
     And the tool "add" that adds the integers "a" and "b"
     And the tool "explode" that raises ValueError "the disk is on fire"
 
-  @req:ERR-1 @capability:tool-errors
+  @req:ERR-1
   Scenario: A raising tool becomes an error observation and the loop goes on
     Given the model replies
       | turn    | thought     | tool    | args             |
       | step    | try it      | explode | {"query": "x"}   |
       | step    | add instead | add     | {"a": 2, "b": 3} |
-      | step    | done        | finish  | {}               |
-      | extract |             |         | {"answer": "5"}  |
+      | final | done        | | {"answer": "5"}  |
     When the agent is called with {"question": "What is 2 + 3?"}
-    Then the observation of step 1 reads "Error executing explode: the disk is on fire"
-    And step call 2 shows "Error executing explode: the disk is on fire"
+    Then the observation of step 1 names "explode" and carries "the disk is on fire"
+    And step call 2 shows "the disk is on fire"
     And the tool "add" ran exactly once, with {"a": 2, "b": 3}
     And the prediction's "answer" is "5"
 
-  @req:ERR-2 @capability:tool-errors
+  @req:ERR-2
   Scenario: Three similar failures in a row stop the retries with a suggestion
     Given the agent's step cap is 8
     And the model answers every step with tool "explode" and args {"query": "x"}
@@ -32,7 +31,7 @@ Feature: Tool errors
     And the stop reason is "repeated_tool_errors"
     And the user-facing message names "explode" and suggests what to do
 
-  @req:ERR-2 @capability:tool-errors
+  @req:ERR-2
   Scenario: Failures with a success between them do not stop the agent
     Given the model replies
       | turn    | thought | tool    | args             |
@@ -41,13 +40,12 @@ Feature: Tool errors
       | step    | three   | add     | {"a": 1, "b": 1} |
       | step    | four    | explode | {"query": "c"}   |
       | step    | five    | explode | {"query": "d"}   |
-      | step    | done    | finish  | {}               |
-      | extract |         |         | {"answer": "2"}  |
+      | final | done    | | {"answer": "2"}  |
     When the agent is called with {"question": "Keep trying"}
-    Then the model received 6 step calls and 1 extraction call
+    Then the model received 6 step calls, the last one its final answer
     And the tool "explode" ran 4 times
 
-  @req:ERR-2 @capability:tool-errors
+  @req:ERR-2
   Scenario: Failures of different kinds do not count as similar
     Given the tool "flaky" that raises, call by call
       | call | error        | message        |
@@ -60,38 +58,36 @@ Feature: Tool errors
       | step    | two     | flaky  | {"query": "b"} |
       | step    | three   | flaky  | {"query": "c"} |
       | step    | four    | flaky  | {"query": "d"} |
-      | step    | done    | finish | {}             |
-      | extract |         |        | {"answer": "ok"} |
+      | final | done    | | {"answer": "ok"} |
     When the agent is called with {"question": "Keep trying"}
-    Then the model received 5 step calls and 1 extraction call
+    Then the model received 5 step calls, the last one its final answer
     And the tool "flaky" ran 4 times
 
-  @req:ERR-2 @capability:tool-errors
+  @req:ERR-2
   Scenario: The error history keeps the last ten errors
     Given the tool "flaky" that raises on every call, alternating ValueError and TimeoutError, numbered "failure"
     And the model answers every step with tool "flaky" and args {"query": "x"}
     And the model answers every extraction with {"answer": "sorry"}
     And the agent's step cap is 12
-    And the agent extracts its outputs on the step cap
     When the agent is called with {"question": "Keep trying"}
     Then the tool "flaky" ran 12 times
     And the error history holds exactly the errors "failure 3" to "failure 12", in order
 
-  @req:ERR-3 @capability:tool-errors
+  @req:ERR-3
   Scenario: A new call starts with clean error tracking
-    Given the model replies
-      | turn    | thought | tool    | args           |
-      | step    | one     | explode | {"query": "a"} |
-      | step    | two     | explode | {"query": "b"} |
-      | step    | done    | finish  | {}             |
-      | extract |         |         | {"answer": "x"} |
+    Given the agent's step cap is 5
+    And the model answers every step with tool "explode" and args {"query": "x"}
+    And the model answers every extraction with {"answer": "sorry"}
     When the agent is called with {"question": "First try"}
+    Then call 1 stopped with "repeated_tool_errors", as ERR-2 requires
+    When the model's standing answers are withdrawn
     And the model replies
-      | turn    | thought | tool    | args             |
-      | step    | three   | explode | {"query": "c"}   |
-      | step    | add     | add     | {"a": 1, "b": 1} |
-      | step    | done    | finish  | {}               |
-      | extract |         |         | {"answer": "2"}  |
+      | turn  | thought | tool    | args             |
+      | step  | one     | explode | {"query": "a"}   |
+      | step  | two     | explode | {"query": "b"}   |
+      | step  | add     | add     | {"a": 1, "b": 1} |
+      | final | done    |         | {"answer": "2"}  |
     And the agent is called again with {"question": "Second try"}
-    Then call 2 made exactly 3 step calls
+    Then call 2 made exactly 4 step calls
     And the tool "add" ran exactly once, with {"a": 1, "b": 1}
+    And the prediction's "answer" is "2"

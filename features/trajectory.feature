@@ -13,8 +13,7 @@ Feature: Trajectory return
       | turn    | thought      | tool   | args                           |
       | step    | I will add   | add    | {"a": 1234, "b": 4321}         |
       | step    | Look it up   | search | {"query": "capital of France"} |
-      | step    | done         | finish | {}                             |
-      | extract |              |        | {"answer": "Paris"}            |
+      | final | done         | | {"answer": "Paris"}            |
     When the agent is called with {"question": "Sum, then capital?"}
     Then the trajectory's tool steps are
       | thought    | tool   | args                           | observation                     |
@@ -26,15 +25,13 @@ Feature: Trajectory return
     Given the model replies
       | turn    | thought    | tool   | args             |
       | step    | I will add | add    | {"a": 2, "b": 3} |
-      | step    | done       | finish | {}               |
-      | extract |            |        | {"answer": "5"}  |
+      | final | done       | | {"answer": "5"}  |
     When the agent is called with {"question": "What is 2 + 3?"}
     And the caller mutates what the call returned
     And the model replies
       | turn    | thought    | tool   | args             |
       | step    | I will add | add    | {"a": 4, "b": 4} |
-      | step    | done       | finish | {}               |
-      | extract |            |        | {"answer": "8"}  |
+      | final | done       | | {"answer": "8"}  |
     And the agent is called again with {"question": "What is 4 + 4?"}
     Then no model call of call 2 shows the caller's mutation
     And the trajectory's tool steps are
@@ -48,8 +45,7 @@ Feature: Trajectory return
       | step    | one     | add    | {"a": 1, "b": 10}              |
       | step    | two     | search | {"query": "capital of France"} |
       | step    | three   | add    | {"a": 2, "b": 20}              |
-      | step    | done    | finish | {}                             |
-      | extract |         |        | {"answer": "ok"}               |
+      | final | done    | | {"answer": "ok"}               |
     When the agent is called with {"question": "Do three things"}
     Then the trajectory's tool steps are
       | thought | tool   | args                           | observation                     |
@@ -73,7 +69,7 @@ Feature: Trajectory return
       | two     | add    | {"a": 4, "b": 40}              | 44                              |
       | three   | search | {"query": "capital of France"} | Paris is the capital of France. |
 
-  @req:TRJ-3 @capability:tool-errors
+  @req:TRJ-3
   Scenario: After repeated tool errors the steps appear in the order they ran, one observation each
     Given the tool "explode" that raises ValueError "the disk is on fire"
     And the model answers every extraction with {"answer": "sorry"}

@@ -11,11 +11,10 @@ Feature: Model transport retries
     Given the model replies
       | turn    | thought | tool   | args            |
       | fault   |         |        | <fault>         |
-      | step    | done    | finish | {}              |
-      | extract |         |        | {"answer": "4"} |
+      | final | done    | | {"answer": "4"} |
     When the agent is called with {"question": "What is 2 + 2?"}
     Then the prediction's "answer" is "4"
-    And the model received 2 step calls and 1 extraction call
+    And the model received 2 step calls, the last one its final answer
 
     Examples:
       | fault      |

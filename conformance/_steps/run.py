@@ -15,7 +15,7 @@ from conformance import _guard
 from conformance._model import ScriptedModel
 from conformance._steps import parse_json
 from conformance._world import World
-from conformance.binding import CallRequest, ExtractTurn, Outcome, StepTurn
+from conformance.binding import CallRequest, FinalTurn, Outcome, StepTurn
 
 #: What the caller writes into returned containers; no run may ever show it afterwards.
 MUTATION_MARKER = "CALLER-MUTATION-7f3a"
@@ -84,10 +84,9 @@ def generated_args(world: World, count: int, tool: str) -> None:
     def send(text: str, data: dict[str, Any]) -> None:
         args: dict[str, JsonValue] = {"text": text, "data": data}
         world.sent_args.append(args)
-        world.model = ScriptedModel([
+        world.model = world.new_model([
             StepTurn(thought="record it", tool_name=tool, tool_args=args),
-            StepTurn(thought="done", tool_name="finish"),
-            ExtractTurn(outputs={"answer": "recorded"}),
+            FinalTurn(thought="done", outputs={"answer": "recorded"}),
         ])
         before = len(recorder.calls)
         world.call({"question": "Record this"})
@@ -109,10 +108,9 @@ def concurrent_runs(world: World, own: int, adapter: str, plain: int) -> None:
     jobs: list[tuple[str | None, ScriptedModel, str]] = []
     for i in range(own + plain):
         answer = f"answer number {i}"
-        model = ScriptedModel([
+        model = world.new_model([
             StepTurn(thought=f"agent {i} adds", tool_name="add", tool_args={"a": i, "b": i}),
-            StepTurn(thought="done", tool_name="finish"),
-            ExtractTurn(outputs={"answer": answer}),
+            FinalTurn(thought="done", outputs={"answer": answer}),
         ])
         jobs.append((adapter if i < own else None, model, answer))
     agents = []

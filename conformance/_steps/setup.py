@@ -15,9 +15,11 @@ from conformance.binding import (
     ExtractTurn,
     FaultTurn,
     FieldSpec,
+    FinalTurn,
     ParamSpec,
     SignatureSpec,
     StepTurn,
+    ToolCall,
     ToolSpec,
     Turn,
 )
@@ -159,6 +161,17 @@ def extracts_on_cap(world: World) -> None:
     world.on_max_steps = "extract"
 
 
+@given("the agent returns normally on the step cap")
+def returns_on_cap(world: World) -> None:
+    world.on_max_steps = "return"
+
+
+@given("the agent does not raise on the step cap")
+def does_not_raise_on_cap(world: World) -> None:
+    # Scenarios tagged `max-steps-extract|max-steps-return`: whichever of the two the library has.
+    world.on_max_steps = "extract" if "max-steps-extract" in world.capabilities else "return"
+
+
 @given(parsers.parse('the global adapter is "{adapter}"'))
 def global_adapter(world: World, adapter: str) -> None:
     assert adapter in _ADAPTERS, f"unknown adapter {adapter!r}; the suite knows {_ADAPTERS}"
@@ -177,26 +190,51 @@ def _turn(row: dict[str, str]) -> Turn:
         return StepTurn(thought=row["thought"], tool_name=row["tool"], tool_args=parse_json(row["args"]))
     if kind == "step with raw args":
         return StepTurn(thought=row["thought"], tool_name=row["tool"], raw_tool_args=row["args"])
+    if kind == "final":
+        outputs = parse_json(row["args"])
+        assert isinstance(outputs, dict), f"a final turn's args are the outputs, an object: {row}"
+        return FinalTurn(thought=row["thought"], outputs=outputs)
     if kind == "fault":
         return FaultTurn.model_validate({"fault": row["args"].strip()})
     if kind == "extract":
         outputs = parse_json(row["args"])
         assert isinstance(outputs, dict), f"an extract turn's args must be an object: {row}"
         return ExtractTurn(outputs=outputs)
-    raise AssertionError(f"unknown turn kind {kind!r} (step, step with raw args, extract, fault)")
+    raise AssertionError(
+        f"unknown turn kind {kind!r} (step, step with raw args, and, final, extract, fault)"
+    )
+
+
+def _turns(rows: list[dict[str, str]]) -> list[Turn]:
+    """The table's turns; an `and` row is one more tool call in the step above it."""
+    turns: list[Turn] = []
+    for row in rows:
+        if row["turn"].strip() != "and":
+            turns.append(_turn(row))
+            continue
+        previous = turns[-1] if turns else None
+        assert isinstance(previous, StepTurn), f"an `and` row must follow a step row: {row}"
+        call = ToolCall(tool_name=row["tool"], tool_args=parse_json(row["args"]))
+        turns[-1] = previous.model_copy(update={"parallel": (*previous.parallel, call)})
+    return turns
 
 
 @given("the model replies")
 @when("the model replies")
 def model_replies(world: World, datatable: list[list[str]]) -> None:
     header, *rows = datatable
-    world.model.extend(_turn(dict(zip(header, row, strict=True))) for row in rows)
+    world.model.extend(_turns([dict(zip(header, row, strict=True)) for row in rows]))
 
 
 @given(parsers.parse('the model answers every step with tool "{tool}" and args {args}'))
 def every_step(world: World, tool: str, args: str) -> None:
     world.model.every_step = StepTurn(thought=f"call {tool} again", tool_name=tool,
                                       tool_args=parse_json(args))
+
+
+@when("the model's standing answers are withdrawn")
+def standing_answers_withdrawn(world: World) -> None:
+    world.model.every_step = world.model.every_extract = None
 
 
 @given(parsers.parse("the model answers every extraction with {outputs}"))

@@ -11,7 +11,7 @@ from conformance._model import ScriptedModel
 from conformance._steps import parse_json
 from conformance._steps.run import canonical
 from conformance._world import World
-from conformance.binding import CallRequest, Event, ExtractTurn, Outcome, Step, StepTurn, Turn
+from conformance.binding import CallRequest, Event, FinalTurn, Outcome, Step, StepTurn, Turn
 
 
 def _call(world: World, inputs: str, mode: Literal["async", "stream"], cap: int | None = None) -> None:
@@ -38,8 +38,7 @@ def _script(run: int, cap: int) -> list[Turn]:
     return [
         *(StepTurn(thought=f"run {run} adds, step {j}", tool_name="add", tool_args={"a": run, "b": j})
           for j in range(cap - 1)),
-        StepTurn(thought=f"run {run} is done", tool_name="finish"),
-        ExtractTurn(outputs={"answer": f"the answer of run {run}"}),
+        FinalTurn(thought=f"run {run} is done", outputs={"answer": f"the answer of run {run}"}),
     ]
 
 
@@ -60,7 +59,7 @@ def overlapping_async_runs(world: World, count: int) -> None:
         world.reset_agent()
         request = CallRequest(inputs={"question": f"Run {i}: add it up"},
                               max_steps=cap if per_call else None, mode="async")
-        jobs.append((world.agent, request, ScriptedModel(script)))
+        jobs.append((world.agent, request, world.new_model(script)))
         world.concurrent.append((own, jobs[-1][2], f"the answer of run {i}", None))
         world.concurrent_scripts.append(script)
     world.adapter, world.max_steps = adapter, max_steps
@@ -78,7 +77,7 @@ def overlapping_runs_of_one_agent(world: World, count: int) -> None:
         cap = 2 + i % 4
         script = _script(i, cap)
         request = CallRequest(inputs={"question": f"Run {i}: add it up"}, max_steps=cap, mode="async")
-        jobs.append((world.agent, request, ScriptedModel(script)))
+        jobs.append((world.agent, request, world.new_model(script)))
         world.concurrent.append((world.adapter, jobs[-1][2], f"the answer of run {i}", None))
         world.concurrent_scripts.append(script)
     _run_concurrently(world, jobs)
@@ -119,14 +118,14 @@ def concurrent_steps(world: World) -> None:
     ):
         assert isinstance(result, Outcome), f"concurrent run {index} did not finish: {result!r}"
         assert model.violation is None, f"concurrent run {index}: {model.violation}"
-        steps = [t for t in script if isinstance(t, StepTurn)]
+        steps = [t for t in script if isinstance(t, StepTurn | FinalTurn)]
         assert model.count("step") == len(steps) and not model.unused, (
             f"concurrent run {index} should make exactly its {len(steps)} scripted step call(s), "
             f"up to its own step cap; it made {model.count('step')}, leaving "
             f"{len(model.unused)} turn(s) unused"
             + (f", then raised {result.error.type}: {result.error.message}" if result.error else "")
         )
-        own = [(t.tool_name, canonical(t.tool_args)) for t in steps if t.tool_name != "finish"]
+        own = [(t.tool_name, canonical(t.tool_args)) for t in steps if isinstance(t, StepTurn)]
         got = [(s.tool_name, canonical(s.tool_args)) for s in result.trajectory if s.tool_name != "finish"]
         assert got == own, f"concurrent run {index}'s trajectory is not its own: {got} (own: {own})"
 

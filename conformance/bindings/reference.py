@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, get_args
+from typing import Any, ClassVar, get_args
 
 import httpx
 from pydantic import JsonValue
@@ -58,9 +58,14 @@ class ReferenceBinding(Binding):
     """Runs the suite against `reference.ReAct`."""
 
     name = "reference"
-    capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract", "max-steps-error",
-                              "stop-reason", "lm-retry", "human-in-the-loop", "async", "streaming",
-                              "http"})
+    contract_version = 2
+    capabilities = frozenset({"signature", "max-steps-extract", "max-steps-error", "ask-user",
+                              "tool-approval", "async", "streaming", "lm-retry", "http"})
+    not_claimed: ClassVar[Mapping[str, str]] = {
+        "max-steps-return": "on the cap ReAct extracts its outputs or raises MaxIterationsError "
+                            "(on_max_iters); it never returns without outputs",
+        "parallel-tool-calls": "one tool call per step: the step signature has one next_tool_name",
+    }
 
     @property
     def version(self) -> str:
@@ -83,7 +88,8 @@ class ReferenceBinding(Binding):
                 [reference.Tool(t.as_function(), interruptible=t.spec.interruptible) for t in tools],
                 max_iters=spec.max_steps,
                 adapter=_ADAPTERS[spec.adapter]() if spec.adapter else None,
-                on_max_iters=spec.on_max_steps or "extract",
+                # "return" is a cap behaviour the binding does not claim: never asked for.
+                on_max_iters="raise" if spec.on_max_steps == "raise" else "extract",
                 enable_ask_to_user=spec.enable_ask_to_user,
             )
         except Exception as exc:

@@ -99,8 +99,9 @@ class Harness:
     def reply(self, c: p.Command) -> p.Reply:
         b = self.binding
         if isinstance(c, p.Hello):
-            return p.Welcome(id=c.id, protocol=p.PROTOCOL_VERSION, name="python-harness",
-                             version=b.version, capabilities=sorted(b.capabilities))
+            return p.Welcome(id=c.id, protocol=b.contract_version, name="python-harness",
+                             version=b.version, capabilities=sorted(b.capabilities),
+                             not_claimed=dict(b.not_claimed))
         if isinstance(c, p.Configure):
             b.configure(adapter=c.adapter)
             return p.Done(id=c.id)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from pytest_bdd.feature import get_features
@@ -33,7 +35,8 @@ def test_every_scenario_has_exactly_one_known_requirement(feature: object, scena
 @pytest.mark.parametrize(("feature", "scenario"), SCENARIOS, ids=[s.name for _, s in SCENARIOS])
 def test_scenarios_outside_the_core_carry_their_capability(feature: object, scenario: object) -> None:
     caps = _tags(scenario, "capability:")
-    assert set(caps) <= CAPABILITIES, f"unknown capabilities {set(caps) - CAPABILITIES}"
+    named = {c for tag in caps for c in tag.split("|")}
+    assert named <= CAPABILITIES, f"unknown capabilities {named - CAPABILITIES}"
     profile = catalogue()[_tags(scenario, "req:")[0]].profile
     if profile != "core":
         assert profile in caps, f"{scenario.name!r} needs the tag @capability:{profile}"  # type: ignore[attr-defined]
@@ -49,5 +52,15 @@ def test_scenario_names_are_unique_across_features() -> None:
     assert [n for n, c in names.items() if c > 1] == []
 
 
-def test_every_profile_is_core_or_a_capability() -> None:
-    assert all(r.profile == "core" or r.profile in CAPABILITIES for r in catalogue().values())
+def test_every_profile_is_core_or_capabilities() -> None:
+    assert all(r.profile == "core" or set(r.profile.split("|")) <= CAPABILITIES
+               for r in catalogue().values())
+
+
+def test_the_catalogue_is_the_requirements_document_when_it_is_beside_the_checkout() -> None:
+    """Every ID of REQUIREMENTS.md, and only those, in its order."""
+    document = Path(__file__).resolve().parents[3] / "shared" / "REQUIREMENTS.md"
+    if not document.is_file():
+        pytest.skip("the requirements document is not beside this checkout")
+    rows = dict(re.findall(r"^\| ([A-Z]+-\d+) \| (.+?) \|$", document.read_text(encoding="utf-8"), re.M))
+    assert list(rows) == list(catalogue())
