@@ -153,7 +153,7 @@ def test_the_real_provider_recipe_records_without_the_key_and_replays_offline(tm
         recorded = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300,
                                   env={**env, "RECORD": "1", "API_KEY": key, "BASE_URL": provider.url})
     assert recorded.returncode == 0, recorded.stdout[-3000:]
-    assert len(provider.requests) == 3
+    assert provider.received == 3
     cassettes = tmp_path / "cassettes" / "real"
     assert list(secrets_in(cassettes)) == [] and key not in (cassettes / "adds.yaml").read_text()
     replayed = subprocess.run([*command, "-p", "tests.suite.no_network"], cwd=tmp_path, env=env,
