@@ -163,6 +163,14 @@ class ReAct:
     def __call__(self, **inputs: Any) -> Prediction:
         return self.forward(**inputs)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy (copy, deepcopy, pickle) is another agent: it resumes none of this one's pauses,
+        # or the two could each run an approved call.
+        return {k: v for k, v in self.__dict__.items() if k not in ("_key", "_pending")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _key=uuid.uuid4().hex, _pending=set())
+
     def forward(self, *, max_iters: int | None = None, **inputs: Any) -> Prediction:
         """Run the loop over `inputs`; `max_iters` caps this call only (each call has a fresh budget)."""
         return _prediction(_events(self._loop(self._start(inputs, max_iters)), snapshots=False))

@@ -329,6 +329,23 @@ def test_a_copy_of_an_interrupt_never_resumes_a_used_pause(
     assert DELETED == ["/tmp/report"]
 
 
+@pytest.mark.parametrize("copier", [copy.deepcopy, copy.copy])
+def test_a_copy_of_the_agent_does_not_resume_the_originals_interrupts(
+        lm: ScriptedLM, copier: Callable[[ReAct], ReAct]) -> None:
+    # A copy sharing the pending interrupts would let each of the two run the approved call.
+    react = agent()
+    interrupt = pause_on_delete(lm, react)
+    twin = copier(react)
+    with pytest.raises(ValueError, match="raised by another agent"):
+        twin.resume("yes", interrupt)
+    lm.replies += [step("done", "finish"), answer(answer="gone")]
+    assert react.resume("yes", interrupt).answer == "gone" and DELETED == ["/tmp/report"]
+    lm.replies += [step("delete it", "delete_file", {"path": "/tmp/x"})]
+    own = interrupted(twin, question="q")  # the copy pauses and resumes its own runs
+    lm.replies += [step("done", "finish"), answer(answer="x")]
+    assert twin.resume("yes", own).answer == "x" and DELETED == ["/tmp/report", "/tmp/x"]
+
+
 @pytest.mark.parametrize(("response", "error", "says"), [
     ('{"edit": ' * 100_000, ValueError, "nests deeper than"),
     ("[" * 100_000, ValueError, "nests deeper than"),
