@@ -2,8 +2,10 @@
 
 A cassette holds one scenario's exchanges with the scripted endpoint. Requests match on method,
 path and body (compared as JSON), never on host or port: the loopback server's port changes on
-every run. Only the headers body matching and replay need are kept, so a cassette cannot carry a
-credential or a cookie; `secrets_in` scans cassettes for any that slipped through anyway.
+every run. Only the headers body matching and replay need are kept, and query parameters named like
+a credential (`key`, `api_key`, `access_token`, `sig`, ...) are dropped from the URL, so a cassette
+cannot carry a credential or a cookie there; `secrets_in` scans cassettes for any that slipped
+through anyway (in a body, say), and a recording that holds one is deleted.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import vcr
 from vcr.cassette import Cassette
@@ -32,15 +34,28 @@ MATCH_ON = ("method", "path", "body")
 _REQUEST_HEADERS = frozenset({"content-type"})
 _RESPONSE_HEADERS = frozenset({"content-type", "retry-after"})
 
+#: The names a credential goes by in a query string, a form or a JSON body (matched ignoring case,
+#: `-` or `_` between words).
+_CREDENTIAL_NAME = (r"(?:api[-_]?key|key|(?:access|auth|refresh|id|session)[-_]?token|token"
+                    r"|(?:client[-_]?)?secret|password|passwd|sig|signature)")
+
 #: What must never appear in a cassette, by what it would be.
 SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
     "an authorization header": re.compile(r"^\s*-?\s*['\"]?(proxy-)?authorization['\"]?\s*:", re.I | re.M),
     "a cookie header": re.compile(r"^\s*-?\s*['\"]?(set-)?cookie['\"]?\s*:", re.I | re.M),
-    "an API-key header": re.compile(r"^\s*-?\s*['\"]?(x-)?api-?key['\"]?\s*:", re.I | re.M),
+    "an API-key header": re.compile(r"^\s*-?\s*['\"]?([a-z0-9]+-)*api[-_]?key['\"]?\s*:", re.I | re.M),
     "a bearer token": re.compile(r"bearer\s+[a-z0-9._~+/=-]{8,}", re.I),
     "an API key": re.compile(r"\b(sk|rk|pk)-[a-z0-9_-]{16,}|\bAIza[0-9a-z_-]{30,}|\bgsk_[a-z0-9]{20,}",
                              re.I),
+    # A value of 16 or more token characters, a digit among them, after a credential's name: a key
+    # with no telling prefix (Azure OpenAI's are 32 hex digits) in a URL, a form or a JSON body
+    # (quotes possibly escaped). Ids are not named like credentials (`id`, `call_id`,
+    # `idempotency_key`), so a hex id is not one.
+    "a credential": re.compile(
+        r"(?<![\w-])" + _CREDENTIAL_NAME + r"(?:\\*['\"])?\s*[:=]\s*(?:\\*['\"])?"
+        r"(?=[\w.~+/=-]{16,})(?=[\w.~+/=-]*\d)", re.I),
 }
+_CREDENTIAL_PARAMETER = re.compile(_CREDENTIAL_NAME, re.I)
 
 
 def bundled_dir() -> Path:
@@ -62,8 +77,15 @@ def cassette_path(root: Path, binding: str, feature: str, scenario: str) -> Path
 def _scrub_request(request: Request) -> Request:
     request = copy.deepcopy(request)
     parts = urlsplit(request.uri)
+    # Like vcrpy's filter_query_parameters, but by pattern and ignoring case: that filter matches
+    # exact names only, and `key`, `api-key`, `Api_Key`, `access_token`... all carry keys.
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    kept = [(k, v) for k, v in pairs if not _CREDENTIAL_PARAMETER.fullmatch(k)]
+    query = parts.query if len(kept) == len(pairs) else urlencode(kept)
+    netloc = parts.netloc
     if parts.hostname in ("127.0.0.1", "localhost", "::1"):  # the loopback port changes every run
-        request.uri = urlunsplit((parts.scheme, parts.hostname, parts.path, parts.query, ""))
+        netloc = parts.hostname
+    request.uri = urlunsplit((parts.scheme, netloc, parts.path, query, ""))
     request.headers = {k: v for k, v in request.headers.items() if k.lower() in _REQUEST_HEADERS}
     return request
 

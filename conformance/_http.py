@@ -88,9 +88,15 @@ class HttpProfile:
         return result
 
     def close(self) -> None:
-        """Stop the server; in `record` mode write the cassette and check it holds no secret."""
+        """Stop the server; in `record` mode write the cassette and check it holds no secret (one
+        that does is deleted: a credential must not stay on disk, nor be committed by mistake)."""
         self._stack.close()
         if self.mode == "record" and self.cassette.is_file():
             leaks = [f for f in secrets_in(self.cassette.parent) if f.startswith(self.cassette.name)]
             if leaks:
-                raise AssertionError(f"the recorded cassette {self.cassette} holds a credential: {leaks}")
+                self.cassette.unlink()
+                raise AssertionError(
+                    # binding/feature/scenario only: a report must not carry this machine's paths
+                    f"the recorded cassette {Path(*self.cassette.parts[-3:])} holds a credential, so "
+                    f"it was deleted: {leaks}. Keep credentials out of the request, or out of what "
+                    "is recorded, and record again.")

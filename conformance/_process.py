@@ -6,14 +6,18 @@ then a command line on the harness's stdin and a reply line on its stdout. While
 harness asks the suite for every model answer and every tool call, so the suite's scripts and tool
 recorders stay on this side and the harness holds no scenario logic.
 
-A harness that sends a line that is not a valid message, exits, or does not reply in time is
-reported as errored with the tail of its stderr; it is stopped, and the next operation starts a
-fresh one (the agents built by the old process are lost with it).
+A harness that sends a line that is not a valid message (or one longer than `MAX_LINE_CHARS`),
+exits, or does not reply in time is reported as errored with the tail of its stderr (the last
+`STDERR_TAIL_CHARS` of it); it is stopped, and the next operation starts a fresh one (the agents
+built by the old process are lost with it). After `MAX_START_FAILURES` failed starts in a row the
+binding gives up: every later operation fails at once, with the same error.
 """
 
 from __future__ import annotations
 
 import atexit
+import codecs
+import io
 import itertools
 import shlex
 import subprocess
@@ -21,7 +25,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, ClassVar, TypeVar
+from typing import IO, Any, ClassVar, TextIO, TypeVar, cast
 
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
@@ -43,8 +47,14 @@ R = TypeVar("R", bound=p.Reply)
 
 #: Seconds a harness may take to answer `hello`, however short the suite's timeout.
 STARTUP_TIMEOUT = 30.0
-#: Lines of the harness's stderr kept for error messages.
+#: Lines of the harness's stderr shown in an error message.
 _STDERR_TAIL = 30
+#: Characters of the harness's stderr kept for error messages: the end of it, newlines or not.
+STDERR_TAIL_CHARS = 64 * 1024
+#: The longest line the harness may send on stdout, newline aside; a longer one is a harness error.
+MAX_LINE_CHARS = 32 * 1024 * 1024
+#: Failed starts in a row (no process, or no `welcome` to `hello`) after which the binding gives up.
+MAX_START_FAILURES = 2
 
 
 class HarnessError(BindingError):
@@ -80,10 +90,12 @@ class _Harness:
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
         self._runs: dict[str, tuple[ScriptedModel, _Agent]] = {}
-        self._stderr: deque[str] = deque(maxlen=_STDERR_TAIL)
+        self._stderr: deque[str] = deque()  # chunks; together at most about STDERR_TAIL_CHARS
+        self._stderr_size = 0
         self._write_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._log_lock = threading.Lock()
+        self._stderr_lock = threading.Lock()
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -181,8 +193,12 @@ class _Harness:
                 raise HarnessError(self.failure or "") from exc
 
     def _read_stdout(self, stream: IO[str]) -> None:
-        for line in stream:
+        while line := stream.readline(MAX_LINE_CHARS + 1):  # bounded: a line cannot fill memory
             if self.failure is not None:
+                return
+            if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+                self.fail(f"sent a line longer than {MAX_LINE_CHARS} characters (MAX_LINE_CHARS), "
+                          f"starting {line[:200]!r}; one protocol message must fit on one line")
                 return
             if self.transcript is not None:
                 self._log("harness ->", line)
@@ -202,8 +218,16 @@ class _Harness:
         self.fail(f"exited with code {code}" if code else "closed its stdout")
 
     def _read_stderr(self, stream: IO[str]) -> None:
-        for line in stream:
-            self._stderr.append(line.rstrip("\n"))
+        """Keep the last STDERR_TAIL_CHARS of stderr, read as it comes, with or without newlines."""
+        raw = cast(io.BufferedReader, cast(TextIO, stream).buffer)  # read as it comes, unbuffered
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        while chunk := raw.read1(65536):
+            text = decoder.decode(chunk)
+            with self._stderr_lock:
+                self._stderr.append(text)
+                self._stderr_size += len(text)
+                while self._stderr_size - len(self._stderr[0]) >= STDERR_TAIL_CHARS:
+                    self._stderr_size -= len(self._stderr.popleft())
 
     def _deliver(self, reply: p.Reply) -> None:
         with self._state_lock:
@@ -249,7 +273,9 @@ class _Harness:
                 pass
 
     def _tail(self) -> str:
-        lines = list(self._stderr)
+        with self._stderr_lock:
+            text = "".join(self._stderr)[-STDERR_TAIL_CHARS:]
+        lines = text.rstrip("\n").split("\n")[-_STDERR_TAIL:] if text.strip() else []
         if not lines:
             return " Its stderr was empty."
         return "\nThe tail of its stderr:\n  " + "\n  ".join(lines)
@@ -302,6 +328,8 @@ class ProcessBinding(Binding):
         self._lock = threading.Lock()
         self._agents = itertools.count(1)
         self._runs = itertools.count(1)
+        self._start_failures = 0  # in a row
+        self._given_up: str | None = None  # why every operation now fails at once
         atexit.register(lambda: self._process.stop())
 
     @property
@@ -311,15 +339,32 @@ class ProcessBinding(Binding):
     # -- the process --------------------------------------------------------------------------
 
     def _live(self) -> _Harness:
-        """The running harness, started afresh if the last one failed."""
+        """The running harness, started afresh if the last one failed; after MAX_START_FAILURES
+        failed starts in a row, none: every operation fails at once with the same error."""
         with self._lock:
+            if self._given_up is not None:
+                raise HarnessError(self._given_up)
             if self._process.failure is not None:
-                self._process = _Harness(self._argv, self._timeout, self._transcript)
-                welcome = _greet(self._process)
-                if welcome != self._welcome:
-                    self._process.fail("greeted the suite differently after a restart")
-                    raise HarnessError(self._process.failure or "")
+                try:
+                    self._process = self._restart()
+                except HarnessError as exc:
+                    self._start_failures += 1
+                    if self._start_failures < MAX_START_FAILURES:
+                        raise
+                    self._given_up = (
+                        f"gave up on the harness: it failed to start {self._start_failures} times in "
+                        f"a row, so every later operation fails at once. The last failure: {exc}")
+                    raise HarnessError(self._given_up) from exc
+                self._start_failures = 0
             return self._process
+
+    def _restart(self) -> _Harness:
+        process = _Harness(self._argv, self._timeout, self._transcript)
+        welcome = _greet(process)
+        if welcome != self._welcome:
+            process.fail("greeted the suite differently after a restart")
+            raise HarnessError(process.failure or "")
+        return process
 
     def _of(self, agent: object) -> tuple[_Harness, _Agent]:
         assert isinstance(agent, _Agent), f"not an agent this binding built: {agent!r}"

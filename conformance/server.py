@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import JsonValue
@@ -25,18 +26,29 @@ from conformance import render
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.binding import ExtractTurn, FaultTurn, FinalTurn, LMCall, StepTurn
 
-__all__ = ["ScriptedServer", "completion", "fault_response", "request_call"]
+__all__ = ["MAX_BODY_BYTES", "ScriptedServer", "completion", "fault_response", "request_call"]
+
+#: The largest request body the server reads; a longer one is refused (413) unread.
+MAX_BODY_BYTES = 32 * 1024 * 1024
+#: How long a connection may stall (a request line, headers or body not arriving, a reply not
+#: being read) before the server drops it.
+SOCKET_TIMEOUT = 30.0
 
 
 class ScriptedServer:
     """Serves `model` at `url` (`http://127.0.0.1:<ephemeral port>/v1`) while entered."""
 
-    def __init__(self, model: ScriptedModel, *, slow_seconds: float = 5.0) -> None:
+    def __init__(self, model: ScriptedModel, *, slow_seconds: float = 5.0,
+                 socket_timeout: float = SOCKET_TIMEOUT) -> None:
         self.model = model
         #: How long a `timeout` fault holds its reply (set the client's timeout below it).
         self.slow_seconds = slow_seconds
-        #: Every request body received, in order.
-        self.requests: list[dict[str, Any]] = []
+        #: How long a stalled connection is kept before it is dropped.
+        self.socket_timeout = socket_timeout
+        #: How many chat-completions requests were answered or refused by the script. The bodies
+        #: are not kept: the model's `calls` are the scenario's log.
+        self.received = 0
+        self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
 
     @property
@@ -134,20 +146,54 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             return
 
+        timeout = server.socket_timeout  # applied to the connection's socket by setup()
+
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-            server.requests.append(body)
-            if not self.path.endswith("/chat/completions"):
+            body = self._body()
+            if body is None:
+                return
+            if not urlsplit(self.path).path.endswith("/chat/completions"):
                 return self._json(404, {"error": {"message": f"no route {self.path}"}})
-            call = server.call_for(body)
+            try:
+                call = server.call_for(body)
+            except (AttributeError, TypeError, ValueError) as exc:
+                return self._refuse(400, f"the body is not a chat-completions request: {exc!r}")
+            with server._lock:
+                server.received += 1
+                number = server.received
             try:
                 turn = server.model.answer(call)
             except UnexpectedModelCall as exc:  # 400: not transient, so no client retries it
                 return self._json(400, {"error": {"message": str(exc), "type": "unexpected_call"}})
             if isinstance(turn, FaultTurn):
                 return self._fault(turn)
-            content_type, payload = completion(body, call, turn, len(server.requests))
+            content_type, payload = completion(body, call, turn, number)
             self._send(200, content_type, payload)
+
+        def _body(self) -> dict[str, Any] | None:
+            """The request body as a JSON object; None once a 400 or 413 has answered it."""
+            length = self.headers.get("Content-Length", "0").strip()
+            if not (length.isascii() and length.isdigit()):  # a sign too: read(-1) waits for EOF
+                self.close_connection = True  # where the body ends is unknown
+                self._refuse(400, f"the Content-Length {length!r} is not a byte count")
+                return None
+            if len(length) > len(str(MAX_BODY_BYTES)) or int(length) > MAX_BODY_BYTES:
+                self.close_connection = True  # the body is left unread
+                self._refuse(413, f"the body is {length} bytes; this server reads at most "
+                                  f"{MAX_BODY_BYTES} bytes")
+                return None
+            try:
+                body = json.loads(self.rfile.read(int(length)) or b"{}")
+            except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+                self._refuse(400, f"the body is not valid JSON: {exc}")
+                return None
+            if not isinstance(body, dict):
+                self._refuse(400, f"the body must be a JSON object, not {type(body).__name__}")
+                return None
+            return body
+
+        def _refuse(self, status: int, message: str) -> None:
+            self._json(status, {"error": {"message": message, "type": "invalid_request"}})
 
         def _fault(self, turn: FaultTurn) -> None:
             if turn.fault == "connection":

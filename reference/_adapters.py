@@ -8,7 +8,7 @@ import typing
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
-from reference._args import MAX_DEPTH, ToolArgsError, parse_tool_args, too_deep, unfence
+from reference._args import MAX_DEPTH, ToolArgsError, max_digits, parse_tool_args, too_deep, unfence
 from reference._signature import FieldInfo, Signature
 
 _SECTION = re.compile(r"\[\[ ## (\w+) ## \]\]")
@@ -124,6 +124,9 @@ class JSONAdapter(Adapter):
         except json.JSONDecodeError as exc:
             raise AdapterParseError(f"the reply is not valid JSON ({exc.msg})", field=None,
                                     reply=text) from None
+        except ValueError:  # not a JSONDecodeError: an integer too long for int() to read
+            raise AdapterParseError(f"the reply holds an integer of more than {max_digits()} digits",
+                                    field=None, reply=text) from None
         if not isinstance(data, dict):
             raise AdapterParseError("the reply is not a JSON object", field=None, reply=text)
         values = {}
@@ -172,6 +175,9 @@ def _decode(field: FieldInfo, text: str, reply: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         raise AdapterParseError(f"{_short(text)} is not a valid {field.annotation.__name__}",
+                                field=field.name, reply=reply) from None
+    except ValueError:  # not a JSONDecodeError: an integer too long for int() to read
+        raise AdapterParseError(f"the value holds an integer of more than {max_digits()} digits",
                                 field=field.name, reply=reply) from None
 
 

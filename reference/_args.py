@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,9 +34,17 @@ def parse_tool_args(value: str | Mapping[str, Any]) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ToolArgsError(f"tool arguments are not valid JSON ({exc.msg} at char {exc.pos})"
                             ) from None
+    except ValueError:  # not a JSONDecodeError: an integer too long for int() to read
+        raise ToolArgsError(f"tool arguments hold an integer of more than {max_digits()} digits"
+                            ) from None
     if not isinstance(parsed, dict):
         raise ToolArgsError(f"tool arguments must be a JSON object, not {_kind(parsed)}")
     return parsed
+
+
+def max_digits() -> int:
+    """The most digits json.loads reads in an integer; a longer one is a plain ValueError."""
+    return sys.get_int_max_str_digits()
 
 
 def unfence(text: str) -> str:

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from reference._args import MAX_DEPTH, too_deep
+
 
 class ToolCall(BaseModel):
     """A tool call waiting for a person's approval: the tool, its arguments, and the call's id."""
@@ -33,19 +35,15 @@ class HumanInTheLoopRequired(Exception):
         self.tool_call = tool_call
         self.context: dict[str, Any] = context or {}
         self._asked = tool_call.model_copy(deep=True) if tool_call else None
-        self._state = [state]  # taken by the one resume allowed
+        self._state = state  # the paused run; the agent that raised the interrupt allows one resume
 
-    def take_state(self) -> object:
-        """The paused run, once; an interrupt resumed before, or altered since, is refused."""
+    def state(self) -> object:
+        """The paused run; an interrupt altered since it was raised is refused."""
         if self.tool_call != self._asked:
             raise ValueError(
                 f"interrupt {self.interrupt_id} was altered: it asked about {self._asked!r}, it "
                 f"now holds {self.tool_call!r}; answer with an edit to change a call")
-        try:
-            return self._state.pop()
-        except IndexError:
-            raise RuntimeError(f"interrupt {self.interrupt_id} was already resumed: a paused call "
-                               "runs at most once") from None
+        return self._state
 
 
 def ask_to_user(question: str) -> str:
@@ -58,7 +56,11 @@ Reply = Literal["yes", "no"] | ToolCall | str
 
 def parse_reply(response: str) -> Reply:
     """A person's answer to a pending call: "yes" (`yes`, `y`), "no" (`no`, `n`), an edited call
-    (`{"edit": {"name": ..., "args": {...}}}`), or else the text itself, as feedback."""
+    (`{"edit": {"name": ..., "args": {...}}}`), or else the text itself, as feedback. A response
+    nested too deep to parse is a ValueError."""
+    if too_deep(response, MAX_DEPTH + 2):  # an edit's args sit two levels down
+        raise ValueError(f"the response nests deeper than {MAX_DEPTH + 2} levels; answer yes, no, "
+                         "an edit or plain text")
     word = response.strip().lower()
     if word in ("yes", "y", "no", "n"):
         return "yes" if word.startswith("y") else "no"

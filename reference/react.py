@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
+import uuid
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from typing import Any, Literal, NamedTuple
 
 from reference._adapters import Adapter, AdapterParseError
 from reference._args import ToolArgsError
-from reference._interrupt import HumanInTheLoopRequired, ToolCall, ask_to_user, parse_reply
+from reference._interrupt import HumanInTheLoopRequired, Reply, ToolCall, ask_to_user, parse_reply
 from reference._predict import Predict, check_inputs
 from reference._prediction import Prediction, Step, ToolErrorRecord
 from reference._signature import Signature, SignatureError
@@ -115,6 +116,7 @@ class _Paused:
     name: str
     args: dict[str, Any]
     confirm: bool
+    agent: str  # the key of the agent that paused it: only that agent resumes it
 
 
 #: The loop: it yields effects to do (their results are sent back) and completed steps.
@@ -153,9 +155,21 @@ class ReAct:
         self.on_max_iters = on_max_iters
         self.step = Predict(self._step_signature(), adapter=adapter)
         self.extract = Predict(self.signature.extended(inputs={"trajectory": str}), adapter=adapter)
+        # The ids of the interrupts this agent raised that no resume has used. Kept here, not on
+        # the interrupt, so that a copy of an interrupt (deepcopy, pickle) cannot resume again.
+        self._key = uuid.uuid4().hex
+        self._pending: set[str] = set()
 
     def __call__(self, **inputs: Any) -> Prediction:
         return self.forward(**inputs)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy (copy, deepcopy, pickle) is another agent: it resumes none of this one's pauses,
+        # or the two could each run an approved call.
+        return {k: v for k, v in self.__dict__.items() if k not in ("_key", "_pending")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _key=uuid.uuid4().hex, _pending=set())
 
     def forward(self, *, max_iters: int | None = None, **inputs: Any) -> Prediction:
         """Run the loop over `inputs`; `max_iters` caps this call only (each call has a fresh budget)."""
@@ -182,7 +196,9 @@ class ReAct:
         `{"edit": {"name": ..., "args": {...}}}` runs that call instead (validated like any other),
         and any other text is fed back as the step's observation. To `ask_to_user`, the response
         is the answer. The run keeps its iteration, trajectory, inputs and budget. An interrupt
-        resumes once; one whose `tool_call` was altered is refused.
+        resumes once (a copy of it too), and only on the agent that raised it; one whose
+        `tool_call` was altered, or a response that is not text or nests too deep to parse, is
+        refused, and leaves the run resumable.
         """
         return _prediction(_events(self._resumed(response, interrupt), snapshots=False))
 
@@ -196,13 +212,26 @@ class ReAct:
         return _Run(inputs, self.max_iters if max_iters is None else max_iters)
 
     def _resumed(self, response: str, interrupt: HumanInTheLoopRequired) -> _Loop:
-        paused = interrupt.take_state()
+        """The paused run, answered with the parsed response. Every check comes before the
+        interrupt is used, so a refused resume leaves the run resumable."""
+        paused = interrupt.state()
         if not isinstance(paused, _Paused):
             raise ValueError(f"interrupt {interrupt.interrupt_id} did not pause a ReAct run")
-        return self._loop(paused.run, (paused, response))
+        if paused.agent != self._key:
+            raise ValueError(f"interrupt {interrupt.interrupt_id} was raised by another agent; "
+                             "resume it with the agent that raised it")
+        if not isinstance(response, str):
+            raise TypeError(f"the response must be a string, not {type(response).__name__}")
+        reply = parse_reply(response) if paused.confirm else response
+        try:
+            self._pending.remove(interrupt.interrupt_id)  # atomic: of racing resumes, one wins
+        except KeyError:
+            raise RuntimeError(f"interrupt {interrupt.interrupt_id} was already resumed: a paused "
+                               "call runs at most once") from None
+        return self._loop(paused.run, (paused, reply))
 
-    def _loop(self, run: _Run, resume: tuple[_Paused, str] | None = None) -> _Loop:
-        """The loop over `run`, from its paused step answered with a response if `resume` is given."""
+    def _loop(self, run: _Run, resume: tuple[_Paused, Reply] | None = None) -> _Loop:
+        """The loop over `run`, from its paused step answered with a reply if `resume` is given."""
         stop_reason = None
         while stop_reason is None and len(run.steps) < run.budget:
             if resume is None:
@@ -254,10 +283,11 @@ class ReAct:
             run.record(Step(thought=thought, tool_name=name, tool_args=args,
                             observation=f"Error: invalid arguments for {name}: {exc}"))
             return None
-        if tool is ASK_TO_USER:
-            raise _interrupt(run, _Paused(run, thought, name, args, confirm=False))
-        if tool.interruptible and not approved:
-            raise _interrupt(run, _Paused(run, thought, name, args, confirm=True))
+        if tool is ASK_TO_USER or (tool.interruptible and not approved):
+            paused = _Paused(run, thought, name, args, confirm=tool is not ASK_TO_USER, agent=self._key)
+            interrupt = _interrupt(run, paused)
+            self._pending.add(interrupt.interrupt_id)
+            raise interrupt
         run.tools_used.append(name)
         try:
             result = yield _tool(tool.func, valid)
@@ -271,13 +301,12 @@ class ReAct:
                         observation=_observation(result)))
         return None
 
-    def _answer(self, run: _Run, paused: _Paused, response: str) -> _Part:
-        """The paused step, done as the person's response says (see `resume`)."""
+    def _answer(self, run: _Run, paused: _Paused, reply: Reply) -> _Part:
+        """The paused step, done as the person's reply says (see `resume`)."""
         thought, name, args = paused.thought, paused.name, paused.args
         if not paused.confirm:  # the agent asked the user: the response is the answer
-            run.record(Step(thought=thought, tool_name=name, tool_args=args, observation=response))
+            run.record(Step(thought=thought, tool_name=name, tool_args=args, observation=reply))
             return None
-        reply = parse_reply(response)
         if reply == "yes":
             return (yield from self._act(run, thought, name, args, approved=True))
         if isinstance(reply, ToolCall):

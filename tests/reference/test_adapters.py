@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any, Literal
 
 import pytest
@@ -123,6 +124,18 @@ def test_a_hostile_json_reply_is_refused_without_recursion_error() -> None:
                   json.dumps({"v": {"x": "y" * 200_000}})):
         with pytest.raises(AdapterParseError):
             JSONAdapter().parse(sig, reply)
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+@pytest.mark.parametrize("kind", ["int", "dict", "list"])
+def test_an_integer_too_long_for_int_is_a_parse_error(adapter: Adapter, kind: str) -> None:
+    # json.loads raises a plain ValueError past sys.get_int_max_str_digits() (4,300 by default).
+    number = "9" * (sys.get_int_max_str_digits() + 1)
+    value = {"int": number, "dict": '{"a": ' + number + "}", "list": "[" + number + "]"}[kind]
+    reply = (f"[[ ## v ## ]]\n{value}\n\n[[ ## completed ## ]]" if isinstance(adapter, ChatAdapter)
+             else '{"v": ' + value + "}")
+    with pytest.raises(AdapterParseError, match="digits"):
+        adapter.parse(Signature(f"q -> v: {kind}"), reply)
 
 
 def test_the_quoted_reply_is_truncated() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from typing import Any
 
@@ -83,6 +84,14 @@ def test_hostile_depth_fails_fast_without_recursion_error() -> None:
         with pytest.raises(ToolArgsError):
             parse_tool_args(text)
     assert time.perf_counter() - start < 1.0
+
+
+def test_an_integer_too_long_for_int_is_a_tool_args_error() -> None:
+    # json.loads raises a plain ValueError past sys.get_int_max_str_digits() (4,300 by default).
+    digits = sys.get_int_max_str_digits() + 1
+    with pytest.raises(ToolArgsError, match=f"more than {digits - 1} digits"):
+        parse_tool_args('{"a": ' + "9" * digits + "}")
+    assert parse_tool_args('{"a": ' + "9" * (digits - 1) + "}")["a"] > 0
 
 
 def test_brackets_inside_strings_do_not_count_as_nesting() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from typing import Any, Literal, get_args
 
@@ -302,6 +303,22 @@ def test_a_step_that_cannot_run_is_an_error_observation_and_the_loop_goes_on(
     assert "observation_0: " + says in lm.user(1)
     if says.startswith("Error: could not parse"):
         assert (first.thought, first.tool_name, first.tool_args) == ("", "", {})
+
+
+@pytest.mark.parametrize("adapter", [ChatAdapter(), JSONAdapter()])
+def test_an_integer_too_long_for_int_is_an_error_observation(lm: ScriptedLM, adapter: Any) -> None:
+    # ARGS-3/ARGS-5: json.loads raises a plain ValueError for it, which once aborted the run.
+    number = "9" * (sys.get_int_max_str_digits() + 1)
+    args = '{"a": ' + number + ', "b": 1}'
+    if isinstance(adapter, ChatAdapter):
+        lm.replies += [step("t", "add", args), step("done", "finish"), answer(a="x")]
+    else:
+        lm.replies += ['{"next_thought": "t", "next_tool_name": "add", "next_tool_args": ' + args + "}",
+                       json_step("done", "finish", {}), '{"a": "x"}']
+    prediction = ReAct("q -> a", [add], adapter=adapter)(q="q")
+    assert CALLS == [] and prediction.stop_reason == "finish"
+    assert prediction.trajectory[0].observation.startswith("Error: could not parse the step")
+    assert "digits" in prediction.trajectory[0].observation
 
 
 # Tool errors

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import pickle
+from collections.abc import Callable
 from typing import Any, get_args
 
 import pytest
@@ -44,10 +47,10 @@ def interrupted(react: ReAct, **inputs: Any) -> HumanInTheLoopRequired:
     return info.value
 
 
-def pause_on_delete(lm: ScriptedLM, path: str = "/tmp/report") -> HumanInTheLoopRequired:
+def pause_on_delete(lm: ScriptedLM, react: ReAct) -> HumanInTheLoopRequired:
     lm.replies += [step("adding", "add", {"a": 20, "b": 22}), step("delete it", "delete_file",
-                                                                     {"path": path})]
-    return interrupted(agent(), question="Sum and clean")
+                                                                     {"path": "/tmp/report"})]
+    return interrupted(react, question="Sum and clean")
 
 
 # -- ask_to_user ------------------------------------------------------------------------------
@@ -122,7 +125,8 @@ def test_ask_to_user_with_invalid_args_is_an_error_observation(lm: ScriptedLM) -
 
 
 def test_an_interruptible_tool_does_not_run_before_approval(lm: ScriptedLM) -> None:
-    interrupt = pause_on_delete(lm)
+    react = agent()
+    interrupt = pause_on_delete(lm, react)
     assert DELETED == []
     assert interrupt.question == (
         'Confirm execution of delete_file with args: {"path": "/tmp/report"}? (yes/no)')
@@ -142,9 +146,10 @@ def test_invalid_args_for_an_interruptible_tool_never_ask(lm: ScriptedLM) -> Non
 
 @pytest.mark.parametrize("response", ["yes", "y", " YES ", "Y"])
 def test_approving_runs_the_pending_call_once_and_continues(lm: ScriptedLM, response: str) -> None:
-    interrupt = pause_on_delete(lm)
+    react = agent()
+    interrupt = pause_on_delete(lm, react)
     lm.replies += [step("done", "finish"), answer(answer="gone")]
-    prediction = agent().resume(response, interrupt)
+    prediction = react.resume(response, interrupt)
     assert DELETED == ["/tmp/report"] and prediction.answer == "gone"
     assert [(s.tool_name, s.observation) for s in prediction.trajectory] == [
         ("add", 42), ("delete_file", "deleted /tmp/report"), ("finish", "Completed.")]
@@ -154,11 +159,12 @@ def test_approving_runs_the_pending_call_once_and_continues(lm: ScriptedLM, resp
 
 @pytest.mark.parametrize("response", ["no", "n", "No"])
 def test_rejecting_never_runs_the_call_and_the_agent_chooses_again(lm: ScriptedLM, response: str) -> None:
-    interrupt = pause_on_delete(lm)
+    react = agent()
+    interrupt = pause_on_delete(lm, react)
     lm.replies += [step("add instead", "add", {"a": 1, "b": 1}),
                    step("done", "finish"),
                    answer(answer="kept")]
-    prediction = agent().resume(response, interrupt)
+    prediction = react.resume(response, interrupt)
     assert DELETED == [] and prediction.answer == "kept"
     rejected = prediction.trajectory[1]
     assert rejected.tool_name == "delete_file" and "rejected" in rejected.observation
@@ -167,27 +173,30 @@ def test_rejecting_never_runs_the_call_and_the_agent_chooses_again(lm: ScriptedL
 
 
 def test_free_text_is_fed_back_as_the_observation(lm: ScriptedLM) -> None:
-    interrupt = pause_on_delete(lm)
+    react = agent()
+    interrupt = pause_on_delete(lm, react)
     lm.replies += [step("I was told", "finish"), answer(answer="kept")]
-    prediction = agent().resume("Keep the report, delete the drafts instead", interrupt)
+    prediction = react.resume("Keep the report, delete the drafts instead", interrupt)
     assert DELETED == []
     assert "Keep the report, delete the drafts instead" in prediction.trajectory[1].observation
     assert "Keep the report, delete the drafts instead" in lm.text(2)
 
 
 def test_an_edit_changes_the_call_before_it_runs(lm: ScriptedLM) -> None:
-    interrupt = pause_on_delete(lm)
+    react = agent()
+    interrupt = pause_on_delete(lm, react)
     lm.replies += [step("done", "finish"), answer(answer="gone")]
     edit = '{"edit": {"name": "delete_file", "args": {"path": "/tmp/drafts"}}}'
-    prediction = agent().resume(edit, interrupt)
+    prediction = react.resume(edit, interrupt)
     assert DELETED == ["/tmp/drafts"]
     assert prediction.trajectory[1].tool_args == {"path": "/tmp/drafts"}
 
 
 def test_an_edit_may_call_another_tool(lm: ScriptedLM) -> None:
-    interrupt = pause_on_delete(lm)
+    react = agent()
+    interrupt = pause_on_delete(lm, react)
     lm.replies += [step("done", "finish"), answer(answer="2")]
-    prediction = agent().resume('{"edit": {"name": "add", "args": {"a": 1, "b": 1}}}', interrupt)
+    prediction = react.resume('{"edit": {"name": "add", "args": {"a": 1, "b": 1}}}', interrupt)
     assert DELETED == [] and prediction.trajectory[1].observation == 2
 
 
@@ -197,22 +206,24 @@ def test_an_edit_may_call_another_tool(lm: ScriptedLM) -> None:
     ('{"edit": {"name": "rm", "args": {}}}', "there is no tool 'rm'"),
 ])
 def test_an_edit_is_validated_like_any_call(lm: ScriptedLM, edit: str, says: str) -> None:
-    interrupt = pause_on_delete(lm)
+    react = agent()
+    interrupt = pause_on_delete(lm, react)
     lm.replies += [step("done", "finish"), answer(answer="x")]
-    prediction = agent().resume(edit, interrupt)
+    prediction = react.resume(edit, interrupt)
     assert DELETED == [] and says in prediction.trajectory[1].observation
 
 
 def test_a_malformed_edit_is_feedback(lm: ScriptedLM) -> None:
-    interrupt = pause_on_delete(lm)
+    react = agent()
+    interrupt = pause_on_delete(lm, react)
     lm.replies += [step("done", "finish"), answer(answer="x")]
-    prediction = agent().resume('{"edit": "the drafts"}', interrupt)
+    prediction = react.resume('{"edit": "the drafts"}', interrupt)
     assert DELETED == [] and "the user says" in prediction.trajectory[1].observation
 
 
 def test_resuming_twice_never_runs_the_call_twice(lm: ScriptedLM) -> None:
     react = agent()
-    interrupt = pause_on_delete(lm)
+    interrupt = pause_on_delete(lm, react)
     lm.replies += [step("done", "finish"), answer(answer="gone")]
     react.resume("yes", interrupt)
     calls = len(lm.requests)
@@ -225,7 +236,7 @@ def test_resuming_twice_never_runs_the_call_twice(lm: ScriptedLM) -> None:
 
 def test_an_altered_interrupt_is_refused_and_stays_resumable(lm: ScriptedLM) -> None:
     react = agent()
-    interrupt = pause_on_delete(lm)
+    interrupt = pause_on_delete(lm, react)
     assert interrupt.tool_call is not None
     interrupt.tool_call.args["path"] = "/"
     with pytest.raises(ValueError, match="altered"):
@@ -243,11 +254,12 @@ def test_an_altered_interrupt_is_refused_and_stays_resumable(lm: ScriptedLM) -> 
 
 
 def test_the_interrupt_context_is_a_snapshot(lm: ScriptedLM) -> None:
-    interrupt = pause_on_delete(lm)
+    react = agent()
+    interrupt = pause_on_delete(lm, react)
     interrupt.context["trajectory"][0].observation = "tampered"
     interrupt.context["input_args"]["question"] = "tampered"
     lm.replies += [step("done", "finish"), answer(answer="gone")]
-    prediction = agent().resume("yes", interrupt)
+    prediction = react.resume("yes", interrupt)
     assert "tampered" not in lm.text(2) and prediction.trajectory[0].observation == 42
 
 
@@ -265,7 +277,7 @@ def test_resume_keeps_the_calls_budget(lm: ScriptedLM) -> None:
 
 def test_a_second_interrupt_in_a_resumed_run_resumes_too(lm: ScriptedLM) -> None:
     react = agent()
-    first = pause_on_delete(lm)
+    first = pause_on_delete(lm, react)
     lm.replies += [step("and the drafts", "delete_file", {"path": "/tmp/drafts"})]
     with pytest.raises(HumanInTheLoopRequired) as info:
         react.resume("yes", first)
@@ -281,11 +293,95 @@ def test_an_interrupt_not_raised_by_a_run_is_refused() -> None:
         agent().resume("yes", HumanInTheLoopRequired("Proceed?"))
 
 
+def test_an_interrupt_resumes_only_on_the_agent_that_raised_it(lm: ScriptedLM) -> None:
+    # Resumed on another agent, it once ran that agent's tool with the first agent's arguments.
+    react, other = agent(), agent()
+    interrupt = pause_on_delete(lm, react)
+    for resume in (lambda: other.resume("yes", interrupt),
+                   lambda: asyncio.run(other.aresume("yes", interrupt))):
+        with pytest.raises(ValueError, match="raised by another agent"):
+            resume()
+    assert DELETED == [] and len(lm.requests) == 2
+    lm.replies += [step("done", "finish"), answer(answer="gone")]
+    assert react.resume("yes", interrupt).answer == "gone" and DELETED == ["/tmp/report"]
+
+
+def _pickled(interrupt: HumanInTheLoopRequired) -> HumanInTheLoopRequired:
+    copied = pickle.loads(pickle.dumps(interrupt))
+    assert isinstance(copied, HumanInTheLoopRequired)
+    return copied
+
+
+@pytest.mark.parametrize("copier", [copy.deepcopy, copy.copy, _pickled])
+def test_a_copy_of_an_interrupt_never_resumes_a_used_pause(
+        lm: ScriptedLM, copier: Callable[[HumanInTheLoopRequired], HumanInTheLoopRequired]) -> None:
+    # Copies once each carried their own "used" flag: the approved tool ran once per copy.
+    react = agent()
+    interrupt = pause_on_delete(lm, react)
+    copies = [copier(interrupt) for _ in range(3)]
+    lm.replies += [step("done", "finish"), answer(answer="gone")]
+    assert react.resume("yes", copies[0]).answer == "gone"
+    for used in (interrupt, *copies):
+        with pytest.raises(RuntimeError, match="already resumed"):
+            react.resume("yes", used)
+        with pytest.raises(RuntimeError, match="already resumed"):
+            asyncio.run(react.aresume("yes", used))
+    assert DELETED == ["/tmp/report"]
+
+
+@pytest.mark.parametrize("copier", [copy.deepcopy, copy.copy])
+def test_a_copy_of_the_agent_does_not_resume_the_originals_interrupts(
+        lm: ScriptedLM, copier: Callable[[ReAct], ReAct]) -> None:
+    # A copy sharing the pending interrupts would let each of the two run the approved call.
+    react = agent()
+    interrupt = pause_on_delete(lm, react)
+    twin = copier(react)
+    with pytest.raises(ValueError, match="raised by another agent"):
+        twin.resume("yes", interrupt)
+    lm.replies += [step("done", "finish"), answer(answer="gone")]
+    assert react.resume("yes", interrupt).answer == "gone" and DELETED == ["/tmp/report"]
+    lm.replies += [step("delete it", "delete_file", {"path": "/tmp/x"})]
+    own = interrupted(twin, question="q")  # the copy pauses and resumes its own runs
+    lm.replies += [step("done", "finish"), answer(answer="x")]
+    assert twin.resume("yes", own).answer == "x" and DELETED == ["/tmp/report", "/tmp/x"]
+
+
+@pytest.mark.parametrize(("response", "error", "says"), [
+    ('{"edit": ' * 100_000, ValueError, "nests deeper than"),
+    ("[" * 100_000, ValueError, "nests deeper than"),
+    (None, TypeError, "must be a string"),
+    (b"yes", TypeError, "must be a string"),
+], ids=["nested-edit", "nested-brackets", "none", "bytes"])
+def test_a_bad_response_is_refused_and_the_run_stays_resumable(
+        lm: ScriptedLM, response: Any, error: type[Exception], says: str) -> None:
+    # A deeply nested response once raised RecursionError after the interrupt was used up.
+    react = agent()
+    interrupt = pause_on_delete(lm, react)
+    with pytest.raises(error, match=says):
+        react.resume(response, interrupt)
+    with pytest.raises(error, match=says):
+        asyncio.run(react.aresume(response, interrupt))
+    assert DELETED == []
+    lm.replies += [step("done", "finish"), answer(answer="gone")]
+    assert react.resume("yes", interrupt).answer == "gone" and DELETED == ["/tmp/report"]
+
+
+def test_a_bad_answer_to_ask_to_user_is_refused_and_the_run_stays_resumable(lm: ScriptedLM) -> None:
+    react = agent(enable_ask_to_user=True)
+    lm.replies += [step("ask", "ask_to_user", {"question": "Shall I?"})]
+    interrupt = interrupted(react, question="q")
+    with pytest.raises(TypeError, match="must be a string"):
+        react.resume(42, interrupt)  # type: ignore[arg-type]
+    lm.replies += [step("told", "finish"), answer(answer="fine")]
+    assert react.resume("[" * 100_000, interrupt).trajectory[0].observation == "[" * 100_000
+
+
 def test_aresume_gives_the_same_result_as_resume(lm: ScriptedLM) -> None:
     results = []
     for resume in (lambda r, i: r.resume("yes", i), lambda r, i: asyncio.run(r.aresume("yes", i))):
-        interrupt = pause_on_delete(lm)
+        react = agent()
+        interrupt = pause_on_delete(lm, react)
         lm.replies += [step("done", "finish"), answer(answer="gone")]
-        prediction = resume(agent(), interrupt)
+        prediction = resume(react, interrupt)
         results.append((prediction.outputs(), prediction.trajectory, prediction.stop_reason))
     assert results[0] == results[1] and DELETED == ["/tmp/report", "/tmp/report"]

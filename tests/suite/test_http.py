@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from conformance import ExtractTurn, ScriptedModel, StepTurn, _http
@@ -18,6 +19,8 @@ from conformance.server import ScriptedServer
 from tests.suite.conftest import ROOT, RunSuite, SuiteRun
 
 HTTP = ("-k", "over_http")
+#: A 32-hex-digit credential, as Azure OpenAI keys are written.
+HEX = "3f9a1c0be27d4856a0c1f2e3d4b5a697"
 CHOSEN = "over_http_the_chosen_tool_runs_with_exactly_the_chosen_args.yaml"
 
 
@@ -129,6 +132,16 @@ def test_the_committed_cassettes_hold_no_secret() -> None:
       ("      set-cookie: a=b", "a cookie header"),
       ("      x-api-key: abc", "an API-key header"),
       ("    body: '{\"key\": \"sk-proj-abcdefghijklmnopqrstuv\"}'", "an API key"),
+      # A 32-hex-digit key (Azure OpenAI's form) once went undetected: wherever a credential's
+      # name introduces it, in a URL, a header or a body.
+      (f"    uri: https://llm.example/v1/chat/completions?api-version=1&key={HEX}", "a credential"),
+      (f"    uri: https://llm.example/v1/chat/completions?api_key={HEX}", "a credential"),
+      (f"    body: '{{\"api_key\": \"{HEX}\"}}'", "a credential"),
+      (f"    body: '{{\"content\": \"use {{\\\"access_token\\\": \\\"{HEX}\\\"}}\"}}'",
+       "a credential"),
+      (f"      api-key:\n      - {HEX}", "an API-key header"),
+      (f"      X-Goog-Api-Key: {HEX}", "an API-key header"),
+      (f"    body: 'client_secret={HEX}&grant_type=x'", "a credential"),
     ],
 )
 def test_the_secret_scan_finds_credentials(tmp_path: Path, line: str, what: str) -> None:
@@ -136,6 +149,49 @@ def test_the_secret_scan_finds_credentials(tmp_path: Path, line: str, what: str)
     (tmp_path / "mine" / "leak.yaml").write_text(f"interactions:\n- request:\n    headers:\n{line}\n")
     found = list(secrets_in(tmp_path))
     assert any(f.startswith("mine/leak.yaml:") and f.endswith(what) for f in found), found
+
+
+@pytest.mark.parametrize("line", [
+    f'    body: \'{{"id": "chatcmpl-{HEX}", "object": "chat.completion"}}\'',
+    f'    body: \'{{"id": "{HEX}", "request_id": "{HEX}", "call_id": "call_{HEX[:24]}"}}\'',
+    f'    body: \'{{"interrupt_id": "{HEX}", "idempotency_key": "{HEX}", "key_id": "{HEX}"}}\'',
+    "    body: '{\"tool_args\": {\"key\": \"user_theme_preference\", \"token\": \"next\"}}'",
+    "    body: '{\"trace\": \"0123456789abcdef0123456789abcdef01234567\"}'",
+    "    uri: http://127.0.0.1/v1/chat/completions?api-version=2024-06-01",
+    f"    body: '{{\"monkey\": \"{HEX}\", \"turnkey\": \"{HEX}\"}}'",
+])
+def test_the_secret_scan_leaves_ids_that_are_not_credentials(tmp_path: Path, line: str) -> None:
+    (tmp_path / "ids.yaml").write_text(f"interactions:\n- request:\n{line}\n")
+    assert list(secrets_in(tmp_path)) == []
+
+
+def test_credential_query_parameters_are_scrubbed_before_recording(tmp_path: Path) -> None:
+    # An API key in the request URL's query string was once written to every cassette.
+    cassette = tmp_path / "mine" / "http" / "scenario.yaml"
+    model = ScriptedModel([ExtractTurn(outputs={"answer": "5"})])
+    profile = _http.HttpProfile("record", cassette)
+    query = f"api-version=2024-06-01&key={HEX}&Api_Key=k-{HEX}&access_token=t-{HEX}&sig=s-{HEX}"
+    reply = profile.run(lambda _: httpx.post(
+        f"{profile.base_url}/chat/completions?{query}", timeout=5,
+        json={"messages": [{"role": "system", "content": "Reply with a single JSON object."}]}), model)
+    profile.close()
+    assert reply.status_code == 200
+    text = cassette.read_text(encoding="utf-8")
+    assert HEX not in text and "api-version=2024-06-01" in text
+    assert list(secrets_in(tmp_path)) == []
+
+
+def test_a_recorded_cassette_that_holds_a_credential_is_not_left_on_disk(tmp_path: Path) -> None:
+    cassette = tmp_path / "mine" / "http" / "scenario.yaml"
+    model = ScriptedModel([ExtractTurn(outputs={"answer": "5"})])
+    profile = _http.HttpProfile("record", cassette)
+    profile.run(lambda _: httpx.post(f"{profile.base_url}/chat/completions", timeout=5, json={
+        "api_key": HEX, "messages": [{"role": "system", "content": "Reply with a single JSON object."}]}),
+        model)
+    with pytest.raises(AssertionError, match="holds a credential") as info:
+        profile.close()
+    assert not cassette.exists(), "the leaking cassette was left on disk"
+    assert str(tmp_path) not in str(info.value)  # a report must not carry this machine's paths
 
 
 def test_the_real_provider_recipe_records_without_the_key_and_replays_offline(tmp_path: Path) -> None:
@@ -153,7 +209,7 @@ def test_the_real_provider_recipe_records_without_the_key_and_replays_offline(tm
         recorded = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300,
                                   env={**env, "RECORD": "1", "API_KEY": key, "BASE_URL": provider.url})
     assert recorded.returncode == 0, recorded.stdout[-3000:]
-    assert len(provider.requests) == 3
+    assert provider.received == 3
     cassettes = tmp_path / "cassettes" / "real"
     assert list(secrets_in(cassettes)) == [] and key not in (cassettes / "adds.yaml").read_text()
     replayed = subprocess.run([*command, "-p", "tests.suite.no_network"], cwd=tmp_path, env=env,
