@@ -239,6 +239,8 @@ thead th { background: #f6f8fa; }
 .scroll { overflow-x: auto; max-width: 100%; border: 1px solid var(--line); }
 .scroll:focus-visible { outline: 3px solid var(--focus); }
 #matrix { font-size: .9rem; }
+caption { text-align: left; padding: .3rem .5rem; }
+code { font-size: .9em; background: #f6f8fa; padding: 0 .2em; border-radius: 3px; }
 #matrix th[scope=row] { position: sticky; left: 0; background: #fff; z-index: 1; min-width: 7rem;
   width: 28rem; }
 #matrix thead th { position: sticky; top: 0; z-index: 2; white-space: nowrap; }
@@ -308,6 +310,14 @@ _JS = """
 
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
+
+
+def _inline(text: str) -> str:
+    """Escaped text whose `backticked` spans (as in the catalogue's titles) become <code>."""
+    parts = _e(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: leave the text as it is
+        return _e(text)
+    return "".join(f"<code>{part}</code>" if i % 2 else part for i, part in enumerate(parts))
 
 
 def _page(title: str, body: str, *, script: str = "", up: str = "") -> str:
@@ -412,7 +422,7 @@ def _index(reports: list[SiteReport], slugs: list[str], requirements: dict[str, 
         rows.append(
             f'<tr id="row-{_e(_req_slug(rid))}" data-profiles="{_e(" ".join(_profiles(profile)))}">'
             f'<th scope="row"><a href="req/{_e(_req_slug(rid))}.html">{_e(rid)}</a> '
-            f'<span class="muted">{_e(profile)}</span><span class="title">{_e(title)}</span></th>'
+            f'<span class="muted">{_e(profile)}</span><span class="title">{_inline(title)}</span></th>'
             f"{cells}</tr>")
     options = "".join(f'<option value="{_e(c)}">{_e(c)}</option>' for c in caps)
     verdict_options = "".join(
@@ -501,7 +511,7 @@ def _library(report: SiteReport, slug: str, requirements: dict[str, Requirement]
         rows.append(f'<tr><th scope="row"><a href="../req/{_e(_req_slug(rid))}.html">{_e(rid)}</a></th>'
                     f"<td>{_e(req.profile if req else '?')}</td>"
                     f"{_cell(verdict, why, _aria(b.name, rid, verdict, why))}"
-                    f"<td>{_e(why)}</td><td>{_e(req.title if req else '')}</td></tr>")
+                    f"<td>{_e(why)}</td><td>{_inline(req.title if req else '')}</td></tr>")
     failures = []
     for rid, verdict in report.requirements.items():
         if verdict not in _NOT_PASSED:
@@ -513,7 +523,7 @@ def _library(report: SiteReport, slug: str, requirements: dict[str, Requirement]
             f'<section aria-labelledby="f-{_e(_req_slug(rid))}"><h3 id="f-{_e(_req_slug(rid))}">'
             f'<a href="../req/{_e(_req_slug(rid))}.html">{_e(rid)}</a>: '
             f'<span class="v v-{_e(verdict)}">{_verdict_html(verdict)}</span></h3>'
-            f"<p>{_e(req.title if req else '')}</p>"
+            f"<p>{_inline(req.title if req else '')}</p>"
             f'<p><strong>Reason:</strong> <span class="reason">{_e(reason(report, rid) or "none given")}'
             f"</span></p>{groups}</section>")
     not_claimed = "".join(f"<li><code>{_e(c)}</code>: {_e(why)}</li>" for c, why in b.not_claimed.items())
@@ -521,7 +531,8 @@ def _library(report: SiteReport, slug: str, requirements: dict[str, Requirement]
     body = f"""<h1>{_e(b.name)} {_e(b.version)}</h1>
 <p><img src="../badges/{_e(slug)}.svg" alt="{_e(b.name)}: {passed} of {total} core
 requirements passed"> {_e(_tally_text(report))}.</p>
-<dl class="facts"><dt>Library version</dt><dd>{_e(b.version)}</dd><dt>Suite version</dt><dd>{_e(report.suite_version)}</dd>
+<dl class="facts"><dt>Library version</dt><dd>{_e(b.version)}</dd>
+<dt>Suite version</dt><dd>{_e(report.suite_version)}</dd>
 <dt>Report generated</dt><dd>{_e(_date(report))}</dd><dt>Report format</dt><dd>{report.format_version}</dd>
 {contract}<dt>Capabilities claimed</dt><dd>{_e(", ".join(b.capabilities) or "none")}</dd></dl>
 {f"<h2>Capabilities not claimed</h2><ul>{not_claimed}</ul>" if not_claimed else ""}
@@ -559,7 +570,7 @@ def _requirement(rid: str, reports: list[SiteReport], slugs: list[str],
     texts = "".join(f"<h3>{_e(s.name)} <span class=\"muted\">({_e(s.feature)})</span></h3>"
                     f"<pre>{_e(s.text)}</pre>" for s in scenarios)
     body = f"""<h1>{_e(rid)}</h1>
-<p>{_e(req.title if req else "Not in this suite's catalogue.")}</p>
+<p>{_inline(req.title if req else "Not in this suite's catalogue.")}</p>
 <p>Profile: <code>{_e(req.profile if req else "?")}</code></p>
 <h2 id="libs-h">Across libraries</h2>
 <div class="scroll" role="region" aria-labelledby="libs-h" tabindex="0">
