@@ -558,14 +558,18 @@ def _requirement(rid: str, reports: list[SiteReport], slugs: list[str],
                     f"<td>{_e(r.binding.version)}</td>{cell}"
                     f"<td>{_e(why)}</td></tr>")
         mine = [s for s in r.scenarios if s.requirement == rid and s.verdict in _NOT_PASSED]
+        groups = []
         for (feature, name), results in _scenario_groups(mine).items():
             items = "".join(
-                f'<li><span class="v v-{_e(s.verdict)}">{_verdict_html(s.verdict)}</span> '
-                f"{_e(name)} <code>{_e(_example(s))}</code>"
+                f'<li><span class="v v-{_e(s.verdict)}">{_verdict_html(s.verdict)}</span>'
+                f'{f" <code>{_e(_example(s))}</code>" if _example(s) else ""}'
+                f'{f" (blocked by {_e(s.blocked_by)})" if s.blocked_by else ""}'
                 f'{f"<pre class=message>{_e(s.message.strip())}</pre>" if s.message.strip() else ""}</li>'
                 for s in results)
-            details.append(f"<h3>{_e(r.binding.name)} <span class=\"muted\">({_e(feature)})</span></h3>"
-                           f"<ul>{items}</ul>")
+            groups.append(f'<h4>{_e(name)} <span class="muted">({_e(feature)})</span></h4><ul>{items}</ul>')
+        if groups:
+            details.append(f'<h3><a href="../lib/{_e(slug)}.html">{_e(r.binding.name)}</a></h3>'
+                           + "".join(groups))
     scenarios = [s for s in gherkin.values() if s.requirement == rid]
     texts = "".join(f"<h3>{_e(s.name)} <span class=\"muted\">({_e(s.feature)})</span></h3>"
                     f"<pre>{_e(s.text)}</pre>" for s in scenarios)
