@@ -252,7 +252,7 @@ code { font-size: .9em; background: #f6f8fa; padding: 0 .2em; border-radius: 3px
 .v-known-failure { background: #fff1d6; color: #6f3b00; }
 .v-errored { background: #fbefff; color: #6e2b9a; }
 .v-blocked { background: #eaeef2; color: #32383f; }
-.v-not-claimed, .v- { background: #fff; color: #57606a; font-weight: normal; }
+.v-not-claimed, .v- { background: #ffffff; color: #57606a; font-weight: normal; }
 .r { display: block; font-weight: normal; font-size: .8rem; white-space: normal; max-width: 18rem; }
 form.filters { display: flex; flex-wrap: wrap; gap: .75rem 1.5rem; align-items: end; margin: 1rem 0; }
 form.filters label { display: flex; flex-direction: column; font-weight: 600; font-size: .9rem; }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -361,3 +362,28 @@ def test_a_missing_out_folder_is_created(reports: list[Path], tmp_path: Path, fe
     out = tmp_path / "a" / "new" / "folder"
     _build(reports, out, features)
     assert (out / "index.html").is_file()
+
+
+def _luminance(colour: str) -> float:
+    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def _contrast(ink: str, paper: str) -> float:
+    high, low = sorted((_luminance(ink), _luminance(paper)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_every_verdict_colour_and_the_muted_text_meet_wcag_aa_contrast() -> None:
+    from conformance._site import _CSS
+
+    pairs = re.findall(r"\.v-[a-z-]+(?:, \.v-)? \{ background: (#[0-9a-f]{6}); color: (#[0-9a-f]{6});", _CSS)
+    assert len(pairs) == 6, pairs  # passed, failed, known failure, errored, blocked, not claimed
+    muted = re.search(r"--muted: (#[0-9a-f]{6})", _CSS)
+    link = re.search(r"--link: (#[0-9a-f]{6})", _CSS)
+    assert muted and link
+    pairs += [(bg, muted.group(1)) for bg in ("#ffffff", "#f6f8fa")]
+    pairs += [(bg, link.group(1)) for bg in ("#ffffff", "#f6f8fa")]
+    for paper, ink in pairs:
+        assert _contrast(ink, paper) >= 4.5, (ink, paper)
