@@ -118,9 +118,11 @@ def core_score(report: SiteReport, requirements: dict[str, Requirement]) -> tupl
     return sum(report.requirements.get(rid) == "passed" for rid in core), len(core)
 
 
-_COLOURS = (  # (at least this share passed, shields colour name, its hex)
-    (1.0, "brightgreen", "#44cc11"), (0.8, "green", "#97ca00"), (0.6, "yellow", "#dfb317"),
-    (0.4, "orange", "#fe7d37"), (0.0, "red", "#e05d44"))
+#: (at least this share passed, shields colour name, the SVG's fill): the fills are darker than
+#: shields' own so the white text reads at 4.5:1.
+_COLOURS = (
+    (1.0, "brightgreen", "#1a7f37"), (0.8, "green", "#4b7a0c"), (0.6, "yellow", "#8a6100"),
+    (0.4, "orange", "#bc4c00"), (0.0, "red", "#cf222e"))
 
 
 def _colour(passed: int, total: int) -> tuple[str, str]:

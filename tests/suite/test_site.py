@@ -375,7 +375,7 @@ def _contrast(ink: str, paper: str) -> float:
     return (high + 0.05) / (low + 0.05)
 
 
-def test_every_verdict_colour_and_the_muted_text_meet_wcag_aa_contrast() -> None:
+def test_every_verdict_colour_the_muted_text_and_the_badge_meet_wcag_aa_contrast() -> None:
     from conformance._site import _CSS
 
     pairs = re.findall(r"\.v-[a-z-]+(?:, \.v-)? \{ background: (#[0-9a-f]{6}); color: (#[0-9a-f]{6});", _CSS)
@@ -385,5 +385,8 @@ def test_every_verdict_colour_and_the_muted_text_meet_wcag_aa_contrast() -> None
     assert muted and link
     pairs += [(bg, muted.group(1)) for bg in ("#ffffff", "#f6f8fa")]
     pairs += [(bg, link.group(1)) for bg in ("#ffffff", "#f6f8fa")]
+    from conformance._site import _COLOURS
+
+    pairs += [(fill, "#ffffff") for _, _, fill in _COLOURS] + [("#555555", "#ffffff")]  # the badge
     for paper, ink in pairs:
         assert _contrast(ink, paper) >= 4.5, (ink, paper)
