@@ -267,6 +267,11 @@ def _browser_or_skip() -> Any:
     return sync_playwright
 
 
+#: The focused element's tag, name (or class) and outline style.
+FOCUSED = ("(() => { const a = document.activeElement; "
+           "return [a.tagName, a.name || a.className, getComputedStyle(a).outlineStyle]; })()")
+
+
 def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
     sync_playwright = _browser_or_skip()
     out = tmp_path / "site"
@@ -294,16 +299,27 @@ def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
             assert page.locator("#filter-status").inner_text() == (
                 f"Showing {len(catalogue())} of {len(catalogue())} requirements.")
 
-            # The keyboard reaches the skip link first; the filters work from the keyboard.
-            page.keyboard.press("Tab")
-            assert page.evaluate("document.activeElement.className") == "skip"
-
             shot = artifacts / "site-matrix.png"
             top = page.locator("#matrix-h").bounding_box()
             assert top is not None
             page.screenshot(path=str(shot), full_page=True,
                             clip={"x": 0, "y": top["y"] - 16, "width": 1280, "height": 1000})
             print(f"\nscreenshot of the matrix: {shot}")
+
+            # The keyboard reaches the skip link, the filters and the matrix, each with a visible
+            # focus ring, and drives the filters.
+            focused = []
+            for _ in range(6):
+                page.keyboard.press("Tab")
+                focused.append(page.evaluate(FOCUSED))
+            assert [f[:2] for f in focused] == [["A", "skip"], ["SELECT", "profile"], ["SELECT", "verdict"],
+                                                ["SELECT", "library"], ["BUTTON", ""], ["DIV", "scroll"]]
+            assert {f[2] for f in focused} == {"solid"}
+            page.focus("select[name=verdict]")
+            page.keyboard.press("ArrowDown")
+            page.keyboard.press("ArrowDown")
+            assert page.eval_on_selector("select[name=verdict]", "s => s.value") == "failed"
+            assert not page.locator("#filter-status").inner_text().startswith(f"Showing {len(catalogue())}")
 
             # A verdict filter hides the rows no library failed.
             page.select_option("select[name=verdict]", "failed")
