@@ -98,6 +98,23 @@ def peers(session: nox.Session) -> None:
     with open(out / "README.md", "w", encoding="utf-8") as table:
         session.run("python", "-m", "conformance", "compare", *(f"{out}/{n}.json" for n in PEERS),
                     stdout=table)
+    _build_site(session)
+
+
+#: The compatibility site, built from the peers' reports.
+SITE = Path("docs/site")
+
+
+def _build_site(session: nox.Session) -> None:
+    session.run("python", "-m", "conformance", "site", *(f"docs/conformance/{n}.json" for n in PEERS),
+                "--out", str(SITE))
+
+
+@nox.session
+def site(session: nox.Session) -> None:
+    """The static compatibility site (docs/site/) from the committed reports in docs/conformance/."""
+    session.install("-e", ".")
+    _build_site(session)
 
 
 @nox.session

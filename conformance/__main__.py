@@ -1,5 +1,6 @@
 """`python -m conformance compare REPORT.json ... > README.md`: one table across implementations.
-`python -m conformance scan-cassettes DIR ...`: fail if any cassette holds a credential or a cookie."""
+`python -m conformance scan-cassettes DIR ...`: fail if any cassette holds a credential or a cookie.
+`python -m conformance site REPORT.json ... --out DIR`: the compatibility site, static HTML."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from conformance._cassettes import secrets_in
 from conformance._features import catalogue
 from conformance._report import Report, comparison
+from conformance._site import build_site, load_report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,7 +21,14 @@ def main(argv: list[str] | None = None) -> int:
     compare.add_argument("reports", nargs="+", type=Path, help="JSON reports (--conformance-json)")
     scan = commands.add_parser("scan-cassettes", help="find credentials and cookies in vcrpy cassettes")
     scan.add_argument("dirs", nargs="+", type=Path, help="directories of *.yaml cassettes")
+    site = commands.add_parser("site", help="a static compatibility site (HTML and badges)")
+    site.add_argument("reports", nargs="+", type=Path, help="JSON reports, format 1 or 2")
+    site.add_argument("--out", type=Path, required=True, help="the folder to write the site into")
     args = parser.parse_args(argv)
+    if args.command == "site":
+        written = build_site([load_report(path) for path in args.reports], args.out)
+        sys.stdout.write(f"wrote {len(written)} files; open {args.out / 'index.html'}\n")
+        return 0
     if args.command == "scan-cassettes":
         found = [f"{d / f}" for d in args.dirs for f in secrets_in(d)]
         for finding in found:
