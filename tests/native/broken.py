@@ -1,0 +1,102 @@
+"""Broken variants of the native loop, each with a bug native loops have been reported to have;
+the suite must catch each on the right requirement (tests/suite/test_native.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, ClassVar
+
+from tests.native import loop
+from tests.native.binding import NativeBinding
+
+
+class _CrashingLoop(loop.Agent):
+    def execute(self, call: loop.ToolCallRequest) -> tuple[str, Any, Exception | None]:
+        tool = self.tools.get(call.name)
+        if tool is not None:
+            args = self.parse_args(tool, call.arguments)
+            return str(tool.function(**args)), args, None  # a raising tool crashes the run
+        return super().execute(call)
+
+
+class CrashesOnToolError(NativeBinding):
+    """A tool's exception escapes the loop (ERR-1)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _CrashingLoop
+
+
+class _LastStepLoop(loop.Agent):
+    def run(self, user: str, *, max_steps: int | None = None) -> loop.Result:
+        cap = self.max_steps if max_steps is None else max_steps
+        result = super().run(user, max_steps=max_steps)
+        if result.stop_reason == "finish" and result.steps_used == cap:
+            # Off by one: the answer given on the last allowed step is thrown away.
+            result.output, result.stop_reason = None, "max_steps"
+            result.message = f"I reached the step cap ({cap} steps) without an answer."
+        return result
+
+
+class DropsTheLastStepAnswer(NativeBinding):
+    """An answer given on step N of a cap of N is discarded as if the cap had stopped the run."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _LastStepLoop
+
+
+class _RepairingLoop(loop.Agent):
+    def parse_args(self, tool: loop.ToolDef, text: str) -> dict[str, Any]:
+        try:
+            return super().parse_args(tool, text)
+        except loop.ArgsError:
+            # "Repair" the JSON: quote bare words, drop doubled commas, close open braces.
+            fixed = re.sub(r"([{,]\s*)(\w+)\s*:", r'\1"\2":', text)
+            fixed = re.sub(r":\s*([A-Za-z_]\w*)\s*([,}])", r': "\1"\2', fixed)
+            fixed = re.sub(r",\s*,", ",", fixed)
+            fixed += "}" * (fixed.count("{") - fixed.count("}"))
+            value = json.loads(fixed)
+            if not isinstance(value, dict):
+                raise
+            return value
+
+
+class RepairsMalformedArgs(NativeBinding):
+    """Malformed tool args are guessed at and the tool runs on the guess (ARGS-3)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _RepairingLoop
+
+
+class _SkippingLoop(loop.Agent):
+    def run(self, user: str, *, max_steps: int | None = None) -> loop.Result:
+        model = self.model
+
+        def known_calls_only(messages: list[dict[str, Any]],
+                             tools: list[dict[str, Any]] | None) -> loop.Reply:
+            reply = model(messages, tools)
+            calls = tuple(c for c in reply.tool_calls if c.name in self.tools)
+            # An unknown tool is dropped without a trace; a reply left with no call reads as final.
+            return loop.Reply(reply.content, calls) if calls or not reply.tool_calls else loop.Reply(
+                reply.content, ())
+
+        self.model = known_calls_only
+        try:
+            return super().run(user, max_steps=max_steps)
+        finally:
+            self.model = model
+
+
+class SkipsUnknownTools(NativeBinding):
+    """A call of an unknown tool is skipped without any trace: the agent is never told (LOOP-5)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _SkippingLoop
+
+
+class _TirelessLoop(loop.Agent):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.repeated = 10**9  # never stops on repeated errors
+
+
+class NeverStopsOnRepeatedErrors(NativeBinding):
+    """No repeated-error stop (ERR-2): ERR-3, which needs that stop, is blocked, never passed."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _TirelessLoop

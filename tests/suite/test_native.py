@@ -1,0 +1,69 @@
+"""The native shape: a tool-calling loop with no signature runs through the same feature files,
+passes everything it claims, and its broken variants are caught on the right requirement."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conformance._features import catalogue
+from conformance.binding import CAPABILITIES
+from tests.suite.conftest import RunSuite, SuiteRun, suite_run
+
+N = "tests.native"
+
+
+@pytest.fixture(scope="module")
+def native_run(tmp_path_factory: pytest.TempPathFactory) -> SuiteRun:
+    return suite_run(tmp_path_factory.mktemp("native"), f"{N}.binding:NativeBinding")
+
+
+def test_the_native_loop_passes_everything_it_claims(native_run: SuiteRun) -> None:
+    assert native_run.returncode == 0, native_run.output[-3000:]
+    report = native_run.report
+    assert report is not None
+    claimed = set(report["binding"]["capabilities"])
+    applies = {rid for rid, r in catalogue().items()
+               if r.profile == "core" or set(r.profile.split("|")) & claimed}
+    assert native_run.requirements("passed") == applies
+    assert native_run.requirements("not-claimed") == set(catalogue()) - applies
+    # Every unclaimed capability says why, in the report.
+    assert set(report["binding"]["not_claimed"]) | claimed == CAPABILITIES
+
+
+def test_raise_mode_admits_an_extra_model_call_for_the_partial_answer(native_run: SuiteRun) -> None:
+    """EXH-2 lets a library fill partial_final_answer with one more model call: the loop does."""
+    assert native_run.report is not None
+    raise_mode = [s for s in native_run.report["scenarios"] if s["requirement"] in ("EXH-1", "EXH-2")]
+    assert raise_mode and all(s["verdict"] == "passed" for s in raise_mode)
+
+
+@pytest.mark.parametrize(("binding", "requirement"), [
+    ("CrashesOnToolError", "ERR-1"),
+    ("DropsTheLastStepAnswer", "LOOP-3"),
+    ("DropsTheLastStepAnswer", "EXH-7"),
+    ("RepairsMalformedArgs", "ARGS-3"),
+    ("SkipsUnknownTools", "LOOP-5"),
+    ("NeverStopsOnRepeatedErrors", "ERR-2"),
+])
+def test_a_broken_native_loop_fails_the_right_requirement(
+    run_suite: RunSuite, binding: str, requirement: str
+) -> None:
+    run = run_suite(f"{N}.broken:{binding}")
+    assert run.report is not None, run.output[-2000:]
+    assert requirement in run.requirements("failed"), run.report["requirements"]
+    assert not run.requirements("errored"), run.report["requirements"]
+
+
+def test_a_requirement_whose_precondition_failed_is_blocked_not_passed(run_suite: RunSuite) -> None:
+    run = run_suite(f"{N}.broken:NeverStopsOnRepeatedErrors", "-k", "error")
+    assert run.report is not None, run.output[-2000:]
+    assert run.report["requirements"]["ERR-3"] == "blocked"
+    assert run.report["reasons"]["ERR-3"].startswith("blocked by ERR-2:")
+    (scenario,) = [s for s in run.report["scenarios"] if s["requirement"] == "ERR-3"]
+    assert scenario["blocked_by"] == "ERR-2"
+    # The run fails on ERR-2, the requirement that broke; the blocked scenario is no failure of its own.
+    failed = sum(1 for s in run.report["scenarios"] if s["verdict"] == "failed")
+    assert run.returncode == 1
+    assert re.search(rf"\b{failed} failed\b", run.output), run.output[-500:]
