@@ -121,12 +121,22 @@ def tool_names(tools: list[Any] | None) -> list[str]:
     return names
 
 
-def openai_message(turn: StepTurn | FinalTurn | ExtractTurn, number: int) -> dict[str, Any]:
+#: The final-answer tools of libraries that end a run by calling one (smolagents' `final_answer`).
+FINAL_ANSWER_TOOLS = ("final_answer",)
+
+
+def openai_message(turn: StepTurn | FinalTurn | ExtractTurn, number: int,
+                   offered: list[str] | None = None) -> dict[str, Any]:
     """A turn as an OpenAI chat-completions assistant message with native tool calls.
 
     A step's calls become `tool_calls` (ids `call_<number>_<i>`, the thought as the content); a
-    final answer or an extraction becomes a reply that calls no tool.
+    final answer or an extraction becomes a reply that calls no tool, or, when the request
+    `offered` one of `FINAL_ANSWER_TOOLS`, a call of that tool with `{"answer": <reply>}`.
     """
+    final_tool = next((t for t in FINAL_ANSWER_TOOLS if t in (offered or [])), None)
+    if final_tool is not None and not isinstance(turn, StepTurn):
+        text = (turn if isinstance(turn, FinalTurn) else FinalTurn(outputs=turn.outputs)).reply_text()
+        turn = StepTurn(thought="", tool_name=final_tool, tool_args={"answer": text})
     if isinstance(turn, StepTurn):
         return {"role": "assistant", "content": turn.thought, "tool_calls": [
             {"id": f"call_{number}" + (f"_{i}" if i else ""), "type": "function",

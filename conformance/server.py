@@ -103,7 +103,7 @@ def _text(content: Any) -> str:
 
 def _message(turn: StepTurn | FinalTurn | ExtractTurn, call: LMCall, number: int) -> dict[str, Any]:
     if call.adapter == "native" or isinstance(turn, FinalTurn):
-        return render.openai_message(turn, number)
+        return render.openai_message(turn, number, render.tool_names(call.tools))
     # A chain-of-thought request (udspy's extraction, say) also asks for `reasoning`: give one.
     extra = {"reasoning": "The trajectory has it."} if "`reasoning`" in call.text() else None
     reply = render.json_reply(turn, extra) if call.adapter == "json" else render.chat_reply(turn, extra)

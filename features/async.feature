@@ -23,12 +23,17 @@ Feature: Async
   Scenario: An async call shows a raising tool's error to the agent as a sync call does
     Given the tool "explode" that raises ValueError "the disk is on fire"
     And the model replies
-      | turn    | thought | tool    | args             |
-      | step    | try it  | explode | {"query": "x"}   |
-      | final | done    | | {"answer": "no"} |
-    When the agent is called asynchronously with {"question": "Burn it"}
-    Then the agent saw an error for step 1 or was asked again
-    And step call 2 shows "the disk is on fire"
+      | turn  | thought | tool    | args             |
+      | step  | try it  | explode | {"query": "x"}   |
+      | final | done    |         | {"answer": "no"} |
+    When the agent is called with {"question": "Burn it"}
+    Then call 1 showed the agent the tool's error "the disk is on fire", as ERR-1 requires
+    When the model replies
+      | turn  | thought | tool    | args             |
+      | step  | try it  | explode | {"query": "x"}   |
+      | final | done    |         | {"answer": "no"} |
+    And the agent is called asynchronously with {"question": "Burn it"}
+    Then call 2 showed the agent the tool's error "the disk is on fire", as ASYNC-1 requires
     And the prediction's "answer" is "no"
 
   @req:ASYNC-1 @capability:async @capability:tool-approval
@@ -45,7 +50,7 @@ Feature: Async
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
     And the prediction's "answer" is "gone"
 
-  @req:ASYNC-2 @capability:async
+  @req:ASYNC-2 @capability:async @capability:signature
   Scenario: Fifty overlapping async runs share no state
     Given the global adapter is "chat"
     When 50 async runs with different adapters, step caps and scripts overlap

@@ -149,7 +149,7 @@ Feature: Human in the loop
     And the agent saw an error for step 1 or was asked again
     And the prediction's "answer" is "kept"
 
-  @req:HITL-5 @capability:tool-approval
+  @req:HITL-5 @capability:tool-approval @capability:ask-user
   Scenario: The user's answer to ask_to_user is the observation of that step
     Given the agent can ask the user
     And the model replies

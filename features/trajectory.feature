@@ -72,17 +72,17 @@ Feature: Trajectory return
   @req:TRJ-3
   Scenario: After repeated tool errors the steps appear in the order they ran, one observation each
     Given the tool "explode" that raises ValueError "the disk is on fire"
+    And the agent's step cap is 6
     And the model answers every extraction with {"answer": "sorry"}
+    And the model answers every step with tool "explode" and args {"query": "a"}
     And the model replies
       | turn | thought | tool    | args              |
       | step | one     | add     | {"a": 5, "b": 50} |
-      | step | two     | explode | {"query": "a"}    |
-      | step | three   | explode | {"query": "b"}    |
-      | step | four    | explode | {"query": "c"}    |
     When the agent is called with {"question": "Do four things"}
-    Then the trajectory's tool steps are
-      | thought | tool    | args              | observation                                 |
-      | one     | add     | {"a": 5, "b": 50} | 55                                          |
-      | two     | explode | {"query": "a"}    | Error executing explode: the disk is on fire |
-      | three   | explode | {"query": "b"}    | Error executing explode: the disk is on fire |
-      | four    | explode | {"query": "c"}    | Error executing explode: the disk is on fire |
+    Then call 1 stopped with "repeated_tool_errors", as ERR-2 requires
+    And the trajectory's tool steps are
+      | thought | tool    | args              | observation         |
+      | one     | add     | {"a": 5, "b": 50} | 55                  |
+      |         | explode | {"query": "a"}    | the disk is on fire |
+      |         | explode | {"query": "a"}    | the disk is on fire |
+      |         | explode | {"query": "a"}    | the disk is on fire |

@@ -516,6 +516,28 @@ def call_stopped_as_required(world: World, number: int, reason: str, requirement
                          f"call {number} should have stopped with {reason!r}; it stopped with {got!r}")
 
 
+@then(parsers.parse('call {number:d} showed the agent the tool\'s error "{message}", as {requirement} requires'))
+def call_showed_tool_error(world: World, number: int, message: str, requirement: str) -> None:
+    assert len(world.outcomes) >= number, f"the scenario made {len(world.outcomes)} call(s)"
+    outcome = world.outcomes[number - 1]
+    if outcome.error is not None:
+        world.blocked_unless(False, requirement, f"call {number} crashed on the raising tool: "
+                             f"{outcome.error.type}: {outcome.error.message}")
+    steps = [c for c in world.calls_per_run[number - 1] if c.kind == "step"]
+    shown = any(message in c.text() for c in steps[1:])
+    world.blocked_unless(shown, requirement, f"call {number} did not show the agent the tool's "
+                         f"error {message!r} in any later step call")
+
+
+@then("the run ended with the step cap, without crashing")
+def ended_on_cap(world: World) -> None:
+    outcome = world.last
+    assert outcome.error is None or outcome.error.kind == "max-iterations", (
+        f"the run should end on the step cap (returning, or raising the library's max-iterations "
+        f"error); it crashed with {outcome.error.type}: {outcome.error.message}"
+    )
+
+
 @then(parsers.parse('the stop reason is "{reason}"'))
 def stop_reason(world: World, reason: str) -> None:
     got = world.last.stop_reason

@@ -66,8 +66,22 @@ _json_objects = st.dictionaries(
 
 
 def canonical(value: Any) -> str:
-    """JSON with sorted keys: equal only if the values are equal *and* of the same JSON types."""
-    return json.dumps(value, sort_keys=True)
+    """JSON with sorted keys: equal only if the values are equal *and* of the same JSON types.
+
+    JSON has one number type: `0.0` and `0` are the same value (a JavaScript library cannot tell
+    them apart), so an integral float is written as the integer.
+    """
+    return json.dumps(_numbers(value), sort_keys=True)
+
+
+def _numbers(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _numbers(v) for k, v in value.items()}
+    return value
 
 
 @when(parsers.parse('the model sends {count:d} generated JSON objects as arguments to "{tool}"'))
