@@ -516,7 +516,9 @@ def call_stopped_as_required(world: World, number: int, reason: str, requirement
                          f"call {number} should have stopped with {reason!r}; it stopped with {got!r}")
 
 
-@then(parsers.parse('call {number:d} showed the agent the tool\'s error "{message}", as {requirement} requires'))
+@then(parsers.parse(
+    'call {number:d} showed the agent the tool\'s error "{message}", as {requirement} requires'
+))
 def call_showed_tool_error(world: World, number: int, message: str, requirement: str) -> None:
     assert len(world.outcomes) >= number, f"the scenario made {len(world.outcomes)} call(s)"
     outcome = world.outcomes[number - 1]
