@@ -1,4 +1,4 @@
-// The react-conformance harness protocol (version 1) for Node harnesses: JSON lines on stdio.
+// The react-conformance harness protocol (version 2) for Node harnesses: JSON lines on stdio.
 //
 // `serve(handlers)` reads the suite's commands from stdin and writes the replies to stdout. A
 // handler returns the reply's payload; `askModel` and `callTool` send the harness's own requests
@@ -8,7 +8,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createInterface } from 'node:readline';
 
-export const PROTOCOL = 1;
+export const PROTOCOL = 2;
 
 // Every line on stdout must be a protocol message: anything a library prints goes to stderr.
 const writeLine = process.stdout.write.bind(process.stdout);
