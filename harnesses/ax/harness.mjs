@@ -3,87 +3,153 @@
 //   pytest --impl ax        (or --impl cmd:"node harnesses/ax/harness.mjs")
 //
 // An AxGen with functions is Ax's ReAct: each model request may call functions (native tool
-// calls) or write the output fields, which ends the loop. The model is Ax's own custom-service
-// seam, AxMockAIService, whose chatResponse asks the suite for every request. Ax has no finish
-// tool and no separate extraction call: the model ends the loop by writing the output fields in
-// its reply. So a scripted `finish` step and the extraction turn after it are rendered as that one
-// reply: the harness asks the suite for the step turn, then for the extraction turn (showing the
-// same request), and answers with the step's thought and the extraction's outputs. A `finish` step
-// that carries output values itself is a model writing its outputs in the step that ends the loop:
-// those values are the reply, and no extraction turn is asked for, since Ax makes no such call.
+// calls) or write the output fields, which ends the loop. The model is Ax's own OpenAI client,
+// AxAIOpenAI, with its documented `fetch` option: every chat-completions request Ax builds is sent
+// to the suite as an LMCall, and the scripted turn comes back as the chat.completion JSON (or the
+// HTTP status) an endpoint would answer, so Ax's own request building, response parsing, retries
+// (util/apicall.ts, apiCall) and function execution all run. A fault turn is that HTTP status, a
+// dropped connection (fetch throws) or a timeout (an AbortError, as Ax's own timeout raises it).
+//
+// Ax has no finish tool and no separate extraction call: the model ends the loop by writing the
+// output fields in its reply. So a scripted `finish` step and the extraction turn after it are
+// rendered as that one reply: the harness asks the suite for the step turn, then for the
+// extraction turn (showing the same request), and answers with the step's thought and the
+// extraction's outputs. A `finish` step that carries output values itself is a model writing its
+// outputs in the step that ends the loop: those values are the reply, and no extraction is asked.
+//
+// The step cap: AxGen's `maxSteps` counts model requests that may call functions (one step = one
+// chat request, validation retries aside), so spec.max_steps maps to it one to one; forward()
+// takes `maxSteps` per call too. The trajectory is read from Ax's documented memory option: each
+// run gets a fresh AxMemory (`mem`, what forward() creates itself when given none), and its
+// history holds every assistant reply with its function calls and every function result.
 
 import { readFileSync } from 'node:fs';
-import { AxGen, AxMockAIService, AxSignature } from '@ax-llm/ax';
+import { AxAIOpenAI, AxGen, AxMemory, AxSignature } from '@ax-llm/ax';
 import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@ax-llm/ax/package.json', import.meta.url), 'utf-8')).version;
 const FIELD_TYPES = { str: 'string', int: 'number', float: 'number', bool: 'boolean', list: 'json', dict: 'json' };
 const JSON_TYPES = { str: 'string', int: 'integer', float: 'number', bool: 'boolean', list: 'array', dict: 'object' };
 
+const CAPABILITIES = ['signature', 'max-steps-error', 'async', 'parallel-tool-calls', 'lm-retry'];
+const NOT_CLAIMED = {
+  'max-steps-extract': "on the step cap AxGen throws 'Max steps reached: N' (dsp/generate.ts, AxGen._forward2): no extraction",
+  'max-steps-return': "on the step cap AxGen throws 'Max steps reached: N' (dsp/generate.ts, AxGen._forward2): it never returns normally",
+  'ask-user': 'AxGen has no built-in tool through which the agent asks the person a question',
+  'tool-approval': 'AxGen runs every function the model calls at once (dsp/functions.ts, processFunctions): no approval step, no resume',
+  streaming: "AxGen's streamingForward yields deltas of the output fields, not step events, and no event carries a stop reason",
+  http: "AxAIOpenAI takes a base URL (apiURL), but the suite's endpoint answers a signature binding's finish step as a native 'finish' tool call, which Ax (no finish tool) rejects as an unknown function: it cannot render Ax's one final reply",
+};
+
 const NO_ADAPTERS = 'Ax has no adapters: every request uses native function calling';
-const NO_TRAJECTORY = 'forward() returns the output values only: Ax reports no trajectory';
-// Ax keeps a step's thought in its own field of the chat entry, apart from the message text (the
-// AI service decides whether to send it back): later requests show the calls and results only.
-const THOUGHT_APART = "later requests show each function call and its result, but Ax keeps the step's thought apart from the message text";
+const RAISES = 'a function that throws anything but an AxFunctionError makes forward() throw (dsp/functions.ts, processFunctions rethrows it): the run crashes';
+const NO_ARGS_CHECK = "the arguments are JSON.parse'd and handed to the function as they are (dsp/functions.ts, AxFunctionProcessor.executeFunction): no check against the parameter schema";
+const BAD_JSON = "malformed arguments make executeFunction throw 'Invalid function arguments: ...' (dsp/functions.ts), which forward() rethrows: the run crashes";
+const NO_STOP = 'forward() returns the output values only, or throws: no stop reason beyond that, and no tool-error tracking';
 const KNOWN_FAILURES = {
-  'test_a_malformed_signature_string_fails_at_construction_with_a_clear_error[-> answer-input-input]':
-    'Ax refuses \'-> answer\' but names the wrong culprit: \'Invalid field name "->"\', not the missing inputs',
-  'The chosen tool runs with exactly the chosen args and its result becomes an observation':
-    `the tool runs with exactly the chosen args and its result reaches the next request, but ${NO_TRAJECTORY} to hold the observation`,
+  'test_a_malformed_signature_string_fails_at_construction_with_a_clear_error[-> answer-input]':
+    'Ax refuses \'-> answer\' but names the wrong culprit: \'Invalid field name "->"\', not the missing inputs (dsp/sig.ts, AxSignature)',
   'STEP-1': 'native function calling admits exactly the declared functions: there is no finish',
   'STEP-2': "native function calling: the arguments are a JSON object by each function's parameter schema, and no prompt names next_tool_args",
-  'Each step prompt shows the trajectory so far': THOUGHT_APART,
-  'Extraction receives the inputs and the whole trajectory':
-    `no separate extraction call: the outputs are written in the final step reply, whose request is the step conversation (${THOUGHT_APART})`,
   'The outputs come from the extraction call, not from a step':
     'no separate extraction call: the output values the model writes in the reply that ends the loop are the prediction',
   'ADP-1': NO_ADAPTERS,
   'ADP-2': NO_ADAPTERS,
   'ADP-3': NO_ADAPTERS,
-  'TRJ-1': NO_TRAJECTORY,
-  'TRJ-2': `${NO_TRAJECTORY}, so there is none to hand out as a snapshot`,
-  'TRJ-3': NO_TRAJECTORY,
+  'ERR-1': RAISES,
+  'ERR-2': `${RAISES}; ${NO_STOP}`,
+  "An async call shows a raising tool's error to the agent as a sync call does": RAISES,
+  'After repeated tool errors the steps appear in the order they ran, one observation each': RAISES,
+  'Fifty overlapping async runs share no state':
+    "the runs share no state, but the scenario also checks each run's adapter, and Ax has none: every request uses native function calling",
+  'An unknown tool name never crashes the run, also when it is the last step':
+    'an unknown function is a ValidationError (dsp/functions.ts, executeWithDetails) that AxGen answers with a correction and another model request within the same step (dsp/generate.ts, AxGen._forward2): on the last step that is a model call beyond the cap',
+  'Any JSON object the model writes reaches the tool intact':
+    "the arguments are JSON.parse'd in JavaScript (dsp/functions.ts, executeFunction), where a float with no fraction is an integer: 0.0 reaches the function as 0",
+  'ARGS-2': NO_ARGS_CHECK,
+  'ARGS-3': BAD_JSON,
+  "Tool args that break the tool's schema never reach it, and the error names the field": NO_ARGS_CHECK,
+  'ARGS-5': NO_ARGS_CHECK,
+  'test_a_nontransient_model_failure_is_not_retried_and_fails_the_call_clearly[401]':
+    "a 401 is not retried, but the error says 'Authentication failed' without the status (util/apicall.ts, AxAIServiceAuthenticationError)",
+  'EXH-2': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no iterations, tools_used, history or last_observation",
+  'EXH-3': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no structured fields",
 };
 
 let callIds = 0;
 // The output field titles ('Answer') of each run's agent: a final reply writes 'Answer: ...' lines.
 const titlesOf = new Map();
 
-function finalReply(thought, outputs) {
-  const lines = titlesOf.get(currentRun()).map(({ name, title }) => {
+function finalReply(outputs) {
+  return titlesOf.get(currentRun()).map(({ name, title }) => {
     const value = outputs[name];
     return `${title}: ${typeof value === 'string' ? value : JSON.stringify(value ?? null)}`;
-  });
-  return { index: 0, thought, content: lines.join('\n'), finishReason: 'stop' };
+  }).join('\n');
 }
 
-// A chat entry as the model sees it: a function call's result and an assistant's function calls
-// are the text of their message (a provider sends them as such); the rest travels as extra keys.
-function message(entry) {
-  const { role, content, ...rest } = entry;
-  const shown = content ?? (role === 'function' ? rest.result : rest.functionCalls) ?? null;
-  const text = typeof shown === 'string' ? shown : JSON.stringify(shown);
-  return Object.keys(rest).length ? { role, content: text, ...json(rest) } : { role, content: text };
+// A chat-completions message as the model sees it: its text, and an assistant's tool calls.
+function shown(message) {
+  const parts = [];
+  if (typeof message.content === 'string') parts.push(message.content);
+  else if (Array.isArray(message.content)) parts.push(message.content.map((p) => p.text ?? '').join(''));
+  if (message.tool_calls?.length) parts.push(JSON.stringify(message.tool_calls.map((c) => c.function)));
+  return { role: message.role, content: parts.join('\n') };
 }
 
-const service = new AxMockAIService({
-  features: { functions: true, streaming: false },
-  async chatResponse(request) {
-    const call = { kind: 'step', adapter: 'native', messages: request.chatPrompt.map(message),
-                   tools: request.functions?.length ? json(request.functions) : null };
-    const turn = await askModel(call);
-    if (turn.kind === 'fault') throw new Error(`scripted transport failure: ${turn.fault}`);
-    if (turn.tool_name === 'finish') {
-      const written = turn.tool_args ?? {};
-      if (Object.keys(written).length) return { results: [finalReply(turn.thought, written)] };
-      const extract = await askModel({ ...call, kind: 'extract' });
-      if (extract.kind === 'fault') throw new Error(`scripted transport failure: ${extract.fault}`);
-      return { results: [finalReply(turn.thought, extract.outputs)] };
+function reply(model, message) {
+  return new Response(JSON.stringify({
+    id: `chatcmpl-${++callIds}`, object: 'chat.completion', created: 0, model,
+    choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
+    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+  }), { status: 200, headers: { 'content-type': 'application/json' } });
+}
+
+function fault(turn) {
+  if (turn.fault === 'connection') throw new TypeError('fetch failed: scripted connection reset');
+  if (turn.fault === 'timeout') {
+    const error = new Error('scripted timeout: the request was aborted');
+    error.name = 'AbortError';
+    throw error;
+  }
+  const headers = { 'content-type': 'application/json' };
+  if (turn.retry_after != null) headers['retry-after'] = String(turn.retry_after);
+  return new Response(JSON.stringify({ error: { message: `scripted ${turn.fault}` } }), { status: Number(turn.fault), headers });
+}
+
+// The model endpoint: the chat-completions request AxAIOpenAI sends, answered from the script.
+async function scripted(url, init) {
+  const body = JSON.parse(init.body);
+  const call = { kind: 'step', adapter: 'native', messages: body.messages.map(shown),
+                 tools: body.tools?.length ? body.tools : null };
+  let turn;
+  try {
+    turn = await askModel(call);
+  } catch (error) {
+    // Not scripted: answer as the suite's endpoint does, 400 (not transient, so not retried).
+    return new Response(JSON.stringify({ error: { message: error.message } }), { status: 400, headers: { 'content-type': 'application/json' } });
+  }
+  if (turn.kind === 'fault') return fault(turn);
+  if (turn.kind === 'step' && turn.tool_name === 'finish') {
+    const written = turn.tool_args ?? {};
+    if (written && typeof written === 'object' && Object.keys(written).length) {
+      return reply(body.model, { role: 'assistant', content: finalReply(written) });
     }
-    const params = turn.raw_tool_args ?? turn.tool_args;
-    return { results: [{ index: 0, thought: turn.thought, finishReason: 'function_call',
-      functionCalls: [{ id: `call-${++callIds}`, type: 'function', function: { name: turn.tool_name, params } }] }] };
-  },
+    const extract = await askModel({ ...call, kind: 'extract' });
+    if (extract.kind === 'fault') return fault(extract);
+    return reply(body.model, { role: 'assistant', content: finalReply(extract.outputs) });
+  }
+  if (turn.kind !== 'step') return reply(body.model, { role: 'assistant', content: finalReply(turn.outputs) });
+  const calls = [turn, ...(turn.parallel ?? [])].map((c, i) => ({
+    id: `call-${callIds + 1}-${i}`, type: 'function',
+    function: { name: c.tool_name, arguments: c.raw_tool_args ?? JSON.stringify(c.tool_args) },
+  }));
+  return reply(body.model, { role: 'assistant', content: turn.thought || null, tool_calls: calls });
+}
+
+// Ax's own client; the retry backoff at zero (its `retry` option) so that retries cost no time.
+const service = new AxAIOpenAI({
+  apiKey: 'scripted', apiURL: 'http://scripted.invalid/v1',
+  options: { fetch: scripted, retry: { initialDelayMs: 0 } },
 });
 
 function field(f) {
@@ -109,10 +175,47 @@ function fn(spec) {
   };
 }
 
+function parsed(text) {
+  if (typeof text !== 'string') return json(text);
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+// The trajectory in Ax's memory: one step per function call of each assistant reply, with the
+// reply's text as its thought and the function result of the same call id as its observation.
+function trajectory(history) {
+  const results = new Map(history.filter((e) => e.role === 'function').map((e) => [e.functionId, e]));
+  const steps = [];
+  for (const entry of history) {
+    if (entry.role !== 'assistant' || !entry.functionCalls?.length) continue;
+    for (const call of entry.functionCalls) {
+      const result = results.get(call.id);
+      steps.push({ thought: entry.content ?? entry.thought ?? null, tool_name: call.function.name,
+                   tool_args: parsed(call.function.params), observation: result ? parsed(result.result) : null });
+    }
+  }
+  return steps;
+}
+
+// How many model replies the run's memory holds: the steps Ax took.
+function replies(history) {
+  return history.filter((e) => e.role === 'assistant').length;
+}
+
+function failure(error) {
+  const info = errorInfo(error);
+  if (/^Max steps reached: \d+/.test(error?.cause?.message ?? '')) info.kind = 'max-iterations';
+  return info;
+}
+
 const agents = new Map();
 
 serve({
-  hello: () => ({ name: 'ax', version: VERSION, capabilities: [], known_failures: KNOWN_FAILURES }),
+  hello: () => ({ name: 'ax', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+                  known_failures: KNOWN_FAILURES }),
   // Ax has no adapters: there is nothing to configure, and nothing to read back.
   configure: () => ({}),
   global_adapter: () => ({ adapter: null }),
@@ -128,24 +231,31 @@ serve({
   async run({ agent, run, call }) {
     const state = agents.get(agent);
     titlesOf.set(run, state.gen.getSignature().getOutputFields().map((f) => ({ name: f.name, title: f.title })));
-    const options = { stream: false, ...(call.max_steps != null ? { maxSteps: call.max_steps } : {}) };
+    const mem = new AxMemory();
+    const options = { stream: false, mem, ...(call.max_steps != null ? { maxSteps: call.max_steps } : {}) };
+    let outcome;
     try {
       const result = await state.gen.forward(service, call.inputs, options);
-      state.last = result;
       const outputs = Object.fromEntries(state.spec.signature.outputs.map((f) => [f.name, json(result[f.name])]));
-      // forward() hands back the output values only: Ax reports no trajectory.
-      return { outcome: { outputs } };
+      // forward() returns only when the model wrote the output fields: the final answer.
+      outcome = { outputs, stop_reason: 'finish' };
     } catch (error) {
-      return { outcome: { error: errorInfo(error) } };
+      outcome = { error: failure(error) };
     } finally {
       titlesOf.delete(run);
     }
+    const history = mem.history(0);
+    state.last = { mem, history };
+    return { outcome: { ...outcome, trajectory: trajectory(history), iterations: replies(history) } };
   },
   // Native function calling: the model may name exactly the declared functions (there is no finish).
   step_tool_names: ({ agent }) => ({ names: agents.get(agent).spec.tools.map((t) => t.name) }),
   mutate_last_result({ agent, marker }) {
     const last = agents.get(agent).last;
-    if (last != null) last[marker] = marker;
+    if (last != null) {
+      for (const entry of last.history) entry.content = `${entry.content ?? ''} ${marker}`;
+      last.mem.addRequest([{ role: 'user', content: marker }]);
+    }
     return {};
   },
 });

@@ -12,7 +12,12 @@
 // followed by 'Final Answer:' and one 'name: value' line per output. A `finish` step that carries
 // output values itself is a model writing its answer in the thought that ends the loop: those
 // values are the answer, and no extraction turn is asked for, since dspy.ts makes no such call.
-// It claims no optional capability: dspy.ts has none of them.
+//
+// The step cap: ReAct's maxIterations counts loop iterations, each one thought request (a step)
+// plus its action request, so spec.max_steps maps to it one to one. On the cap run() returns
+// normally (modules/react.js, extractFallbackAnswer): max-steps-return. The steps it returns carry
+// their iteration number (stepNumber), which is the iteration count reported; the run ended with
+// a final answer when they hold the thought that matched ReAct's own 'answer:' test.
 
 import { createRequire } from 'node:module';
 import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
@@ -29,6 +34,21 @@ const ACTION = 'Based on your thought, what action should you take?';
 const NO_INSTRUCTIONS = 'dspy.ts signatures are field lists with no instructions: no prompt shows them';
 const TEXT_ARGS = "a dspy.ts action's input is one text: the trajectory records the args as that string, not as an object";
 const NO_SCHEMA = "the prompt lists each tool as '- <name>: <description>' only: no argument names or types (modules/react.js)";
+const CAPABILITIES = ['signature', 'max-steps-return', 'async'];
+const NOT_CLAIMED = {
+  'max-steps-error': 'on the step cap ReAct.run returns the fallback answer (modules/react.js, extractFallbackAnswer): it never raises',
+  'max-steps-extract': 'on the step cap ReAct.run makes no extraction call: extractFallbackAnswer (modules/react.js) copies the last observation or thought into the first output',
+  'ask-user': 'ReAct has no built-in tool through which the agent asks the person a question',
+  'tool-approval': 'ReAct.executeTool (modules/react.js) runs the chosen tool at once: no approval step, no resume',
+  streaming: 'ReAct.run returns one promise of the whole output: no event stream',
+  'parallel-tool-calls': "each iteration's action request names one tool ('ReActTool: <name>', modules/react.js, extractAction)",
+  'lm-retry': 'OpenAILM.callOpenAI (lm/providers/openai.js) throws on the first non-2xx status or network error: no retry',
+  http: "OpenAILM takes an endpoint, but its init() spends a model call on a test request, and the suite's endpoint answers in DSPy's chat or JSON formats, not ReAct's free-text thought and action",
+};
+const NO_CAP_FLAG = 'on the step cap run() returns the fallback answer (modules/react.js, extractFallbackAnswer) and nothing in its output says the cap stopped it';
+const NO_ERROR_TRACKING = 'ReAct keeps no count of tool errors: a tool that fails every time is called again until maxIterations (modules/react.js, run), and no error history is kept';
+const NO_ARGS_CHECK = "the action's 'Input:' text goes to tool.execute as it is (modules/react.js, extractAction and executeTool): nothing checks that it is a JSON object";
+const NO_SCHEMA_CHECK = 'executeTool (modules/react.js) hands the input text to the tool: the parameters a tool declares are never checked';
 const KNOWN_FAILURES = {
   'SIG-2': `dspy.ts has no signature classes, and ${NO_INSTRUCTIONS}`,
   'SIG-3': NO_INSTRUCTIONS,
@@ -40,7 +60,7 @@ const KNOWN_FAILURES = {
   'An unknown tool name is never run, and the loop goes on':
     'an unknown tool is skipped silently: the next prompt shows the thought under Previous steps and no error (modules/react.js)',
   'LOOP-4': "ReAct.run(input) takes no per-call step cap: only the constructor's maxIterations applies",
-  'STEP-1': "the action is free text ('ReActTool: <name>'): no step output constrains the tool name",
+  "The model is offered exactly the agent's tools": "the action is free text ('ReActTool: <name>'): no step output constrains the tool name",
   'STEP-2': "the action prompt asks for 'Input: <input_for_tool>', not a JSON object",
   "Every step prompt shows the inputs and each tool's name, description and arguments": NO_SCHEMA,
   "Every step prompt shows a tool's argument schema, not only its description": NO_SCHEMA,
@@ -52,6 +72,23 @@ const KNOWN_FAILURES = {
   'TRJ-1': TEXT_ARGS,
   'TRJ-2': TEXT_ARGS,
   'After finish the steps appear in the order they ran, one observation each': TEXT_ARGS,
+  'An async call gives the same result as a sync call': TEXT_ARGS,
+  'Fifty overlapping async runs share no state': `dspy.ts has no adapters (every request is a free-text prompt), and ${TEXT_ARGS}`,
+  'Fifty overlapping async runs of one agent share no state': TEXT_ARGS,
+  'An unknown tool name never crashes the run, also when it is the last step': `the unknown tool is skipped, but ${NO_CAP_FLAG}`,
+  'A run stopped by the step cap reports that the cap stopped it': NO_CAP_FLAG,
+  'On the step cap the run returns normally, flagged as stopped by the cap': NO_CAP_FLAG,
+  'EXH-5': 'on the step cap extractFallbackAnswer (modules/react.js) puts the last observation or thought in the first output: no message says what was tried',
+  'ERR-1': "executeTool (modules/react.js) turns a raising tool into the observation 'Error executing tool: <error>', which does not name the tool",
+  'Three similar failures in a row stop the retries with a suggestion': NO_ERROR_TRACKING,
+  'The error history keeps the last ten errors': NO_ERROR_TRACKING,
+  'After repeated tool errors the steps appear in the order they ran, one observation each': NO_ERROR_TRACKING,
+  'Any JSON object the model writes reaches the tool intact':
+    "a dspy.ts tool gets one text and parses it itself; JSON.parse in JavaScript has no float with no fraction: 0.0 reaches the tool as 0",
+  'ARGS-2': NO_ARGS_CHECK,
+  'ARGS-3': NO_ARGS_CHECK,
+  "Tool args that break the tool's schema never reach it, and the error names the field": NO_SCHEMA_CHECK,
+  'ARGS-5': NO_ARGS_CHECK,
   'After the step cap the steps appear in the order they ran, one observation each':
     'after the step cap extractFallbackAnswer reverses the returned steps in place (steps.reverse())',
 };
@@ -117,6 +154,16 @@ function tool(spec) {
   };
 }
 
+// The run's iterations: the highest stepNumber of its steps (ReAct numbers them by iteration).
+function iterations(steps) {
+  return steps.reduce((n, step) => Math.max(n, step.stepNumber ?? 0), 0);
+}
+
+// Whether the run ended with a final answer: a thought that passed ReAct's own test for one.
+function answered(steps) {
+  return steps.some((step) => step.type === 'thought' && /(?:final answer|answer):\s*(.+)/i.test(step.content));
+}
+
 function trajectory(steps) {
   const byNumber = new Map();
   for (const step of steps) {
@@ -139,7 +186,8 @@ function trajectory(steps) {
 const agents = new Map();
 
 serve({
-  hello: () => ({ name: 'dspy-ts', version: VERSION, capabilities: [], known_failures: KNOWN_FAILURES }),
+  hello: () => ({ name: 'dspy-ts', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+                  known_failures: KNOWN_FAILURES }),
   // dspy.ts has no adapters: there is nothing to configure, and nothing to read back.
   configure: () => ({}),
   global_adapter: () => ({ adapter: null }),
@@ -160,7 +208,10 @@ serve({
       const output = await state.react.run(call.inputs);
       state.last = output;
       const outputs = Object.fromEntries(state.spec.signature.outputs.map((f) => [f.name, json(output[f.name])]));
-      return { outcome: { outputs, trajectory: trajectory(output.steps ?? []) } };
+      const steps = output.steps ?? [];
+      // run() says nothing of why it stopped: only a final-answer thought tells a finish apart.
+      return { outcome: { outputs, trajectory: trajectory(steps), iterations: iterations(steps),
+                          stop_reason: answered(steps) ? 'finish' : null } };
     } catch (error) {
       return { outcome: { error: errorInfo(error) } };
     } finally {

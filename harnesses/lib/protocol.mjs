@@ -1,4 +1,4 @@
-// The react-conformance harness protocol (version 1) for Node harnesses: JSON lines on stdio.
+// The react-conformance harness protocol (version 2) for Node harnesses: JSON lines on stdio.
 //
 // `serve(handlers)` reads the suite's commands from stdin and writes the replies to stdout. A
 // handler returns the reply's payload; `askModel` and `callTool` send the harness's own requests
@@ -8,7 +8,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createInterface } from 'node:readline';
 
-export const PROTOCOL = 1;
+export const PROTOCOL = 2;
 
 // Every line on stdout must be a protocol message: anything a library prints goes to stderr.
 const writeLine = process.stdout.write.bind(process.stdout);
@@ -45,9 +45,23 @@ export async function askModel(call) {
   return answer.turn;
 }
 
-/** Runs the suite's tool `name` with `args`; throws the tool's error under its own name. */
+// The suite's JSON parser refuses a message nested deeper than about 200 levels.
+const DEEPEST = 150;
+
+function depth(value, limit) {
+  if (value === null || typeof value !== 'object') return 0;
+  if (limit <= 0) return 1;
+  let deepest = 0;
+  for (const item of Object.values(value)) deepest = Math.max(deepest, depth(item, limit - 1));
+  return 1 + deepest;
+}
+
+/** Runs the suite's tool `name` with `args`; throws the tool's error under its own name. Args
+ *  nested deeper than a protocol message may be are sent as their JSON text: the suite then records
+ *  that the library did hand them to the tool, and the tool refuses them as not an object. */
 export async function callTool(name, args) {
-  const answer = await ask('tool', { name, args });
+  const sent = depth(args, DEEPEST) > DEEPEST ? JSON.stringify(args) : args;
+  const answer = await ask('tool', { name, args: sent });
   if (answer.error != null) {
     const error = new Error(answer.error.message);
     error.name = answer.error.type;
