@@ -88,7 +88,27 @@ class SmolagentsBinding(Binding):
                 "answer as a reply with no tool call, which ToolCallingAgent (it ends only through its "
                 "final_answer tool) parses as a malformed tool call and asks again (_step_stream)",
     }
-    known_failures: ClassVar[Mapping[str, str]] = {}
+    known_failures: ClassVar[Mapping[str, str]] = {
+        "Three similar failures in a row stop the retries with a suggestion":
+            "no repeated-error stop: MultiStepAgent._run_stream records each AgentToolExecutionError on "
+            "its ActionStep and loops on to max_steps (state max_steps_error, no suggestion)",
+        "The error history keeps the last ten errors":
+            "no tool-error history: each error lives only on its own ActionStep (memory.py, "
+            "ActionStep.error)",
+        "After repeated tool errors the steps appear in the order they ran, one observation each":
+            "the script ends where ERR-2's stop should come, and smolagents has none: _run_stream asks "
+            "the model for a fifth step",
+        "EXH-5": "on the cap MultiStepAgent._handle_max_steps_reached returns only the text of the "
+                 "tool-less provide_final_answer call: no word of the tools tried or the last error",
+        "A streaming run stopped by the step cap still ends with one done event":
+            "after _handle_max_steps_reached, MultiStepAgent._run_stream yields the last ActionStep a "
+            "second time (`yield action_step`): the stream shows the last step twice",
+        "A streamed call's own step cap applies to that call":
+            "after _handle_max_steps_reached, MultiStepAgent._run_stream yields the last ActionStep a "
+            "second time (`yield action_step`): the stream shows the last step twice",
+        "ARGS-5": "validate_tool_arguments (tools.py) checks only argument names and top-level types: no "
+                  "size or depth limit, so a 200-level nested object or a 5 MB string reaches the tool",
+    }
 
     @property
     def version(self) -> str:
@@ -249,7 +269,8 @@ def _steps(step: ActionStep) -> list[Step]:
     if step.observations is not None:
         # smolagents joins the observations of one step's calls with newlines, in call-id order.
         lines = step.observations.split("\n")
-        observations = lines if len(calls) > 1 and len(lines) == len(calls) else [step.observations] * len(calls)
+        one_each = len(calls) > 1 and len(lines) == len(calls)
+        observations = lines if one_each else [step.observations] * len(calls)
     else:  # the calls failed: the observation is the error as the step shows it to the model
         observations = [_shown_error(step)] * len(calls)
     thought = step.model_output if isinstance(step.model_output, str) else None
