@@ -1,0 +1,288 @@
+"""The binding for smolagents' `ToolCallingAgent`, with its defaults.
+
+Seam: smolagents' own `OpenAIModel` (a `smolagents.models.Model`), built with the documented
+`client=` argument: an `openai.OpenAI` client over an in-memory httpx transport that answers each
+chat-completions request from the script (or, in `http` scenarios, pointed at `CallRequest.base_url`
+with `api_base`). So the agent's own message building, tool declarations (`get_tool_json_schema`),
+tool-call parsing, argument validation and tool execution run, and so does the model client users
+run (the openai client, whose default `max_retries=2` retries timeouts, connection errors, 429 and
+5xx; smolagents' own `Retrying` adds retries on rate limits only).
+Each request is logged as an `LMCall` from its body (`server.request_call`: messages as text, the
+tools as native declarations). A step is answered with native `tool_calls`; a final answer with a
+call of smolagents' own `final_answer` tool ({"answer": reply}), which is how a ToolCallingAgent
+ends a run; raw (malformed) tool args go verbatim into `arguments`, for smolagents to parse.
+
+Cap: `max_steps` counts action steps, one model call each (`MultiStepAgent._run_stream` loops while
+`step_number <= max_steps`), so N steps map to `max_steps=N`; `agent.run(max_steps=N)` is the
+per-call cap. On the cap smolagents makes one tool-less call (`provide_final_answer`, logged as an
+extraction) and returns its text, with `RunResult.state == "max_steps_error"`.
+Trajectory, stop reason and step count are read from `agent.memory.steps` and the `RunResult`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, ClassVar
+
+import httpx
+import openai
+from smolagents import ActionStep, FinalAnswerStep, RunResult, Tool, ToolCallingAgent
+from smolagents.models import OpenAIModel
+from smolagents.monitoring import LogLevel
+from smolagents.utils import AgentMaxStepsError
+
+from conformance import server
+from conformance._model import ScriptedModel, UnexpectedModelCall
+from conformance._tools import SuiteTool
+from conformance.binding import (
+    AgentSpec,
+    Binding,
+    CallRequest,
+    ErrorInfo,
+    Event,
+    ExtractTurn,
+    FaultTurn,
+    FinalTurn,
+    Outcome,
+    SignatureSpec,
+    Step,
+    StepTurn,
+)
+from conformance.render import json_value, reply_outputs, user_message
+
+_PY_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool,
+                              "array": list, "object": dict}
+_STOP_REASONS = {"success": "finish", "max_steps_error": "max_steps"}
+
+
+@dataclass
+class _Agent:
+    """A built agent, the signature its outputs are reported under, and what its last call handed out."""
+
+    agent: ToolCallingAgent
+    signature: SignatureSpec
+    last: list[Any] = field(default_factory=list)
+
+
+class SmolagentsBinding(Binding):
+    """Runs the suite against smolagents' `ToolCallingAgent`."""
+
+    name = "smolagents"
+    contract_version = 2
+    capabilities = frozenset({"max-steps-extract", "streaming", "parallel-tool-calls", "lm-retry"})
+    not_claimed: ClassVar[Mapping[str, str]] = {
+        "signature": "a native tool-calling loop: no signatures, step predictor or adapters",
+        "max-steps-error": "on the cap MultiStepAgent._handle_max_steps_reached always makes a final "
+                           "tool-less call and returns its text; no option raises",
+        "max-steps-return": "on the cap the run always makes the extra provide_final_answer model call; "
+                            "it never returns without it",
+        "ask-user": "its only ask-the-user tool, UserInputTool (user_input, off by default), reads "
+                    "stdin with input() inside the run: no pause, interrupt id or resume",
+        "tool-approval": "no approval step: ToolCallingAgent.execute_tool_call runs every call at once",
+        "async": "no async form: MultiStepAgent.run is synchronous only",
+        "http": "OpenAIModel(api_base=...) reaches the endpoint, but the suite's endpoint renders a final "
+                "answer as a reply with no tool call, which ToolCallingAgent (it ends only through its "
+                "final_answer tool) parses as a malformed tool call and asks again (_step_stream)",
+    }
+    known_failures: ClassVar[Mapping[str, str]] = {
+        "Three similar failures in a row stop the retries with a suggestion":
+            "no repeated-error stop: MultiStepAgent._run_stream records each AgentToolExecutionError on "
+            "its ActionStep and loops on to max_steps (state max_steps_error, no suggestion)",
+        "The error history keeps the last ten errors":
+            "no tool-error history: each error lives only on its own ActionStep (memory.py, "
+            "ActionStep.error)",
+        "After repeated tool errors the steps appear in the order they ran, one observation each":
+            "the script ends where ERR-2's stop should come, and smolagents has none: _run_stream asks "
+            "the model for a fifth step",
+        "EXH-5": "on the cap MultiStepAgent._handle_max_steps_reached returns only the text of the "
+                 "tool-less provide_final_answer call: no word of the tools tried or the last error",
+        "A streaming run stopped by the step cap still ends with one done event":
+            "after _handle_max_steps_reached, MultiStepAgent._run_stream yields the last ActionStep a "
+            "second time (`yield action_step`): the stream shows the last step twice",
+        "A streamed call's own step cap applies to that call":
+            "after _handle_max_steps_reached, MultiStepAgent._run_stream yields the last ActionStep a "
+            "second time (`yield action_step`): the stream shows the last step twice",
+        "ARGS-5": "validate_tool_arguments (tools.py) checks only argument names and top-level types: no "
+                  "size or depth limit, so a 200-level nested object or a 5 MB string reaches the tool",
+    }
+
+    @property
+    def version(self) -> str:
+        try:
+            return version("smolagents")
+        except PackageNotFoundError:
+            return "unknown"
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        try:
+            agent = ToolCallingAgent(
+                tools=[_smol_tool(t) for t in tools],
+                # Replaced by the scripted model on each run.
+                model=OpenAIModel(model_id="scripted", api_base="http://model.invalid/v1",
+                                  api_key="placeholder-key"),
+                instructions=spec.signature.instructions or None,
+                max_steps=spec.max_steps,
+                verbosity_level=LogLevel.OFF,  # console output only; no behaviour depends on it
+            )
+        except Exception as exc:
+            return ErrorInfo.from_exception(exc)
+        return _Agent(agent, spec.signature)
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        smol = agent.agent
+        smol.model = _model(model, call.base_url)
+        task = user_message(call.inputs)
+        events: list[Event] = []
+        try:
+            if call.mode == "stream":
+                streamed = []
+                for item in smol.run(task, stream=True, max_steps=call.max_steps):
+                    streamed.append(item)
+                    if isinstance(item, ActionStep):
+                        events.extend(Event(kind="step", model_calls=len(model.calls), step=s)
+                                      for s in _steps(item))
+                    elif isinstance(item, FinalAnswerStep):
+                        outputs = reply_outputs(agent.signature, _answer(item.output))
+                        events.append(Event(kind="done", model_calls=len(model.calls),
+                                            stop_reason=_STOP_REASONS[_state(smol)], outputs=outputs))
+                agent.last = streamed
+                output, state = streamed[-1].output, _state(smol)
+            else:
+                result = smol.run(task, max_steps=call.max_steps, return_full_result=True)
+                assert isinstance(result, RunResult)
+                agent.last = [result]
+                output, state = result.output, result.state
+        except Exception as exc:
+            return Outcome(error=ErrorInfo.from_exception(exc), trajectory=_trajectory(smol),
+                           iterations=_iterations(smol), events=events if call.mode == "stream" else None)
+        return Outcome(
+            outputs=reply_outputs(agent.signature, _answer(output)),
+            trajectory=_trajectory(smol),
+            stop_reason=_STOP_REASONS.get(state, state),
+            iterations=_iterations(smol),
+            events=events if call.mode == "stream" else None,
+        )
+
+    def mutate_last_result(self, agent: object, marker: str) -> None:
+        assert isinstance(agent, _Agent)
+        for item in agent.last:
+            if isinstance(item, RunResult):  # its steps: dicts of the memory, as it hands them out
+                for step in item.steps:
+                    step["observations"] = step["model_output"] = marker
+                item.steps.append({"observations": marker, "model_output": marker, "tool_calls": []})
+            elif isinstance(item, ActionStep):  # the memory's own step objects, streamed
+                item.observations = item.model_output = marker
+
+
+def _smol_tool(tool: SuiteTool) -> Tool:
+    """A `smolagents.Tool` subclass for `tool`: its name, description and inputs from the tool's JSON
+    schema, and a `forward` with the matching signature that calls it (errors are not caught)."""
+    schema = tool.spec.json_schema()
+    inputs = {name: {"type": prop["type"], "description": prop["description"]}
+              for name, prop in schema["properties"].items()}
+    params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                annotation=_PY_TYPES[prop["type"]]) for name, prop in inputs.items()]
+    signature = inspect.Signature(params, return_annotation=Any)
+
+    def forward(self: Tool, *args: Any, **kwargs: Any) -> Any:
+        # As a plain Python method would: unknown, missing or surplus arguments fail before the body.
+        return tool(**signature.bind(*args, **kwargs).arguments)
+
+    forward.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *params])
+    forward.__annotations__ = {p.name: p.annotation for p in params} | {"return": Any}
+    cls = type(f"SuiteTool_{tool.name}", (Tool,), {
+        "name": tool.name, "description": tool.spec.description, "inputs": inputs,
+        "output_type": "any", "forward": forward,
+    })
+    instance: Tool = cls()
+    return instance
+
+
+def _model(model: ScriptedModel, base_url: str | None) -> OpenAIModel:
+    """smolagents' OpenAIModel answering from `model`: over real HTTP from the endpoint at
+    `base_url` (http profile), else over an in-memory transport."""
+    if base_url is not None:
+        return OpenAIModel(model_id="scripted", api_base=base_url, api_key="placeholder-key")
+    client = openai.OpenAI(base_url="http://model.invalid/v1", api_key="placeholder-key",
+                           http_client=httpx.Client(transport=httpx.MockTransport(_serve(model))))
+    return OpenAIModel(model_id="scripted", client=client)
+
+
+def _serve(model: ScriptedModel) -> Callable[[httpx.Request], httpx.Response]:
+    """A chat-completions handler answering from the script, as the suite's endpoint does, except
+    that a final answer is a call of smolagents' `final_answer` tool."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        call = server.request_call(body)
+        try:
+            turn = model.answer(call)
+        except UnexpectedModelCall as exc:  # 400: not transient, so no client retries it
+            return httpx.Response(400, json={"error": {"message": str(exc), "type": "unexpected_call"}})
+        if isinstance(turn, FaultTurn):
+            return server.fault_response(turn, request)
+        if isinstance(turn, FinalTurn):
+            turn = StepTurn(thought=turn.thought, tool_name="final_answer",
+                            tool_args={"answer": turn.reply_text()})
+        elif isinstance(turn, ExtractTurn):  # the tool-less call on the cap: a plain reply
+            turn = FinalTurn(outputs=turn.outputs)
+        content_type, payload = server.completion(body, call, turn, len(model.calls))
+        return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
+
+    return handle
+
+
+def _state(agent: ToolCallingAgent) -> str:
+    """The run's state as `MultiStepAgent.run` computes it for its RunResult."""
+    last = agent.memory.steps[-1] if agent.memory.steps else None
+    return "max_steps_error" if isinstance(getattr(last, "error", None), AgentMaxStepsError) else "success"
+
+
+def _answer(output: Any) -> Any:
+    return str(output) if isinstance(output, str) else json_value(output)
+
+
+def _iterations(agent: ToolCallingAgent) -> int:
+    """The action steps in memory (one model call each), less the cap's tool-less final step."""
+    return sum(1 for s in agent.memory.steps
+               if isinstance(s, ActionStep) and not isinstance(s.error, AgentMaxStepsError))
+
+
+def _trajectory(agent: ToolCallingAgent) -> list[Step]:
+    return [step for s in agent.memory.steps if isinstance(s, ActionStep) for step in _steps(s)]
+
+
+def _steps(step: ActionStep) -> list[Step]:
+    """One Step per tool call of an action step: `tool_calls` once they all ran, else the calls of
+    the model's message (a step that failed); the final answer's own call is not a tool step."""
+    calls: list[tuple[str, Any]] = [(c.name, c.arguments) for c in step.tool_calls or []]
+    if not calls and step.model_output_message is not None:
+        calls = [(c.function.name, c.function.arguments) for c in step.model_output_message.tool_calls or []]
+    if step.is_final_answer:
+        calls = [c for c in calls if c[0] != "final_answer"]
+    if step.observations is not None:
+        # smolagents joins the observations of one step's calls with newlines, in call-id order.
+        lines = step.observations.split("\n")
+        one_each = len(calls) > 1 and len(lines) == len(calls)
+        observations = lines if one_each else [step.observations] * len(calls)
+    else:  # the calls failed: the observation is the error as the step shows it to the model
+        observations = [_shown_error(step)] * len(calls)
+    thought = step.model_output if isinstance(step.model_output, str) else None
+    return [Step(thought=thought, tool_name=name, tool_args=json_value(args), observation=obs)
+            for (name, args), obs in zip(calls, observations, strict=True)]
+
+
+def _shown_error(step: ActionStep) -> str | None:
+    """A failed step's error as `ActionStep.to_messages` shows it to the model (its last message)."""
+    if step.error is None:
+        return None
+    content = step.to_messages()[-1].content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content)
+    return str(content)
