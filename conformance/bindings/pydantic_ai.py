@@ -53,7 +53,7 @@ from pydantic_ai import (
     capture_run_messages,
 )
 from pydantic_ai import __version__ as _VERSION
-from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError, UsageLimitExceeded
+from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.messages import (
     BaseToolReturnPart,
     ModelMessage,
@@ -390,11 +390,8 @@ def _function_model(model: ScriptedModel) -> FunctionModel:
     async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         await asyncio.sleep(0)  # a model call yields to the event loop, as a network call would
         turn = model.answer(_lm_call(messages, info))
-        if isinstance(turn, FaultTurn):  # only if a fault comes after a fault-free start
-            if turn.fault in ("timeout", "connection"):
-                raise ModelAPIError("scripted", f"scripted {turn.fault}")
-            body = {"error": {"message": f"scripted {turn.fault}"}}
-            raise ModelHTTPError(int(turn.fault), "scripted", body)
+        # A script holding a fault runs on the OpenAI model (see _model), never here.
+        assert not isinstance(turn, FaultTurn), "a transport fault cannot reach FunctionModel"
         if isinstance(turn, StepTurn):
             return ModelResponse(parts=[*([TextPart(turn.thought)] if turn.thought else []), *(
                 ToolCallPart(c.tool_name, c.args_text(), tool_call_id=f"call_{next(_IDS)}")
@@ -412,6 +409,8 @@ def _model(model: ScriptedModel, base_url: str | None) -> Model:
         return OpenAIChatModel("scripted", provider=provider)
     if not any(isinstance(t, FaultTurn) for t in (*model.unused, model.every_step)):
         return _function_model(model)
+    # A legacy httpx client (pydantic-ai warns it prefers httpx2): server.fault_response raises
+    # httpx's timeout and connection errors, which the OpenAI client then meets as a real one would.
     http = httpx.AsyncClient(transport=httpx.MockTransport(_serve(model)))
     return OpenAIChatModel("scripted", provider=OpenAIProvider(
         base_url="http://model.invalid/v1", api_key="placeholder-key", http_client=http))
