@@ -1,0 +1,435 @@
+"""The binding for pydantic-ai's `Agent` (pydantic-ai-slim 2.68).
+
+Seam: pydantic-ai's own test double, `FunctionModel(fn)` (pydantic_ai.models.function), passed per
+run (`agent.run_sync(..., model=...)`): pydantic-ai hands `fn` each request's messages and
+`AgentInfo.function_tools`, the binding logs them as one `LMCall` (the instructions, the user prompt,
+every response's text and tool calls, every tool return and retry prompt as text; the tools as
+OpenAI-style function declarations), and answers with a `ModelResponse`: a `TextPart` with the
+thought and one `ToolCallPart` per call, its args the JSON text the model wrote (verbatim when
+malformed, so pydantic-ai's own parser meets it), or a `TextPart` with the final answer. pydantic-ai
+then parses, validates and runs the tools itself. Tools are `Tool(function, takes_ctx=False, name=...,
+description=...)` over the suite tool's typed function: pydantic-ai derives the argument schema
+(the suite's, with `additionalProperties: false`) from the signature and validates every call with
+it (`Tool.from_schema` would declare the suite's schema but, by its docstring, skip validation).
+
+Step cap: `UsageLimits(request_limit=N)` per run, so N steps are N model requests; a final answer on
+request N is accepted, and the request after the N-th raises `UsageLimitExceeded` (the tools the N-th
+response chose have run). The error carries only its message; the run's messages come from the
+documented `capture_run_messages`. A per-call cap is the same per-run `usage_limits`.
+
+Approval: a suite tool that is interruptible is a `requires_approval=True` tool, and the agent's
+output type is `[str, DeferredToolRequests]`: the run then ends with the pending calls, reported as
+an interrupt whose id is the call's `tool_call_id`. A resume is pydantic-ai's: a new run with the
+paused run's messages, `DeferredToolResults` (yes → `ToolApproved()`, no → `ToolDenied()`, free text
+→ `ToolDenied(text)`, an edit → `ToolApproved(override_args=...)`) and its usage so far.
+
+Transport (`lm-retry`, `http`): FunctionModel sits above every retry layer, so a script holding a
+transport fault, and every `http` call, runs on pydantic-ai's `OpenAIChatModel` with its own
+`OpenAIProvider`, whose AsyncOpenAI client retries by default (2 retries of 408/409/429/5xx,
+timeouts and dropped connections, after about 0.5 s and 1 s or a Retry-After; no public setting
+zeroes the waits): over an in-memory httpx transport answering from the script, or at `base_url`.
+
+Streaming is `agent.iter`: a step event when the graph reaches the model request that carries a
+call's tool return, `done` after its End node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import httpx
+from pydantic_ai import (
+    Agent,
+    DeferredToolRequests,
+    DeferredToolResults,
+    Tool,
+    ToolApproved,
+    ToolDenied,
+    capture_run_messages,
+)
+from pydantic_ai import __version__ as _VERSION
+from pydantic_ai.exceptions import UsageLimitExceeded
+from pydantic_ai.messages import (
+    BaseToolReturnPart,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import Model
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
+from pydantic_ai.usage import RunUsage, UsageLimits
+
+from conformance import server
+from conformance._model import ScriptedModel, UnexpectedModelCall
+from conformance._tools import SuiteTool
+from conformance.binding import (
+    AgentSpec,
+    Binding,
+    CallRequest,
+    ErrorInfo,
+    Event,
+    FaultTurn,
+    FinalTurn,
+    LMCall,
+    Outcome,
+    ResumeRequest,
+    Step,
+    StepTurn,
+)
+from conformance.render import json_value, reply_outputs, user_message
+
+_IDS = itertools.count(1)
+_CRASH = ("only ModelRetry and ToolFailed raised in a tool go back to the model (tool_manager.py "
+          "ToolManager._raw_execute); any other exception escapes Agent.run: the run crashes")
+_ARGS4 = "test_tool_args_that_break_the_tools_schema_never_reach_it_and_the_error_names_the_field"
+_NO_FIELDS = ("UsageLimitExceeded carries only its message (exceptions.py): no iterations, max_iterations, "
+              "tools_used, history or last_observation")
+_KNOWN: dict[str, str] = {
+    "ERR-1": _CRASH,
+    "ERR-2": _CRASH + ", at the first failure; there is no repeated-failure stop or error history",
+    "An async call shows a raising tool's error to the agent as a sync call does": _CRASH,
+    "After repeated tool errors the steps appear in the order they ran, one observation each": _CRASH,
+    "EXH-2": _NO_FIELDS,
+    "EXH-3": _NO_FIELDS,
+    _ARGS4 + '[{"amount": "50", "recipient": "Ann"}-amount]':
+        "_function_schema.function_schema builds the args validator with pydantic's default lax config: "
+        "the string \"50\" is coerced to 50 and the tool runs",
+    "Tool args nested a hundred thousand levels deep fail fast with a clear error":
+        "the first call gets a clear retry prompt ('recursion limit exceeded'), but with the default "
+        "retries=1 the second invalid call of the same tool ends the run: ToolManager._check_max_retries "
+        "raises UnexpectedModelBehavior 'exceeded max retries count of 1' (tool_manager.py)",
+    "Tool args of several megabytes fail fast with a clear error":
+        "pydantic-ai puts no size limit on tool args (tool_manager.py validates them like any other): "
+        "the 5 MB string reaches the tool",
+    "HITL-3": "DeferredToolRequests holds the pending ToolCallPart and no question for the person "
+              "(_deferred.py): there is no 'Confirm execution of ...?' to report",
+    "An edit that names no tool never runs anything, and the agent sees an error":
+        "ToolApproved(override_args=...) only replaces the pending call's args (_deferred.py): an edit "
+        "naming another tool cannot be given to the library",
+    "The user's answer to ask_to_user is the observation of that step":
+        "pydantic-ai-slim has no ask_to_user tool: the call is an unknown tool, answered with a retry "
+        "prompt (tool_manager.py), and the paused step never happens",
+    "HITL-6": "a resume is a new run with message_history and DeferredToolResults, and pydantic-ai keeps "
+              "no record of answered approvals (_agent_graph.py _handle_deferred_tool_results): "
+              "replaying the same approval runs the tool again",
+}
+
+
+@dataclass
+class _Pause:
+    """A run that ended with a pending approval: what a pydantic-ai user keeps to resume it."""
+
+    messages: list[ModelMessage]
+    call: ToolCallPart
+    usage: RunUsage
+    cap: int
+    inputs: dict[str, Any]
+
+
+@dataclass
+class _Agent:
+    """A built pydantic-ai `Agent`, the messages its last call handed out, its pauses."""
+
+    agent: Agent[None, Any]
+    spec: AgentSpec
+    last: list[ModelMessage] | None = None
+    pauses: dict[str, _Pause] = field(default_factory=dict)
+
+
+class PydanticAIBinding(Binding):
+    """Runs the suite against pydantic-ai's `Agent`, driven through `FunctionModel`."""
+
+    name = "pydantic-ai"
+    contract_version = 2
+    capabilities = frozenset({"max-steps-error", "tool-approval", "async", "streaming",
+                              "parallel-tool-calls", "lm-retry", "http"})
+    not_claimed: ClassVar[Mapping[str, str]] = {
+        "signature": "a native tool-calling loop: Agent takes instructions and tools, no signature",
+        "max-steps-extract": "on the request_limit the run raises UsageLimitExceeded; it never makes a "
+                             "tool-less final call (usage.py UsageLimits.check_before_request)",
+        "max-steps-return": "on the request_limit the run raises UsageLimitExceeded; it never returns "
+                            "a result flagged as capped (usage.py UsageLimits.check_before_request)",
+        "ask-user": "pydantic-ai-slim has no built-in tool for asking the person; its AskUser question "
+                    "lives in the separate Pydantic AI Harness package (_deferred.py)",
+    }
+    known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+
+    @property
+    def version(self) -> str:
+        return str(_VERSION)
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        try:
+            agent_tools = [_tool(t) for t in tools]
+            # DeferredToolRequests in the output type is how pydantic-ai lets a run end with pending
+            # approvals (deferred-tools docs); without an approval tool the output is plain text.
+            output: Any = [str, DeferredToolRequests] if any(t.spec.interruptible for t in tools) else str
+            agent: Agent[None, Any] = Agent(instructions=spec.signature.instructions or None,
+                                            tools=agent_tools, output_type=output)
+        except Exception as exc:
+            return ErrorInfo.from_exception(exc)
+        return _Agent(agent, spec)
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        if call.mode != "sync":
+            return asyncio.run(self.arun(agent, call, model))
+        kwargs = _run_kwargs(agent, call, model)
+        with capture_run_messages() as messages:
+            try:
+                result = agent.agent.run_sync(user_message(call.inputs), **kwargs)
+            except Exception as exc:
+                return _failed(agent, exc, messages)
+        return _outcome(agent, result, _cap(agent, call), call.inputs)
+
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        """`Agent.run` (or `Agent.iter` for `mode="stream"`) on the running event loop."""
+        assert isinstance(agent, _Agent)
+        kwargs = _run_kwargs(agent, call, model)
+        events: list[Event] | None = [] if call.mode == "stream" else None
+        with capture_run_messages() as messages:
+            try:
+                if events is None:
+                    result = await agent.agent.run(user_message(call.inputs), **kwargs)
+                else:
+                    result = await _iterate(agent, user_message(call.inputs), kwargs, model, events)
+            except Exception as exc:
+                return _failed(agent, exc, messages, events)
+        return _outcome(agent, result, _cap(agent, call), call.inputs, events)
+
+    def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        pause = agent.pauses[request.interrupt_id]
+        answer = _answer(pause.call, request.response)
+        if isinstance(answer, ErrorInfo):
+            return Outcome(error=answer)
+        kwargs: dict[str, Any] = {
+            "message_history": pause.messages, "usage": pause.usage,
+            "deferred_tool_results": DeferredToolResults(approvals={pause.call.tool_call_id: answer}),
+            "model": _model(model, None), "usage_limits": UsageLimits(request_limit=pause.cap),
+        }
+        with capture_run_messages() as messages:
+            try:
+                if request.mode == "async":
+                    result = asyncio.run(agent.agent.run(**kwargs))
+                else:
+                    result = agent.agent.run_sync(**kwargs)
+            except Exception as exc:
+                return _failed(agent, exc, messages)
+        return _outcome(agent, result, pause.cap, pause.inputs)
+
+    def mutate_last_result(self, agent: object, marker: str) -> None:
+        assert isinstance(agent, _Agent)
+        if agent.last is None:
+            return
+        for message in agent.last:
+            for part in message.parts:
+                if isinstance(part, TextPart | BaseToolReturnPart | UserPromptPart):
+                    part.content = marker
+        agent.last.append(ModelRequest(parts=[UserPromptPart(marker)]))
+
+
+def _tool(tool: SuiteTool) -> Tool[None]:
+    """The suite tool as a pydantic-ai Tool over its typed function; the Google-style docstring
+    gives pydantic-ai each argument's description for the schema it derives."""
+    function = tool.as_function()
+    args = "".join(f"\n    {p.name}: {p.description}" for p in tool.spec.parameters if p.description)
+    function.__doc__ = tool.spec.description + (f"\n\nArgs:{args}" if args else "")
+    return Tool(function, takes_ctx=False, name=tool.spec.name, description=tool.spec.description,
+                requires_approval=tool.spec.interruptible)
+
+
+def _cap(agent: _Agent, call: CallRequest) -> int:
+    return agent.spec.max_steps if call.max_steps is None else call.max_steps
+
+
+def _run_kwargs(agent: _Agent, call: CallRequest, model: ScriptedModel) -> dict[str, Any]:
+    # One step is one model request: request_limit=N admits N requests (usage.py).
+    return {"model": _model(model, call.base_url),
+            "usage_limits": UsageLimits(request_limit=_cap(agent, call))}
+
+
+async def _iterate(agent: _Agent, prompt: str, kwargs: dict[str, Any], model: ScriptedModel,
+                   events: list[Event]) -> Any:
+    """`Agent.iter`: each tool call is a step event once a model request node carries its return."""
+    async with agent.agent.iter(prompt, **kwargs) as run:
+        async for node in run:
+            pending = [node.request] if Agent.is_model_request_node(node) else []
+            done = [s for s in _trajectory([*run.all_messages(), *pending]) if s.observation is not None]
+            for step in done[sum(1 for e in events if e.kind == "step"):]:
+                events.append(Event(kind="step", model_calls=len(model.calls), step=step))
+    result = run.result
+    assert result is not None
+    outputs = None if isinstance(result.output, DeferredToolRequests) else \
+        reply_outputs(agent.spec.signature, result.output)
+    events.append(Event(kind="done", model_calls=len(model.calls), outputs=outputs,
+                        stop_reason=None if outputs is None else "finish"))
+    return result
+
+
+def _outcome(agent: _Agent, result: Any, cap: int, inputs: dict[str, Any],
+             events: list[Event] | None = None) -> Outcome:
+    messages: list[ModelMessage] = result.all_messages()
+    agent.last = messages
+    trajectory = _trajectory(messages)
+    iterations = sum(isinstance(m, ModelResponse) for m in messages)
+    if isinstance(result.output, DeferredToolRequests):
+        call = result.output.approvals[0]
+        agent.pauses[call.tool_call_id] = _Pause(messages, call, result.usage, cap, inputs)
+        return Outcome(trajectory=trajectory, iterations=iterations, events=events, error=ErrorInfo(
+            type="DeferredToolRequests", kind="human-in-the-loop",
+            message=f"the run ended with {len(result.output.approvals)} call(s) awaiting approval",
+            fields={
+                # DeferredToolRequests holds the pending calls and no question for the person.
+                "question": None, "interrupt_id": call.tool_call_id,
+                "tool_call": {"name": call.tool_name, "args": _args(call), "call_id": call.tool_call_id},
+                # The paused run's messages are its saved state; its user prompt holds the inputs.
+                "context": {"trajectory": [s.model_dump() for s in trajectory], "iteration": iterations,
+                            "input_args": json_value(inputs)},
+            }))
+    return Outcome(outputs=reply_outputs(agent.spec.signature, result.output), trajectory=trajectory,
+                   stop_reason="finish", iterations=iterations, events=events)
+
+
+def _failed(agent: _Agent, exc: Exception, messages: list[ModelMessage],
+            events: list[Event] | None = None) -> Outcome:
+    """An exception the run let escape; its trajectory from `capture_run_messages`."""
+    agent.last = messages
+    capped = isinstance(exc, UsageLimitExceeded)
+    error = ErrorInfo(type=type(exc).__name__, message=str(exc),
+                      kind="max-iterations" if capped else "other")
+    return Outcome(error=error, trajectory=_trajectory(messages), events=events,
+                   stop_reason="max_steps" if capped else None,
+                   iterations=sum(isinstance(m, ModelResponse) for m in messages))
+
+
+def _answer(call: ToolCallPart, response: str) -> ToolApproved | ToolDenied | ErrorInfo:
+    """A person's answer as pydantic-ai's approval result for the pending call."""
+    text = response.strip()
+    if text.lower() in ("yes", "y"):
+        return ToolApproved()
+    if text.lower() in ("no", "n"):
+        return ToolDenied()
+    try:
+        edit = json.loads(text).get("edit") if text.startswith("{") else None
+    except (json.JSONDecodeError, AttributeError):
+        edit = None
+    if isinstance(edit, dict):
+        if edit.get("name", call.tool_name) != call.tool_name:
+            return ErrorInfo(type="UnsupportedEdit", message=(
+                "pydantic-ai's ToolApproved(override_args=...) changes the args of the pending call; "
+                f"it cannot make the call run another tool ({edit.get('name')!r})"))
+        return ToolApproved(override_args=edit.get("args") or {})
+    return ToolDenied(text)  # the message pydantic-ai returns to the model for the denied call
+
+
+def _args(call: ToolCallPart) -> Any:
+    """The call's args as the model wrote them: parsed JSON, else the raw text."""
+    if isinstance(call.args, str):
+        try:
+            return json_value(json.loads(call.args))
+        except (json.JSONDecodeError, RecursionError):
+            return call.args
+    return json_value(call.args)
+
+
+def _trajectory(messages: Sequence[ModelMessage]) -> list[Step]:
+    """One Step per tool call in the messages, its observation the tool return the model was shown."""
+    steps: dict[str, Step] = {}
+    for message in messages:
+        if isinstance(message, ModelResponse):
+            thought = "".join(p.content for p in message.parts if isinstance(p, TextPart)) or None
+            for part in message.parts:
+                if isinstance(part, ToolCallPart):
+                    steps[part.tool_call_id] = Step(thought=thought, tool_name=part.tool_name,
+                                                    tool_args=_args(part))
+        else:
+            for rpart in message.parts:
+                if isinstance(rpart, BaseToolReturnPart) and rpart.tool_call_id in steps:
+                    steps[rpart.tool_call_id].observation = rpart.model_response_str()
+    return list(steps.values())
+
+
+def _lm_call(messages: list[ModelMessage], info: AgentInfo) -> LMCall:
+    """A request as the model is shown it: every part as text, the tools as function declarations."""
+    shown: list[dict[str, Any]] = []
+    if info.instructions:
+        shown.append({"role": "system", "content": info.instructions})
+    for message in messages:
+        if isinstance(message, ModelResponse):
+            text = [p.content for p in message.parts if isinstance(p, TextPart)]
+            calls = [f"{p.tool_name}({p.args_as_json_str()})" for p in message.parts
+                     if isinstance(p, ToolCallPart)]
+            shown.append({"role": "assistant", "content": "\n".join(text + calls)})
+            continue
+        for part in message.parts:
+            if isinstance(part, BaseToolReturnPart):
+                shown.append({"role": "tool", "content": f"{part.tool_name}: {part.model_response_str()}"})
+            elif hasattr(part, "model_response"):  # a retry prompt or feedback
+                shown.append({"role": "user", "content": part.model_response()})
+            elif isinstance(getattr(part, "content", None), str):
+                shown.append({"role": "system" if part.part_kind == "system-prompt" else "user",
+                              "content": part.content})
+    tools: list[Any] = [{"type": "function", "function": {
+        "name": t.name, "description": t.description or "", "parameters": t.parameters_json_schema}}
+        for t in info.function_tools]
+    return LMCall(kind="step", adapter="native", messages=json_value(shown), tools=tools)
+
+
+def _function_model(model: ScriptedModel) -> FunctionModel:
+    async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        await asyncio.sleep(0)  # a model call yields to the event loop, as a network call would
+        turn = model.answer(_lm_call(messages, info))
+        # A script holding a fault runs on the OpenAI model (see _model), never here.
+        assert not isinstance(turn, FaultTurn), "a transport fault cannot reach FunctionModel"
+        if isinstance(turn, StepTurn):
+            return ModelResponse(parts=[*([TextPart(turn.thought)] if turn.thought else []), *(
+                ToolCallPart(c.tool_name, c.args_text(), tool_call_id=f"call_{next(_IDS)}")
+                for c in turn.calls())])
+        final = turn if isinstance(turn, FinalTurn) else FinalTurn(outputs=turn.outputs)
+        return ModelResponse(parts=[TextPart(final.reply_text())])
+
+    return FunctionModel(reply, model_name="scripted")
+
+
+def _model(model: ScriptedModel, base_url: str | None) -> Model:
+    """FunctionModel, or (a scripted fault, or the http profile) pydantic-ai's own OpenAI model."""
+    if base_url is not None:
+        provider = OpenAIProvider(base_url=base_url, api_key="placeholder-key")
+        return OpenAIChatModel("scripted", provider=provider)
+    if not any(isinstance(t, FaultTurn) for t in (*model.unused, model.every_step)):
+        return _function_model(model)
+    # A legacy httpx client (pydantic-ai warns it prefers httpx2): server.fault_response raises
+    # httpx's timeout and connection errors, which the OpenAI client then meets as a real one would.
+    http = httpx.AsyncClient(transport=httpx.MockTransport(_serve(model)))
+    return OpenAIChatModel("scripted", provider=OpenAIProvider(
+        base_url="http://model.invalid/v1", api_key="placeholder-key", http_client=http))
+
+
+def _serve(model: ScriptedModel) -> Any:
+    """An httpx handler that answers chat-completion requests from the script, as the endpoint does."""
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(0)
+        body = json.loads(request.content)
+        call = server.request_call(body)
+        try:
+            turn = model.answer(call)
+        except UnexpectedModelCall as exc:  # as the endpoint answers it: not transient
+            return httpx.Response(400, json={"error": {"message": str(exc)}})
+        if isinstance(turn, FaultTurn):
+            return server.fault_response(turn, request)
+        content_type, payload = server.completion(body, call, turn, len(model.calls))
+        return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
+
+    return handle
