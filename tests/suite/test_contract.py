@@ -1,0 +1,44 @@
+"""The contract's versions: a version-1 binding keeps working; a confused one fails at load with an
+error that names the contract version and what to change."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance._features import catalogue
+from tests.suite.conftest import RunSuite
+
+C = "tests.suite.contract_bindings"
+
+
+def test_a_version_one_binding_runs_unchanged_and_passes_what_it_passed(run_suite: RunSuite) -> None:
+    run = run_suite(f"{C}:VersionOne")
+    assert run.returncode == 0, run.output[-3000:]
+    assert run.report is not None
+    binding = run.report["binding"]
+    assert binding["contract_version"] == 1
+    # Its capabilities read in version 2: signature implied, human-in-the-loop split in two, the
+    # ones that became core dropped.
+    assert set(binding["capabilities"]) == {"signature", "max-steps-extract", "max-steps-error",
+                                            "lm-retry", "ask-user", "tool-approval", "async",
+                                            "streaming", "http"}
+    assert run.requirements("not-claimed") == {"LOOP-6", "EXH-7"}
+    assert run.requirements("passed") == set(catalogue()) - {"LOOP-6", "EXH-7"}
+
+
+@pytest.mark.parametrize(("binding", "says"), [
+    ("VersionOneClaimingSignature", "declares no contract_version (so version 1). Add "
+                                    "`contract_version = 2`"),
+    ("VersionTwoClaimingToolErrors", "capabilities of contract version 1: tool-errors, tool-args and "
+                                     "stop-reason are core now"),
+    ("UnclaimsTheCore", "core requirements cannot be unclaimed"),
+    ("FromTheFuture", "contract_version = 3; this react-conformance speaks contract versions 1 to 2"),
+    ("ClaimsAndUnclaims", "both claimed and listed in not_claimed"),
+])
+def test_a_confused_binding_fails_at_load_saying_what_to_change(
+    run_suite: RunSuite, binding: str, says: str
+) -> None:
+    run = run_suite(f"{C}:{binding}")
+    assert run.returncode == 4, run.output[-2000:]
+    assert says in run.output, run.output[-2000:]
+    assert "Traceback" not in run.output
