@@ -8,10 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from conformance._report import Report
+from conformance.binding import CAPABILITIES
 from tests.suite.conftest import suite_run
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "conformance"
-PEERS = ["reference", "dspy", "udspy"]
+#: The bundled Python bindings (the Node harnesses are tests/suite/test_node_harnesses.py's), and the
+#: module each one's library is imported as.
+PEERS = {"reference": "reference", "dspy": "dspy", "udspy": "udspy", "smolagents": "smolagents",
+         "pydantic-ai": "pydantic_ai"}
 
 
 def _verdicts(report: dict[str, object]) -> dict[str, str]:
@@ -22,7 +27,7 @@ def _verdicts(report: dict[str, object]) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", PEERS)
 def test_the_committed_report_matches_a_fresh_run(name: str, tmp_path: Path) -> None:
-    if name != "reference" and importlib.util.find_spec(name) is None:
+    if importlib.util.find_spec(PEERS[name]) is None:
         pytest.fail(f"{name} is not installed: install the peers extra, pip install -e '.[dev,peers]'")
     committed = json.loads((DOCS / f"{name}.json").read_text(encoding="utf-8"))
     fresh = suite_run(tmp_path, name)
@@ -31,3 +36,15 @@ def test_the_committed_report_matches_a_fresh_run(name: str, tmp_path: Path) -> 
     assert fresh.report["requirements"] == committed["requirements"], (
         "verdicts changed: rerun `nox -s peers` and commit docs/conformance/ if the change is right")
     assert _verdicts(fresh.report) == _verdicts(committed)
+
+
+@pytest.mark.parametrize("path", sorted(DOCS.glob("*.json")), ids=lambda p: p.stem)
+def test_every_bundled_binding_gives_a_reason_for_each_capability_it_does_not_claim(path: Path) -> None:
+    report = Report.model_validate_json(path.read_text(encoding="utf-8"))
+    assert report.format_version == 2, f"{path.name} is an old report: rerun `nox -s peers`"
+    claimed, reasons = set(report.binding.capabilities), report.binding.not_claimed
+    assert claimed | set(reasons) == CAPABILITIES, (
+        f"{report.binding.name}: no reason for {sorted(CAPABILITIES - claimed - set(reasons))}")
+    assert all(reason.strip() for reason in reasons.values())
+    # Every requirement not passed says why, and a known failure's reason is the binding's own.
+    assert set(report.reasons) == {r for r, v in report.requirements.items() if v != "passed"}
