@@ -81,7 +81,7 @@ class ScriptedServer:
 def request_call(body: dict[str, Any]) -> LMCall:
     """A chat-completions request body as the scripted model logs it: its kind and its format."""
     messages: list[dict[str, JsonValue]] = [
-        {"role": str(m.get("role")), "content": _text(m.get("content"))}
+        {"role": str(m.get("role")), "content": _text(m.get("content")) + _calls_text(m)}
         for m in body.get("messages", [])
     ]
     system = next((str(m["content"]) for m in messages if m["role"] == "system"), "")
@@ -93,6 +93,12 @@ def request_call(body: dict[str, Any]) -> LMCall:
     adapter = "native" if tools else asked
     kind = "step" if tools else render.request_kind(system)
     return LMCall(kind=kind, adapter=adapter, messages=messages, tools=tools)
+
+
+def _calls_text(message: dict[str, Any]) -> str:
+    """The tool calls an assistant message made, as text: part of the trajectory the model is shown."""
+    calls = [c.get("function", {}) for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+    return "".join(f"\ncall {c.get('name')}({c.get('arguments')})" for c in calls if isinstance(c, dict))
 
 
 def _text(content: Any) -> str:

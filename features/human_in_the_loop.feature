@@ -69,7 +69,7 @@ Feature: Human in the loop
       | step | delete it  | delete_file | {"path": "/tmp/report"}  |
     When the agent is called with {"question": "Clean up"}
     Then the tool "delete_file" never ran
-    And the call was interrupted with the question "Confirm execution of delete_file with args: {\"path\": \"/tmp/report\"}? (yes/no)"
+    And the interrupt asks to confirm the call of "delete_file"
     And the interrupt's tool call is "delete_file" with {"path": "/tmp/report"}
 
   @req:HITL-4 @capability:tool-approval

@@ -77,7 +77,6 @@ Feature: The tool loop
     When the agent is called with {"question": "What is 1 + 1?"}
     Then the prediction's "answer" is "2"
     And the model received 2 step calls, the last one its final answer
-    And the stop reason is "finish"
 
   @req:LOOP-4
   Scenario: A per-call step cap overrides the agent's

@@ -70,6 +70,16 @@ def interrupted_with(world: World, question: str) -> None:
     assert asked == expected, f"the interrupt asks {asked!r}; it should ask {expected!r}"
 
 
+@then(parsers.parse('the interrupt asks to confirm the call of "{tool}"'))
+def asks_to_confirm(world: World, tool: str) -> None:
+    """HITL-3 asks that the pause ask to confirm the call, not for particular words: a library that
+    pauses with the pending call asks by pausing; any question it words must name the tool."""
+    asked = _interrupted(world).fields.get("question")
+    assert asked is None or (isinstance(asked, str) and tool in asked), (
+        f"the interrupt's question should ask to confirm the call of {tool!r}: {asked!r}"
+    )
+
+
 @then(parsers.parse("the interrupt's context holds the trajectory, the iteration and the inputs {inputs}"))
 def interrupt_context(world: World, inputs: str) -> None:
     context = _interrupted(world).fields.get("context")
