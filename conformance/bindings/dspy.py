@@ -3,7 +3,22 @@
 The scripted model is a dspy custom engine (an object with `complete(Request) -> Response`) behind a
 real `dspy.LM(..., engine=..., cache=False)`, installed per call with `dspy.context(lm=...)` (which
 dspy documents as usable from any thread or async task): dspy's adapters format every request and
-parse every reply, and dspy's own execution layer runs the call.
+parse every reply, and dspy's own execution layer runs the call. The step cap is `max_iters`: one
+iteration is one step call (a JSON-adapter re-ask of a reply the chat adapter could not parse is
+inside the same iteration); on the cap dspy always extracts (`max-steps-extract`).
+
+Transport faults (`lm-retry`) are raised by the engine as the lm15 errors dspy's engine contract
+names (a custom engine makes one attempt and raises them): dspy's own retry loop above the engine
+(clients/execution.py `execute`, `num_retries`, default 3) judges and retries them. Its backoff
+(`_delay`: a provider's Retry-After, else 1 s, 2 s, 4 s) has no public setting, so those scenarios
+take the real waits: about 1 s per retried fault, 7 s when retries run out. dspy's error carries the
+HTTP status as `LMError.status`, reported in `ErrorInfo.fields["status"]`.
+
+Over HTTP (`http`) the agent runs on `dspy.LM("openai/...", api_base=call.base_url, ...)` with dspy's
+default engine (its vendored lm15), the same retries above it. That engine writes HTTP on raw
+sockets, which vcrpy can neither record nor replay, so dspy has no cassettes: its http scenarios run
+live against the loopback endpoint. The model metadata dspy fetches on first use is kept local
+(`LITELLM_LOCAL_MODEL_COST_MAP`, which dspy honours; clients/model_metadata).
 
 Async calls go through `ReAct.acall` (its `aforward`). Streaming goes through `dspy.streamify`, whose
 stream holds status messages and ends with the Prediction. A `StatusMessageProvider`, dspy's public
@@ -15,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, get_args
 
@@ -52,6 +68,11 @@ _FAULTS: dict[str, tuple[Any, int | None]] = {
 _SIG5 = "test_a_malformed_signature_string_fails_at_construction_with_a_clear_error"
 _ARGS3 = "test_malformed_json_tool_args_never_crash_the_run"
 _REPAIRED = "adapters/utils.py parse_value repairs malformed JSON (json_repair): the tool gets the repair"
+_NO_ADAPTER = "dspy.ReAct(signature, tools, max_iters) has no adapter parameter (predict/react.py __init__)"
+_NO_STOP = ("ReAct.forward has no repeated-failure stop: it calls the failing tool until max_iters "
+            "(predict/react.py)")
+_NO_STOP_REASON = ("ReAct.forward returns Prediction(trajectory, reasoning, outputs) (predict/react.py): "
+                   "no stop reason and no step count")
 
 
 class _Agent:
@@ -106,6 +127,7 @@ class _AsyncEngine:
         self.engine = engine
 
     async def complete(self, request: Any) -> Any:
+        await asyncio.sleep(0)  # a request yields to the event loop, so overlapping runs interleave
         return self.engine.complete(request)
 
     async def stream(self, request: Any) -> Any:
@@ -120,20 +142,31 @@ class DSPyBinding(Binding):
     """Runs the suite against `dspy.ReAct`."""
 
     name = "dspy"
-    capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract", "async", "streaming"})
+    contract_version = 2
+    capabilities = frozenset({"signature", "max-steps-extract", "async", "streaming", "lm-retry", "http"})
+    not_claimed: ClassVar[Mapping[str, str]] = {
+        "max-steps-error": "ReAct.forward always extracts on the cap (predict/react.py); it raises no "
+                           "max-iterations error and has no option to",
+        "max-steps-return": "ReAct.forward always makes the extraction call on the cap (predict/react.py); "
+                            "it never returns without outputs",
+        "ask-user": "dspy.ReAct adds only the finish tool (predict/react.py __init__): no ask_to_user",
+        "tool-approval": "dspy.Tool and dspy.ReAct have no approval or pause: every chosen tool runs "
+                         "(predict/react.py forward)",
+        "parallel-tool-calls": "one tool call per step: the step signature has one next_tool_name "
+                               "(predict/react.py)",
+    }
     known_failures: ClassVar[Mapping[str, str]] = {
-        "ADP-2": "dspy.ReAct(signature, tools, max_iters) has no adapter parameter (predict/react.py)",
-        "ADP-3": "dspy.ReAct(signature, tools, max_iters) has no adapter parameter (predict/react.py)",
+        "ADP-2": _NO_ADAPTER,
+        "ADP-3": _NO_ADAPTER,
         "Fifty overlapping async runs share no state":
-            "dspy.ReAct(signature, tools, max_iters) has no adapter parameter (predict/react.py): the "
-            "agents with an adapter of their own cannot be built",
+            _NO_ADAPTER + ": the agents with an adapter of their own cannot be built",
         "STREAM-1": "streamify ends the stream with the bare Prediction, as ReAct records no stop reason; "
                     "its status callback skips the finish tool (streaming/messages.py on_tool_start)",
-        _SIG5 + "[-> answer-input-input]":
+        _SIG5 + "[-> answer-input]":
             "dspy accepts a signature without inputs: signature.py _parse_signature only needs one '->'",
-        _SIG5 + "[question ->-output-output]":
+        _SIG5 + "[question ->-output]":
             "dspy accepts a signature without outputs: signature.py _parse_signature only needs one '->'",
-        _SIG5 + "[question, question -> answer-question-duplicat|more than once|twice|repeat]":
+        _SIG5 + "[question, question -> answer-question]":
             "signature.py _parse_signature collects the fields into a dict: a repeated name merges silently",
         "A signature value whose input and output share a name fails at construction":
             "Signature.append/insert rebuild fields as dict(inputs + outputs): the output replaces the input",
@@ -142,17 +175,27 @@ class DSPyBinding(Binding):
         _ARGS3 + '[{"amount": 50, "recipient": "Ann"]': _REPAIRED,
         _ARGS3 + "[{amount: 50, recipient: Ann}]": _REPAIRED,
         "Tool args nested a hundred thousand levels deep fail fast with a clear error":
-            "parse_value's json_repair raises RecursionError, which neither the adapter nor ReAct catches",
+            "parse_value's json_repair raises RecursionError (adapters/utils.py), which neither the adapter "
+            "nor ReAct.forward catches: the run crashes",
         "Tool args of several megabytes fail fast with a clear error":
-            "dspy puts no size limit on tool args: the 5 MB string reaches the tool",
-        "A raising tool becomes an error observation and the loop goes on":
-            "ReAct.forward writes 'Execution error in explode: ' plus a traceback, not 'Error executing ...'",
-        "Three similar failures in a row stop the retries with a suggestion":
-            "ReAct.forward has no repeated-failure stop: it calls the failing tool until max_iters",
+            "dspy puts no size limit on tool args (adapters/utils.py parse_value, predict/react.py forward): "
+            "the 5 MB string reaches the tool",
+        "Three similar failures in a row stop the retries with a suggestion": _NO_STOP,
         "The error history keeps the last ten errors":
-            "dspy.ReAct keeps no tool-error history (predict/react.py)",
+            "dspy.ReAct keeps no tool-error history: a tool error is only an observation string "
+            "(predict/react.py forward)",
         "After repeated tool errors the steps appear in the order they ran, one observation each":
-            "ReAct.forward has no repeated-failure stop: it asks the model for a fifth step",
+            _NO_STOP + ": the scenario's fifth step call is unscripted",
+        "EXH-4": _NO_STOP_REASON,
+        "A final answer on the last allowed step is accepted":
+            "dspy accepts it (the answer after 2 step calls of 2), but " + _NO_STOP_REASON,
+        "An unknown tool name never crashes the run, also when it is the last step":
+            "ChatAdapter.__call__ re-asks a step whose next_tool_name is not a tool with JSONAdapter "
+            "(adapters/chat_adapter.py): a third step call under a cap of 2; when the model names it "
+            "again, AdapterParseError (a DSPyError, not the ValueError ReAct.forward catches, "
+            "predict/react.py) escapes and the run crashes",
+        "EXH-5": "on the cap ReAct.forward goes straight to the extraction call and returns its outputs "
+                 "(predict/react.py forward): nothing tells the user what was tried",
     }
 
     @property
@@ -184,20 +227,20 @@ class DSPyBinding(Binding):
         if call.mode == "stream":
             return asyncio.run(_astream(agent, call, model))
         try:
-            with dspy.context(lm=_lm(model)):
+            with dspy.context(lm=_lm(model, call.base_url)):
                 prediction = agent.react(**call.kwargs())
         except Exception as exc:
-            return Outcome(error=ErrorInfo.from_exception(exc))
+            return Outcome(error=_error(exc))
         return _outcome(agent, prediction)
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         """`ReAct.acall`, with `model` in a dspy.context of this task only."""
         assert isinstance(agent, _Agent)
         try:
-            with dspy.context(lm=_lm(model)):
+            with dspy.context(lm=_lm(model, call.base_url)):
                 prediction = await agent.react.acall(**call.kwargs())
         except Exception as exc:
-            return Outcome(error=ErrorInfo.from_exception(exc))
+            return Outcome(error=_error(exc))
         return _outcome(agent, prediction)
 
     def step_tool_names(self, agent: object) -> list[str] | None:
@@ -228,9 +271,22 @@ class _StepMessages(dspy.streaming.StatusMessageProvider):  # type: ignore[misc]
         return json.dumps({"observation": outputs}, default=str)
 
 
-def _lm(model: ScriptedModel) -> Any:
+def _lm(model: ScriptedModel, base_url: str | None = None) -> Any:
+    """The scripted engine behind a `dspy.LM`, or (http) dspy's default engine at `base_url`."""
+    if base_url is not None:
+        # dspy reads this documented switch when it first loads model metadata: no network fetch.
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        return dspy.LM("openai/scripted", api_base=base_url, api_key="placeholder-key", cache=False)
     engine = _Engine(model)
     return dspy.LM("scripted/model", engine=engine, async_engine=_AsyncEngine(engine), cache=False)
+
+
+def _error(exc: Exception) -> ErrorInfo:
+    """An exception dspy let escape; a model-call error (`dspy.LMError`) with the HTTP status it carries."""
+    status = getattr(exc, "status", None)
+    if isinstance(exc, dspy.LMError) and isinstance(status, int):
+        return ErrorInfo.from_exception(exc, status=status)
+    return ErrorInfo.from_exception(exc)
 
 
 def _outcome(agent: _Agent, prediction: Any, events: list[Event] | None = None) -> Outcome:
@@ -251,7 +307,7 @@ async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Ou
     started: dict[str, Any] = {}
     prediction: Any = None
     try:
-        with dspy.context(lm=_lm(model)):
+        with dspy.context(lm=_lm(model, call.base_url)):
             async for value in stream(**call.kwargs()):
                 if isinstance(value, dspy.streaming.StatusMessage):
                     message = json.loads(value.message)
@@ -266,7 +322,7 @@ async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Ou
                     events.append(Event(kind="done", model_calls=len(model.calls),
                                         outputs=_outputs(agent, value)))
     except Exception as exc:
-        return Outcome(error=ErrorInfo.from_exception(exc), events=events)
+        return Outcome(error=_error(exc), events=events)
     return Outcome(events=events) if prediction is None else _outcome(agent, prediction, events)
 
 

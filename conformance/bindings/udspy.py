@@ -22,9 +22,12 @@ it offers no public setting for that wait, so such a scenario takes about a seco
 Async calls go through `ReAct.aforward`, each on its own task with its own `settings.context` (a
 contextvar: udspy's per-call model seam). Streaming goes through `ReAct.astream`: the prediction
 each step call emits (thought, tool name and args, before the tool runs) is a step event, the
-ReAct's final Prediction the done event. Human in the loop is udspy's confirmation: a tool with
+ReAct's final Prediction the done event. Tool approval is udspy's confirmation: a tool with
 `require_confirmation=True` raises `ConfirmationRequired`, answered with `ReAct.resume` / `aresume`
 as the ReAct docstring shows (`await react.aresume("yes", e)`).
+
+The step cap is `max_iters`: one iteration is one step call (plus udspy's own re-ask of a reply it
+cannot parse, inside the same iteration); on the cap udspy always extracts (`max-steps-extract`).
 """
 
 from __future__ import annotations
@@ -65,7 +68,8 @@ _EXTRACT_DOC = ("react.py _build_extract_signature gives the extraction fixed in
                 "final answer from the trajectory'): the signature's own reach only the step calls")
 _SAME_NAME = "make_signature keeps the fields in one dict (signature.py): the output replaces the input"
 _NO_STOP = "ReAct.aexecute has no repeated-failure stop: it asks for another step until max_iters (react.py)"
-_NO_ASK = "udspy.ReAct has no ask_to_user tool (react.py _add_builtin_tools adds only finish)"
+_NO_STOP_REASON = ("ReAct.aexecute returns Prediction(outputs, reasoning, trajectory, module) (react.py): "
+                   "no stop reason and no step count")
 _NO_RESUME = ("ReAct does not implement aresume, so Module.aresume raises NotImplementedError "
               "(module/base.py), though the ReAct docstring shows `await react.aresume('yes', e)`")
 _RETRIES_4XX = ("OpenAILM.acomplete retries any openai APIError, 400 and 401 included (tenacity, 3 attempts, "
@@ -81,10 +85,9 @@ _KNOWN: dict[str, str] = {
     "ADP-3": "udspy.settings has no global adapter to set or read back (settings.py: lm, callbacks, kwargs)",
     "A signature class gives the agent its fields and its instructions": _EXTRACT_DOC,
     "A signature value built in code works like the string form": _EXTRACT_DOC,
-    _SIG5 + "[question, question -> answer-question-duplicat|more than once|twice|repeat]":
+    _SIG5 + "[question, question -> answer-question]":
         "Signature.from_string collects the input names in a dict (signature.py): a repeat merges silently",
-    _SIG5 + "[question -> question-question-both|input and output|output and input|same|duplicat|conflict"
-            "|overlap]": _SAME_NAME,
+    _SIG5 + "[question -> question-question]": _SAME_NAME,
     "A signature value whose input and output share a name fails at construction": _SAME_NAME,
     "An unknown tool name is never run, and the loop goes on":
         "react.py _execute_iteration raises ValueError on an unknown tool name; aexecute records an error "
@@ -102,19 +105,17 @@ _KNOWN: dict[str, str] = {
         "RecursionError is not retried and escapes ReAct",
     "Tool args of several megabytes fail fast with a clear error":
         "udspy puts no size limit on tool args: the 5 MB string passes validation and reaches the tool",
-    "A raising tool becomes an error observation and the loop goes on":
-        "react.py _execute_tool_call writes \"Traceback '<tool>': \" plus a traceback and the args "
-        "schema, not 'Error executing <tool>: <message>'",
     "Three similar failures in a row stop the retries with a suggestion": _NO_STOP,
     "The error history keeps the last ten errors": "udspy.ReAct keeps no tool-error history (react.py)",
-    "ask_to_user is a built-in tool unless disabled": _NO_ASK,
-    "HITL-2": _NO_ASK + ", so a step naming it is an invalid tool and the loop breaks to extraction",
     "Two pauses for the same tool call get different ids":
         "confirmation.py names a confirmation by the md5 of tool name and args: two pauses for the "
         "same call share one id",
     "HITL-3": "check_tool_confirmation asks 'Confirm execution of <tool> with args: <args>? "
               "(yes/no/feedback/edit)' and builds its ToolCall without a call id (confirmation.py)",
     "HITL-4": _NO_RESUME, "HITL-5": _NO_RESUME, "HITL-6": _NO_RESUME,
+    "The user's answer to ask_to_user is the observation of that step":
+        "udspy.ReAct has no ask_to_user tool (react.py _add_builtin_tools adds only finish): the step "
+        "naming it is an invalid tool, and aexecute records an error episode and breaks to extraction",
     "An async resume gives the same result as a sync resume": _NO_RESUME,
     "Fifty overlapping async runs share no state":
         "udspy has neither a global adapter nor one for chat replies (settings.py, adapter.py): the "
@@ -130,6 +131,13 @@ _KNOWN: dict[str, str] = {
     "STREAM-1": "ReAct.astream emits each step's prediction (thought, tool, args) before the tool runs, "
                 "no event with its observation, and a final Prediction with no stop reason (react.py)",
     "After repeated tool errors the steps appear in the order they ran, one observation each": _NO_STOP,
+    "EXH-4": _NO_STOP_REASON,
+    "A final answer on the last allowed step is accepted":
+        "udspy accepts it (the answer after 2 step calls of 2), but " + _NO_STOP_REASON,
+    "An unknown tool name never crashes the run, also when it is the last step":
+        "ReAct.aexecute records an error episode and extracts (react.py), but " + _NO_STOP_REASON,
+    "EXH-5": "on the cap ReAct.aexecute goes straight to the extraction call and returns its outputs "
+             "(react.py): nothing tells the user what was tried",
 }
 
 
@@ -146,8 +154,18 @@ class UdspyBinding(Binding):
     """Runs the suite against `udspy.ReAct`."""
 
     name = "udspy"
-    capabilities = frozenset({"tool-errors", "tool-args", "max-steps-extract", "lm-retry", "async",
-                              "streaming", "human-in-the-loop", "http"})
+    contract_version = 2
+    capabilities = frozenset({"signature", "max-steps-extract", "lm-retry", "async", "streaming",
+                              "tool-approval", "http"})
+    not_claimed: ClassVar[Mapping[str, str]] = {
+        "max-steps-error": "ReAct.aexecute always extracts on the cap (react.py); it raises no "
+                           "max-iterations error and has no option to",
+        "max-steps-return": "ReAct.aexecute always makes the extraction call on the cap (react.py); it "
+                            "never returns without outputs",
+        "ask-user": "udspy.ReAct has no ask_to_user tool (react.py _add_builtin_tools adds only finish)",
+        "parallel-tool-calls": "one tool call per step: the step signature has one next_tool_name "
+                               "(react.py _build_react_signature)",
+    }
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
 
     @property
