@@ -48,7 +48,6 @@ from agents import (
     RunResult,
     RunResultStreaming,
     RunState,
-    ToolApprovalItem,
     ToolCallItem,
     ToolCallOutputItem,
     function_tool,
@@ -73,15 +72,67 @@ from conformance.binding import (
 )
 from conformance.render import json_value, reply_outputs, user_message
 
-_KNOWN: dict[str, str] = {}
+_GENERIC = ("function_tool's default failure_error_function, default_tool_error_function (tool.py), "
+            "answers every failing tool call with the fixed 'An error occurred while running the tool. "
+            "Please try again.'")
+_NO_STOP = ("the Runner has no repeated-failure stop: it asks the model again after every tool error "
+            "until max_turns raises MaxTurnsExceeded (run.py)")
+_DICT_ARG = ("function_tool's default strict_mode refuses a dict-typed argument (strict_schema.py "
+             "ensure_strict_json_schema: 'additionalProperties should not be set for object types'): "
+             "the agent cannot be built")
+_NO_EDIT = "RunState offers approve and reject only (run_state.py): the SDK cannot edit a pending call"
+_UNKNOWN = ("run_internal/turn_resolution.py process_model_response raises ModelBehaviorError('Tool "
+            "<name> not found in agent <agent>') out of Runner.run unless tool_not_found_behavior opts out")
+_KNOWN: dict[str, str] = {
+    "A raising tool becomes an error observation and the loop goes on": _GENERIC,
+    "An async call shows a raising tool's error to the agent as a sync call does": _GENERIC,
+    "Tool args that break the tool's schema never reach it, and the error names the field":
+        "function_tool validates with the function's pydantic model (tool.py), lax and ignoring "
+        "extra fields: '50' is coerced and 'memo' dropped, and the tool runs; a rejected call gets "
+        "default_tool_error_function's fixed message, which names no field",
+    "Three similar failures in a row stop the retries with a suggestion": _NO_STOP,
+    "The error history keeps the last ten errors": "the SDK keeps no tool-error history: a failed call "
+                                                   "is only its function_call_output (items.py)",
+    "After repeated tool errors the steps appear in the order they ran, one observation each": _NO_STOP,
+    "Any JSON object the model writes reaches the tool intact": _DICT_ARG,
+    "Wide but shallow tool args reach the tool intact": _DICT_ARG,
+    "Tool args nested a hundred thousand levels deep fail fast with a clear error": _DICT_ARG,
+    "Tool args of several megabytes fail fast with a clear error":
+        "the SDK puts no size limit on tool arguments: the 5 MB string passes validation and the tool runs",
+    "MaxIterationsError carries the run's structured context":
+        "MaxTurnsExceeded carries its message and run_data (exceptions.py RunErrorDetails: input, "
+        "new_items, raw_responses, ...): no max_iterations, no partial final answer",
+    "A budget of zero steps raises with an empty history and no last observation":
+        "MaxTurnsExceeded's run_data (exceptions.py RunErrorDetails) holds no partial final answer",
+    "When no tool ran, tools_used is empty": _UNKNOWN,
+    "An unknown tool name is never run, and the loop goes on": _UNKNOWN,
+    "An unknown tool name never crashes the run, also when it is the last step": _UNKNOWN,
+    "HITL-3": "a needs_approval pause is a ToolApprovalItem (items.py) with the tool's name, arguments "
+              "and call id, and no question to put to the person",
+    "An edit changes the call before it runs": _NO_EDIT,
+    "An edit that names no tool never runs anything, and the agent sees an error": _NO_EDIT,
+    "HITL-6": "a RunState snapshot (to_string/from_string, run_state.py) keeps no record that its "
+              "approval was used: approving the same pause again runs the tool again",
+    "Fifty overlapping async runs share no state":
+        "the SDK has no reply formats to choose (no adapters): every request is native tool calling "
+        "(models/openai_chatcompletions.py), so the runs meant to use 'chat' or 'json' do not",
+}
+_KNOWN_OPT_IN: dict[str, str] = {
+    **{k: v for k, v in _KNOWN.items() if v != _UNKNOWN},
+    "When no tool ran, tools_used is empty":
+        "MaxTurnsExceeded's run_data (exceptions.py RunErrorDetails) holds no partial final answer",
+    "The user's answer to ask_to_user is the observation of that step":
+        "the SDK has no ask_to_user tool: the call gets the output \"Tool 'ask_to_user' not found.\" "
+        "and the run asks the model again instead of pausing (run_internal/turn_resolution.py)",
+}
 
 
 @dataclass
 class _Pause:
-    """A run paused for approval: the SDK's RunState, the item to decide, where its model lives."""
+    """A run paused for approval: the SDK's RunState snapshot (`to_string`, the durable form its
+    docs call the pause/resume boundary) and where the run's model lives."""
 
-    state: RunState[Any]
-    item: ToolApprovalItem
+    snapshot: str
     base_url: str | None
 
 
@@ -196,17 +247,19 @@ class OpenAIAgentsBinding(Binding):
             return Outcome(error=ErrorInfo(
                 type="NotSupported", message="the SDK cannot edit a pending tool call: RunState "
                 "offers approve and reject only (run_state.py)"))
-        if answer.lower() in ("yes", "y"):
-            pause.state.approve(pause.item)
-        elif answer.lower() in ("no", "n"):
-            pause.state.reject(pause.item)
-        else:  # free text: the documented way to send the person's words is a rejection message
-            pause.state.reject(pause.item, rejection_message=request.response)
 
         async def go() -> Outcome:
             agent.last = []
             try:
-                result = await Runner.run(agent.agent, pause.state,
+                state = await RunState.from_string(agent.agent, pause.snapshot)
+                item = state.get_interruptions()[0]
+                if answer.lower() in ("yes", "y"):
+                    state.approve(item)
+                elif answer.lower() in ("no", "n"):
+                    state.reject(item)
+                else:  # free text: the SDK sends a rejection_message to the model as it is
+                    state.reject(item, rejection_message=request.response)
+                result = await Runner.run(agent.agent, state,
                                           run_config=self._config(model, pause.base_url))
             except Exception as exc:
                 return _failed(agent, exc)
@@ -229,7 +282,7 @@ class OpenAIAgentsToolNotFoundBinding(OpenAIAgentsBinding):
 
     name = "openai-agents+tool-not-found"
     run_settings: ClassVar[Mapping[str, Any]] = {"tool_not_found_behavior": "return_error_to_model"}
-    known_failures: ClassVar[Mapping[str, str]] = {}
+    known_failures: ClassVar[Mapping[str, str]] = _KNOWN_OPT_IN
 
 
 def _cap(agent: _Agent, call: CallRequest) -> int:
@@ -322,7 +375,7 @@ def _outcome(agent: _Agent, result: RunResult | RunResultStreaming, base_url: st
         item = result.interruptions[0]
         call_id = str(item.call_id)
         pause_id = f"{call_id}#{len(agent.pauses) + 1}"
-        agent.pauses[pause_id] = _Pause(result.to_state(), item, base_url)
+        agent.pauses[pause_id] = _Pause(result.to_state().to_string(), base_url)
         return Outcome(trajectory=trajectory, iterations=iterations, error=ErrorInfo(
             type=type(item).__name__, message=f"the call of {item.tool_name} needs approval",
             kind="human-in-the-loop", fields={
