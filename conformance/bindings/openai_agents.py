@@ -52,6 +52,7 @@ from agents import (
     ToolCallOutputItem,
     function_tool,
 )
+from openai.types.responses import ResponseFunctionToolCall
 from pydantic import JsonValue
 
 from conformance import server
@@ -222,13 +223,15 @@ class OpenAIAgentsBinding(Binding):
         events: list[Event] = []
         result = Runner.run_streamed(agent.agent, user_message(call.inputs), run_config=self._config(
             model, call.base_url), max_turns=_cap(agent, call))
+        seen: list[Any] = []
         try:
             async for event in result.stream_events():
-                if event.type == "run_item_stream_event" and event.name == "tool_output":
-                    steps = _steps(result.new_items)
-                    done = [s for s in steps if s.observation is not None]
-                    events.append(Event(kind="step", model_calls=len(model.calls),
-                                        step=done[-1] if done else None))
+                if event.type != "run_item_stream_event":
+                    continue
+                seen.append(event.item)
+                if event.name == "tool_output" and isinstance(event.item.raw_item, dict):
+                    step = dict(_tool_steps(seen)).get(str(event.item.raw_item.get("call_id")))
+                    events.append(Event(kind="step", model_calls=len(model.calls), step=step))
         except Exception as exc:
             outcome = _failed(agent, exc)
             outcome.events = events
@@ -243,7 +246,11 @@ class OpenAIAgentsBinding(Binding):
         assert isinstance(agent, _Agent)
         pause = agent.pauses[request.interrupt_id]
         answer = request.response.strip()
-        if answer.startswith("{") and "edit" in answer:
+        try:
+            edit = json.loads(answer)
+        except json.JSONDecodeError:
+            edit = None
+        if isinstance(edit, dict) and "edit" in edit:
             return Outcome(error=ErrorInfo(
                 type="NotSupported", message="the SDK cannot edit a pending tool call: RunState "
                 "offers approve and reject only (run_state.py)"))
@@ -346,25 +353,30 @@ def _args(text: str) -> JsonValue:
         return text
 
 
-def _steps(items: Sequence[Any]) -> list[Step]:
-    """The tool calls among the SDK's run items, in order, each with its output and the text of
-    the model reply that made it (its thought)."""
+def _tool_steps(items: Sequence[Any]) -> list[tuple[str, Step]]:
+    """The tool calls among the SDK's run items, in order, by call id, each with its output and the
+    text of the model reply that made it (its thought)."""
     outputs: dict[str, JsonValue] = {}
     for item in items:
         if isinstance(item, ToolCallOutputItem) and isinstance(item.raw_item, dict):
             outputs[str(item.raw_item.get("call_id"))] = json_value(item.raw_item.get("output"))
-    steps, thought = [], None
+    steps: list[tuple[str, Step]] = []
+    thought = None
     for item in items:
         if isinstance(item, MessageOutputItem):
             thought = ItemHelpers.text_message_output(item) or None
-        elif isinstance(item, ToolCallItem) and getattr(item.raw_item, "type", None) == "function_call":
+        elif isinstance(item, ToolCallItem) and isinstance(item.raw_item, ResponseFunctionToolCall):
             raw = item.raw_item
-            steps.append(Step(thought=thought, tool_name=str(getattr(raw, "name", "")),
-                              tool_args=_args(str(getattr(raw, "arguments", ""))),
-                              observation=outputs.get(str(getattr(raw, "call_id", "")))))
+            steps.append((raw.call_id, Step(thought=thought, tool_name=raw.name,
+                                            tool_args=_args(raw.arguments),
+                                            observation=outputs.get(raw.call_id))))
         elif isinstance(item, ToolCallOutputItem):
             thought = None
     return steps
+
+
+def _steps(items: Sequence[Any]) -> list[Step]:
+    return [step for _, step in _tool_steps(items)]
 
 
 def _outcome(agent: _Agent, result: RunResult | RunResultStreaming, base_url: str | None) -> Outcome:
