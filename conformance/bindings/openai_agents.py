@@ -1,0 +1,429 @@
+"""The bindings for the OpenAI Agents SDK (`openai-agents`, `import agents`): `Agent` + `Runner`.
+
+Seam: the SDK's own chat-completions model, `OpenAIChatCompletionsModel`, with an `AsyncOpenAI`
+client (its default retries: 2, with backoff) over an in-memory httpx transport that answers from the
+script, passed per run as `RunConfig(model=...)`; in the `http` profile the same client points at
+`CallRequest.base_url`. The SDK also ships `agents.testing.ScriptedModel`, but that sits above the
+openai client, where the retries a user gets by default live: serving the script beneath the client
+runs the SDK's own request building, reply parsing and retry layer, as a user's run does. Tracing is
+switched off per run (`RunConfig(tracing_disabled=True)`): there is nowhere to export it.
+
+Tools are the SDK's own `function_tool` over the suite tool's function (schema, lax pydantic
+validation and the default `failure_error_function` are the SDK's). The step cap is `max_turns`:
+one turn is one model call (run.py checks `current_turn > max_turns` before each call), so N steps
+map to `max_turns=N`, a final answer on call N is accepted, and call N+1 raises `MaxTurnsExceeded`
+before reaching the model. It is an argument of `Runner.run`, so the per-call override is native.
+
+Approval: `function_tool(..., needs_approval=True)` pauses the run with `result.interruptions`
+(`ToolApprovalItem`s); `result.to_state()` is the pause, answered with `RunState.approve` / `reject`
+(`rejection_message` carries free text to the model) and `Runner.run(agent, state)`. The SDK has no
+edit of a pending call. Streaming is `Runner.run_streamed(...).stream_events()`: a step event per
+`tool_output` run item.
+
+`openai-agents+tool-not-found` is the documented opt-in `RunConfig(tool_not_found_behavior=
+"return_error_to_model")`, which answers a call of an unknown tool with an error output instead of
+raising `ModelBehaviorError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import version
+from typing import Any, ClassVar
+
+import httpx
+import openai
+from agents import (
+    Agent,
+    AgentsException,
+    ItemHelpers,
+    MaxTurnsExceeded,
+    MessageOutputItem,
+    OpenAIChatCompletionsModel,
+    RunConfig,
+    Runner,
+    RunResult,
+    RunResultStreaming,
+    RunState,
+    ToolCallItem,
+    ToolCallOutputItem,
+    function_tool,
+)
+from openai.types.responses import ResponseFunctionToolCall
+from pydantic import JsonValue
+
+from conformance import server
+from conformance._model import ScriptedModel, UnexpectedModelCall
+from conformance._tools import SuiteTool
+from conformance.binding import (
+    AdapterName,
+    AgentSpec,
+    Binding,
+    CallRequest,
+    ErrorInfo,
+    Event,
+    FaultTurn,
+    LMCall,
+    Outcome,
+    ResumeRequest,
+    Step,
+)
+from conformance.render import json_value, reply_outputs, user_message
+
+_GENERIC = ("function_tool's default failure_error_function, default_tool_error_function (tool.py), "
+            "answers every failing tool call with the fixed 'An error occurred while running the tool. "
+            "Please try again.'")
+_NO_STOP = ("the Runner has no repeated-failure stop: it asks the model again after every tool error "
+            "until max_turns raises MaxTurnsExceeded (run.py)")
+_DICT_ARG = ("function_tool's default strict_mode refuses a dict-typed argument (strict_schema.py "
+             "ensure_strict_json_schema: 'additionalProperties should not be set for object types'): "
+             "the agent cannot be built")
+_NO_EDIT = "RunState offers approve and reject only (run_state.py): the SDK cannot edit a pending call"
+_UNKNOWN = ("run_internal/turn_resolution.py process_model_response raises ModelBehaviorError('Tool "
+            "<name> not found in agent <agent>') out of Runner.run unless tool_not_found_behavior opts out")
+_KNOWN: dict[str, str] = {
+    "A raising tool becomes an error observation and the loop goes on": _GENERIC,
+    "An async call shows a raising tool's error to the agent as a sync call does": _GENERIC,
+    "Tool args that break the tool's schema never reach it, and the error names the field":
+        "function_tool validates with the function's pydantic model (tool.py), lax and ignoring "
+        "extra fields: '50' is coerced and 'memo' dropped, and the tool runs; a rejected call gets "
+        "default_tool_error_function's fixed message, which names no field",
+    "Three similar failures in a row stop the retries with a suggestion": _NO_STOP,
+    "The error history keeps the last ten errors": "the SDK keeps no tool-error history: a failed call "
+                                                   "is only its function_call_output (items.py)",
+    "After repeated tool errors the steps appear in the order they ran, one observation each": _NO_STOP,
+    "Any JSON object the model writes reaches the tool intact": _DICT_ARG,
+    "Wide but shallow tool args reach the tool intact": _DICT_ARG,
+    "Tool args nested a hundred thousand levels deep fail fast with a clear error": _DICT_ARG,
+    "Tool args of several megabytes fail fast with a clear error":
+        "the SDK puts no size limit on tool arguments: the 5 MB string passes validation and the tool runs",
+    "MaxIterationsError carries the run's structured context":
+        "MaxTurnsExceeded carries its message and run_data (exceptions.py RunErrorDetails: input, "
+        "new_items, raw_responses, ...): no max_iterations, no partial final answer",
+    "A budget of zero steps raises with an empty history and no last observation":
+        "MaxTurnsExceeded's run_data (exceptions.py RunErrorDetails) holds no partial final answer",
+    "When no tool ran, tools_used is empty": _UNKNOWN,
+    "An unknown tool name is never run, and the loop goes on": _UNKNOWN,
+    "An unknown tool name never crashes the run, also when it is the last step": _UNKNOWN,
+    "HITL-3": "a needs_approval pause is a ToolApprovalItem (items.py) with the tool's name, arguments "
+              "and call id, and no question to put to the person",
+    "An edit changes the call before it runs": _NO_EDIT,
+    "An edit that names no tool never runs anything, and the agent sees an error": _NO_EDIT,
+    "HITL-6": "a RunState snapshot (to_string/from_string, run_state.py) keeps no record that its "
+              "approval was used: approving the same pause again runs the tool again",
+    "Fifty overlapping async runs share no state":
+        "the SDK has no reply formats to choose (no adapters): every request is native tool calling "
+        "(models/openai_chatcompletions.py), so the runs meant to use 'chat' or 'json' do not",
+}
+_KNOWN_OPT_IN: dict[str, str] = {
+    **{k: v for k, v in _KNOWN.items() if v != _UNKNOWN},
+    "When no tool ran, tools_used is empty":
+        "MaxTurnsExceeded's run_data (exceptions.py RunErrorDetails) holds no partial final answer",
+    "The user's answer to ask_to_user is the observation of that step":
+        "the SDK has no ask_to_user tool: the call gets the output \"Tool 'ask_to_user' not found.\" "
+        "and the run asks the model again instead of pausing (run_internal/turn_resolution.py)",
+}
+
+
+@dataclass
+class _Pause:
+    """A run paused for approval: the SDK's RunState snapshot (`to_string`, the durable form its
+    docs call the pause/resume boundary) and where the run's model lives."""
+
+    snapshot: str
+    base_url: str | None
+
+
+class _Agent:
+    """A built `agents.Agent`, its spec, what its last call handed out, the pauses it reported."""
+
+    def __init__(self, agent: Agent[Any], spec: AgentSpec) -> None:
+        self.agent = agent
+        self.spec = spec
+        self.last: list[list[Any]] = []
+        self.pauses: dict[str, _Pause] = {}
+
+
+class OpenAIAgentsBinding(Binding):
+    """Runs the suite against the OpenAI Agents SDK's `Runner`, with its defaults."""
+
+    name = "openai-agents"
+    contract_version = 2
+    capabilities = frozenset({"max-steps-error", "tool-approval", "async", "streaming",
+                              "parallel-tool-calls", "lm-retry", "http"})
+    not_claimed: ClassVar[Mapping[str, str]] = {
+        "signature": "a native tool-calling loop: instructions and a user message, no signature",
+        "max-steps-extract": "on max_turns the run raises MaxTurnsExceeded (run.py); it makes no "
+                             "tool-less final call",
+        "max-steps-return": "by default max_turns raises MaxTurnsExceeded; its error_handlers "
+                            "(run_error_handlers.py) return only a final output the caller's own "
+                            "handler writes, with no flag that the cap stopped the run",
+        "ask-user": "the SDK has no built-in tool for asking the person a question",
+    }
+    known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+    #: RunConfig settings of this binding's configuration (none: the defaults).
+    run_settings: ClassVar[Mapping[str, Any]] = {}
+
+    @property
+    def version(self) -> str:
+        return version("openai-agents")
+
+    def configure(self, *, adapter: AdapterName | None) -> None:
+        # The SDK has no global reply format to set: every request is native tool calling.
+        return None
+
+    def global_adapter(self) -> AdapterName | None:
+        return None
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        try:
+            agent: Agent[Any] = Agent(
+                name="agent",
+                instructions=spec.signature.instructions or None,
+                tools=[function_tool(_documented(t), name_override=t.name,
+                                     needs_approval=t.spec.interruptible) for t in tools],
+            )
+        except Exception as exc:
+            return ErrorInfo.from_exception(exc)
+        return _Agent(agent, spec)
+
+    def _config(self, model: ScriptedModel, base_url: str | None) -> RunConfig:
+        return RunConfig(model=_model(model, base_url), tracing_disabled=True, **self.run_settings)
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        if call.mode == "async":
+            return asyncio.run(self.arun(agent, call, model))
+        if call.mode == "stream":
+            return asyncio.run(self._stream(agent, call, model))
+        agent.last = []
+        try:
+            result = Runner.run_sync(agent.agent, user_message(call.inputs), run_config=self._config(
+                model, call.base_url), max_turns=_cap(agent, call))
+        except Exception as exc:
+            return _failed(agent, exc)
+        return _outcome(agent, result, call.base_url)
+
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        agent.last = []
+        try:
+            result = await Runner.run(agent.agent, user_message(call.inputs), run_config=self._config(
+                model, call.base_url), max_turns=_cap(agent, call))
+        except Exception as exc:
+            return _failed(agent, exc)
+        return _outcome(agent, result, call.base_url)
+
+    async def _stream(self, agent: _Agent, call: CallRequest, model: ScriptedModel) -> Outcome:
+        """`Runner.run_streamed`: each `tool_output` run item is a step event, the end is done."""
+        agent.last = []
+        events: list[Event] = []
+        result = Runner.run_streamed(agent.agent, user_message(call.inputs), run_config=self._config(
+            model, call.base_url), max_turns=_cap(agent, call))
+        seen: list[Any] = []
+        try:
+            async for event in result.stream_events():
+                if event.type != "run_item_stream_event":
+                    continue
+                seen.append(event.item)
+                if event.name == "tool_output" and isinstance(event.item.raw_item, dict):
+                    step = dict(_tool_steps(seen)).get(str(event.item.raw_item.get("call_id")))
+                    events.append(Event(kind="step", model_calls=len(model.calls), step=step))
+        except Exception as exc:
+            outcome = _failed(agent, exc)
+            outcome.events = events
+            return outcome
+        outcome = _outcome(agent, result, call.base_url)
+        events.append(Event(kind="done", model_calls=len(model.calls), stop_reason=outcome.stop_reason,
+                            outputs=outcome.outputs))
+        outcome.events = events
+        return outcome
+
+    def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        pause = agent.pauses[request.interrupt_id]
+        answer = request.response.strip()
+        try:
+            edit = json.loads(answer)
+        except json.JSONDecodeError:
+            edit = None
+        if isinstance(edit, dict) and "edit" in edit:
+            return Outcome(error=ErrorInfo(
+                type="NotSupported", message="the SDK cannot edit a pending tool call: RunState "
+                "offers approve and reject only (run_state.py)"))
+
+        async def go() -> Outcome:
+            agent.last = []
+            try:
+                state = await RunState.from_string(agent.agent, pause.snapshot)
+                item = state.get_interruptions()[0]
+                if answer.lower() in ("yes", "y"):
+                    state.approve(item)
+                elif answer.lower() in ("no", "n"):
+                    state.reject(item)
+                else:  # free text: the SDK sends a rejection_message to the model as it is
+                    state.reject(item, rejection_message=request.response)
+                result = await Runner.run(agent.agent, state,
+                                          run_config=self._config(model, pause.base_url))
+            except Exception as exc:
+                return _failed(agent, exc)
+            return _outcome(agent, result, pause.base_url)
+
+        return asyncio.run(go())
+
+    def mutate_last_result(self, agent: object, marker: str) -> None:
+        assert isinstance(agent, _Agent)
+        for items in agent.last:
+            for item in items:
+                if isinstance(item, ToolCallOutputItem) and isinstance(item.raw_item, dict):
+                    item.raw_item["output"] = marker
+                    item.output = marker
+            items.append(marker)
+
+
+class OpenAIAgentsToolNotFoundBinding(OpenAIAgentsBinding):
+    """The documented opt-in `RunConfig(tool_not_found_behavior="return_error_to_model")`."""
+
+    name = "openai-agents+tool-not-found"
+    run_settings: ClassVar[Mapping[str, Any]] = {"tool_not_found_behavior": "return_error_to_model"}
+    known_failures: ClassVar[Mapping[str, str]] = _KNOWN_OPT_IN
+
+
+def _cap(agent: _Agent, call: CallRequest) -> int:
+    """`max_turns`: one turn is one model call, so N steps are N turns (per call when given)."""
+    return agent.spec.max_steps if call.max_steps is None else call.max_steps
+
+
+def _documented(tool: SuiteTool) -> Any:
+    """The suite tool's function, with its argument descriptions in a docstring `function_tool` reads."""
+    function = tool.as_function()
+    args = "".join(f"\n    {p.name}: {p.description}" for p in tool.spec.parameters if p.description)
+    function.__doc__ = tool.spec.description + (f"\n\nArgs:{args}\n" if args else "")
+    return function
+
+
+def _model(model: ScriptedModel, base_url: str | None) -> OpenAIChatCompletionsModel:
+    """The SDK's chat-completions model: at `base_url`, or over a transport answering from `model`."""
+    if base_url is not None:
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="placeholder-key")
+    else:
+        http = httpx.AsyncClient(transport=httpx.MockTransport(_serve(model)))
+        client = openai.AsyncOpenAI(base_url="http://model.invalid/v1", api_key="placeholder-key",
+                                    http_client=http)
+    return OpenAIChatCompletionsModel(model="scripted", openai_client=client)
+
+
+def _serve(model: ScriptedModel) -> Any:
+    """An httpx handler that answers chat-completion requests from the script, as the endpoint does."""
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(0)  # a request yields to the event loop, so overlapping runs interleave
+        body = json.loads(request.content)
+        call = _lm_call(body)
+        try:
+            turn = model.answer(call)
+        except UnexpectedModelCall as exc:  # as the endpoint answers it: not transient
+            return httpx.Response(400, json={"error": {"message": str(exc)}})
+        if isinstance(turn, FaultTurn):
+            return server.fault_response(turn, request)
+        content_type, payload = server.completion(body, call, turn, len(model.calls))
+        return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
+
+    return handle
+
+
+def _lm_call(body: dict[str, Any]) -> LMCall:
+    """The request as a native step call, with each assistant message's tool calls in its text."""
+    call = server.request_call(body)
+    for message, sent in zip(call.messages, body.get("messages", []), strict=True):
+        if sent.get("tool_calls"):
+            message["content"] = f"{message['content']}\n{json.dumps(sent['tool_calls'])}".strip()
+    return LMCall(kind="step", adapter="native", messages=call.messages, tools=call.tools)
+
+
+def _args(text: str) -> JsonValue:
+    """Tool-call arguments as the model wrote them: JSON data, or the text when it is not JSON."""
+    try:
+        value: JsonValue = json_value(json.loads(text))
+        return value
+    except (json.JSONDecodeError, RecursionError):
+        return text
+
+
+def _tool_steps(items: Sequence[Any]) -> list[tuple[str, Step]]:
+    """The tool calls among the SDK's run items, in order, by call id, each with its output and the
+    text of the model reply that made it (its thought)."""
+    outputs: dict[str, JsonValue] = {}
+    for item in items:
+        if isinstance(item, ToolCallOutputItem) and isinstance(item.raw_item, dict):
+            outputs[str(item.raw_item.get("call_id"))] = json_value(item.raw_item.get("output"))
+    steps: list[tuple[str, Step]] = []
+    thought = None
+    for item in items:
+        if isinstance(item, MessageOutputItem):
+            thought = ItemHelpers.text_message_output(item) or None
+        elif isinstance(item, ToolCallItem) and isinstance(item.raw_item, ResponseFunctionToolCall):
+            raw = item.raw_item
+            steps.append((raw.call_id, Step(thought=thought, tool_name=raw.name,
+                                            tool_args=_args(raw.arguments),
+                                            observation=outputs.get(raw.call_id))))
+        elif isinstance(item, ToolCallOutputItem):
+            thought = None
+    return steps
+
+
+def _steps(items: Sequence[Any]) -> list[Step]:
+    return [step for _, step in _tool_steps(items)]
+
+
+def _outcome(agent: _Agent, result: RunResult | RunResultStreaming, base_url: str | None) -> Outcome:
+    agent.last = [result.new_items]
+    trajectory = _steps(result.new_items)
+    iterations = len(result.raw_responses)
+    if result.interruptions:
+        item = result.interruptions[0]
+        call_id = str(item.call_id)
+        pause_id = f"{call_id}#{len(agent.pauses) + 1}"
+        agent.pauses[pause_id] = _Pause(result.to_state().to_string(), base_url)
+        return Outcome(trajectory=trajectory, iterations=iterations, error=ErrorInfo(
+            type=type(item).__name__, message=f"the call of {item.tool_name} needs approval",
+            kind="human-in-the-loop", fields={
+                # A ToolApprovalItem carries the call, no question for the person.
+                "question": None,
+                "interrupt_id": pause_id,
+                "tool_call": {"name": item.tool_name, "args": _args(str(item.arguments)), "call_id": call_id},
+                "context": {"trajectory": [s.model_dump() for s in trajectory],
+                            "iteration": iterations, "input": json_value(result.input)},
+            }))
+    return Outcome(outputs=reply_outputs(agent.spec.signature, result.final_output),
+                   trajectory=trajectory, iterations=iterations,
+                   stop_reason="finish" if result.final_output is not None else None)
+
+
+def _failed(agent: _Agent, exc: Exception) -> Outcome:
+    """An exception the SDK let escape; its run data (items, responses), where it carries any."""
+    data = exc.run_data if isinstance(exc, AgentsException) else None
+    if data is None:
+        return Outcome(error=ErrorInfo.from_exception(exc))
+    agent.last = [data.new_items]
+    trajectory = _steps(data.new_items)
+    iterations = len(data.raw_responses)
+    if not isinstance(exc, MaxTurnsExceeded):
+        return Outcome(trajectory=trajectory, iterations=iterations, error=ErrorInfo.from_exception(exc))
+    # MaxTurnsExceeded carries its message and run_data (RunErrorDetails: input, new_items,
+    # raw_responses, ...): no max_iterations field, no partial final answer.
+    # A call of a name the agent lacks (answered with an error under tool_not_found_behavior)
+    # used no tool.
+    own = {getattr(tool, "name", None) for tool in data.last_agent.tools}
+    seen = [s for s in trajectory if s.observation is not None]
+    ran = [s for s in seen if s.tool_name in own]
+    return Outcome(trajectory=trajectory, iterations=iterations, stop_reason="max_steps", error=ErrorInfo(
+        type=type(exc).__name__, message=str(exc), kind="max-iterations", fields={
+            "iterations": iterations,
+            "tools_used": [s.tool_name for s in ran],
+            "history": [s.model_dump() for s in trajectory],
+            "last_observation": seen[-1].observation if seen else None,
+        }))
