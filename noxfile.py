@@ -66,7 +66,7 @@ def package(session: nox.Session) -> None:
 
 
 # dspy-ts and ax are Node harnesses: `--impl NAME` installs their locked packages when missing.
-PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "smolagents", "pydantic-ai")
+PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "smolagents", "pydantic-ai")
 #: The bundled bindings that claim `http`, whose cassettes ship in cassettes/.
 HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai")
 

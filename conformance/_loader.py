@@ -18,7 +18,7 @@ GROUP = "react_conformance.bindings"
 #: The prefix that selects a harness process: `--impl cmd:"node harness.mjs"`.
 CMD = "cmd:"
 #: The bundled Node harnesses, by name: each directory holds `harness.mjs` and its lock file.
-HARNESSES = ("dspy-ts", "ax")
+HARNESSES = ("dspy-ts", "ax", "ai")
 #: Where the bundled harnesses live in a checkout (they are not part of the wheel).
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "harnesses"
 

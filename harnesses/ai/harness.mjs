@@ -1,0 +1,463 @@
+// The react-conformance harness for the Vercel AI SDK (npm package `ai`), its tool loop.
+//
+//   pytest --impl ai        (or --impl cmd:"node harnesses/ai/harness.mjs")
+//
+// The agent is what an AI SDK user writes: `generateText` (or `streamText`) with tools and a step
+// stop condition. Each suite tool is `tool({ description, inputSchema, execute })`, its input
+// schema the zod object of the tool's parameters (zod is how the SDK's documentation declares
+// tools; a strict object, as the suite's schema has `additionalProperties: false`), and
+// `needsApproval: true` when the suite says it must not run before a person approves it.
+//
+// The model is the SDK's own test double, `MockLanguageModelV4` from `ai/test`: every request
+// the loop sends (`doGenerate`, `doStream`) is shown to the suite as an LMCall (the prompt
+// messages as text, with each tool call, tool result and approval answer; the tools as
+// function declarations) and the scripted turn comes back as the model's content: a step is the
+// thought as a text part plus one `tool-call` part per call, its `input` the JSON text the model
+// wrote (verbatim when malformed, so the SDK's own parseToolCall meets it); a final answer is a
+// text part with no tool call. The mock sits beneath the SDK's retry layer (generateText wraps
+// doGenerate in prepareRetries' retry), so a scripted transport fault is answered by the SDK's
+// own OpenAI-compatible client (`@ai-sdk/openai-compatible`) over a fetch that fails as scripted:
+// the APICallError it throws (isRetryable from the status, or a wrapped fetch failure) is what
+// the retry layer judges, with its default maxRetries of 2 and backoff from 2 s. In `http`
+// scenarios that client is the model, pointed at the suite's endpoint.
+//
+// The step cap: a step is one model request, and `stopWhen: isStepCount(N)` (`stepCountIs`)
+// stops the loop once N steps completed, so spec.max_steps (or call.max_steps, the cap of that
+// one call) maps to it one to one. Without it the SDK stops after one step. On the cap
+// generateText returns normally: its last step's finish reason is `tool-calls` and the tools that
+// step chose have run; the harness reports `max_steps` when the result shows exactly that (N
+// steps, the last one ending in tool calls), the result's own finish reason otherwise.
+//
+// Approval is the SDK's: a `needsApproval` call ends the run with a `tool-approval-request`
+// part and the tool unrun. The run's messages (the user prompt and `response.messages`) are the
+// saved state; a resume appends a `tool` message with a `tool-approval-response` (yes → approved,
+// no → denied, free text → denied with the text as its reason) and calls generateText again.
+
+import { readFileSync } from 'node:fs';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { generateText, isStepCount, streamText, tool } from 'ai';
+import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
+import { z } from 'zod';
+import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
+
+const VERSION = JSON.parse(readFileSync(new URL('node_modules/ai/package.json', import.meta.url), 'utf-8')).version;
+
+const CAPABILITIES = ['max-steps-return', 'tool-approval', 'async', 'streaming', 'parallel-tool-calls', 'lm-retry', 'http'];
+const NOT_CLAIMED = {
+  signature: 'a native tool-calling loop: generateText takes instructions, a prompt and tools, no signature',
+  'max-steps-error': 'on the stop condition generateText returns normally (generate-text.ts, generateText: the do-while loop ends on isStopConditionMet): it has no max-iterations error',
+  'max-steps-extract': 'on the stop condition generateText returns the steps so far; it makes no tool-less final call',
+  'ask-user': 'the SDK has no built-in tool through which the agent asks the person a question',
+};
+
+const TOOL_ERROR = "a throwing tool's error becomes the tool result {type: 'error-text', value: error.toString()} (prompt/create-tool-model-output.ts, createToolModelOutput via getErrorMessage)";
+const KNOWN_FAILURES = {
+  'ERR-1': `${TOOL_ERROR}: 'ValueError: the disk is on fire' carries the message but does not name the tool`,
+  'Three similar failures in a row stop the retries with a suggestion':
+    `${TOOL_ERROR} and the loop goes on until the stop condition (generate-text.ts, generateText's do-while): no repeated-failure stop, no stop reason for it`,
+  'The error history keeps the last ten errors':
+    'the result keeps each step\'s tool-error parts and no error history of its own (generate-text.ts, DefaultGenerateTextResult)',
+  'Any JSON object the model writes reaches the tool intact':
+    "the arguments are JSON.parse'd in JavaScript (provider-utils parse-json.ts, safeParseJSON, from parseToolCall), where a float with no fraction is an integer: 0.0 reaches the tool as 0",
+  'Tool args nested a hundred thousand levels deep fail fast with a clear error':
+    "JSON.parse accepts the 100,000 levels and the tool runs; then cloneModelMessages (prompt/clone-model-message.ts, cloneValue) recurses into the args and generateText throws RangeError 'Maximum call stack size exceeded'",
+  'Tool args of several megabytes fail fast with a clear error':
+    'parseToolCall (generate-text/parse-tool-call.ts) puts no size limit on tool args: the 5 MB string is parsed, validated and reaches the tool',
+  'EXH-5': "on the stop condition generateText returns the steps and the last step's (empty) text (generate-text.ts, DefaultGenerateTextResult): no message telling the user what was tried",
+  'HITL-3': 'the tool-approval-request part holds the approvalId and the tool call, and no question for the person (generate-text.ts, generateText: toolApprovalRequests)',
+  'An edit changes the call before it runs':
+    "a tool-approval-response carries only approvalId, approved and reason (provider-utils types/tool-approval-response.ts): the pending call's args cannot be changed",
+  'An edit that names no tool never runs anything, and the agent sees an error':
+    'a tool-approval-response carries only approvalId, approved and reason (provider-utils types/tool-approval-response.ts): an edit cannot be given to the SDK',
+  'HITL-6': "approvals are stateless message history: resuming from the paused run's messages twice executes the approved call twice (generate-text/collect-tool-approvals.ts skips only approvals whose tool result is already in those messages)",
+};
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+
+const ZOD = {
+  str: () => z.string(), int: () => z.number().int(), float: () => z.number(), bool: () => z.boolean(),
+  list: () => z.array(z.any()), dict: () => z.record(z.string(), z.any()),
+};
+
+function sdkTool(spec) {
+  const shape = Object.fromEntries(spec.parameters.map((p) => {
+    const type = ZOD[p.type]();
+    return [p.name, p.description ? type.describe(p.description) : type];
+  }));
+  return tool({
+    description: spec.description,
+    inputSchema: z.strictObject(shape),
+    execute: (args) => callTool(spec.name, args),
+    ...(spec.interruptible ? { needsApproval: true } : {}),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model: what each request shows, and the scripted turn as the model's content
+
+function text(value) {
+  return typeof value === 'string' ? value : JSON.stringify(value ?? null);
+}
+
+function outputText(output) {
+  if (output == null) return '';
+  switch (output.type) {
+    case 'text': case 'error-text': return output.value;
+    case 'json': case 'error-json': return JSON.stringify(output.value);
+    case 'execution-denied': return `execution denied${output.reason ? `: ${output.reason}` : ''}`;
+    case 'content': return output.value.map((p) => p.text ?? '').join('');
+    default: return JSON.stringify(output);
+  }
+}
+
+function partText(part) {
+  switch (part.type) {
+    case 'text': case 'reasoning': return part.text;
+    case 'tool-call': return `${part.toolName}(${text(part.input)})`;
+    case 'tool-result': return `${part.toolName}: ${outputText(part.output)}`;
+    case 'tool-approval-response':
+      return `approval ${part.approvalId}: ${part.approved ? 'approved' : 'denied'}${part.reason ? ` (${part.reason})` : ''}`;
+    default: return JSON.stringify(part);
+  }
+}
+
+// A request as the model is shown it: each prompt message as text, the tools as declarations.
+function lmCall(options) {
+  const messages = options.prompt.map((m) => ({
+    role: m.role,
+    content: typeof m.content === 'string' ? m.content : m.content.map(partText).join('\n'),
+  }));
+  const tools = (options.tools ?? []).map((t) => ({
+    type: 'function', function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema },
+  }));
+  return { kind: 'step', adapter: 'native', messages, tools: tools.length ? tools : null };
+}
+
+function replyText(outputs) {
+  const values = Object.values(outputs ?? {});
+  return values.length === 1 ? text(values[0]) : JSON.stringify(outputs ?? {});
+}
+
+let callIds = 0;
+
+// The turn as the model's response content and finish reason.
+function content(turn) {
+  if (turn.kind !== 'step') return { parts: [{ type: 'text', text: replyText(turn.outputs) }], finish: 'stop' };
+  const number = ++callIds;
+  const calls = [turn, ...(turn.parallel ?? [])].map((c, i) => ({
+    type: 'tool-call', toolCallId: `call_${number}${i ? `_${i}` : ''}`, toolName: c.tool_name,
+    input: c.raw_tool_args ?? JSON.stringify(c.tool_args),
+  }));
+  return { parts: [...(turn.thought ? [{ type: 'text', text: turn.thought }] : []), ...calls], finish: 'tool-calls' };
+}
+
+const USAGE = {
+  inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 0, text: 0, reasoning: 0 },
+};
+
+function finishReason(finish) {
+  return { unified: finish, raw: finish === 'stop' ? 'stop' : 'tool_calls' };
+}
+
+// Model requests per run: a streaming run's events say how many had been made when they arrived.
+const modelCalls = new Map();
+
+async function scripted(options) {
+  await Promise.resolve();
+  const run = currentRun();
+  modelCalls.set(run, (modelCalls.get(run) ?? 0) + 1);
+  // An answer the script did not expect throws here, in the model: a plain Error, not retried.
+  const turn = await askModel(lmCall(options));
+  return turn;
+}
+
+// A scripted transport fault, as the SDK's own OpenAI-compatible client meets it.
+function faultFetch(turn) {
+  return async () => {
+    if (turn.fault === 'connection' || turn.fault === 'timeout') {
+      // What Node's fetch (undici) throws: a TypeError whose cause is the socket's error.
+      const cause = turn.fault === 'timeout'
+        ? Object.assign(new Error('Headers Timeout Error (scripted timeout)'), { name: 'HeadersTimeoutError', code: 'UND_ERR_HEADERS_TIMEOUT' })
+        : Object.assign(new Error('read ECONNRESET (scripted connection reset)'), { code: 'ECONNRESET' });
+      throw new TypeError('fetch failed', { cause });
+    }
+    const headers = { 'content-type': 'application/json' };
+    if (turn.retry_after != null) headers['retry-after'] = String(turn.retry_after);
+    return new Response(JSON.stringify({ error: { message: `scripted ${turn.fault}` } }), { status: Number(turn.fault), headers });
+  };
+}
+
+function openAICompatible(baseURL, fetch) {
+  return createOpenAICompatible({ name: 'scripted', baseURL, apiKey: 'placeholder-key', ...(fetch ? { fetch } : {}) }).chatModel('scripted');
+}
+
+const mock = new MockLanguageModelV4({
+  provider: 'scripted',
+  modelId: 'scripted',
+  async doGenerate(options) {
+    const turn = await scripted(options);
+    if (turn.kind === 'fault') return openAICompatible('http://scripted.invalid/v1', faultFetch(turn)).doGenerate(options);
+    const { parts, finish } = content(turn);
+    return { content: parts, finishReason: finishReason(finish), usage: USAGE, warnings: [] };
+  },
+  async doStream(options) {
+    const turn = await scripted(options);
+    if (turn.kind === 'fault') return openAICompatible('http://scripted.invalid/v1', faultFetch(turn)).doStream(options);
+    const { parts, finish } = content(turn);
+    const chunks = [{ type: 'stream-start', warnings: [] }];
+    parts.forEach((part, i) => {
+      if (part.type !== 'text') chunks.push(part);
+      else chunks.push({ type: 'text-start', id: `t${i}` }, { type: 'text-delta', id: `t${i}`, delta: part.text }, { type: 'text-end', id: `t${i}` });
+    });
+    chunks.push({ type: 'finish', finishReason: finishReason(finish), usage: USAGE });
+    return { stream: convertArrayToReadableStream(chunks) };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// Reading the result
+
+function parsed(value) {
+  if (typeof value !== 'string') return json(value);
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+function observation(output) {
+  if (output == null) return null;
+  if (output.type === 'json' || output.type === 'error-json') return json(output.value);
+  return outputText(output);
+}
+
+// The trajectory in the run's messages: one step per tool call of each assistant message, its
+// thought the message's text, its observation the tool result of the same call id.
+function trajectory(messages) {
+  const results = new Map();
+  for (const m of messages) {
+    if (m.role !== 'tool') continue;
+    for (const part of m.content) if (part.type === 'tool-result') results.set(part.toolCallId, part.output);
+  }
+  const steps = [];
+  for (const m of messages) {
+    if (m.role !== 'assistant' || typeof m.content === 'string') continue;
+    const thought = m.content.filter((p) => p.type === 'text').map((p) => p.text).join('') || null;
+    for (const part of m.content) {
+      if (part.type !== 'tool-call') continue;
+      steps.push({ thought, tool_name: part.toolName, tool_args: parsed(part.input),
+                   observation: observation(results.get(part.toolCallId)) });
+    }
+  }
+  return steps;
+}
+
+// Calls awaiting a person's approval: the approval requests of the last step that no response,
+// automatic or not, answered.
+function pending(step) {
+  const answered = new Set(step.content.filter((p) => p.type === 'tool-approval-response').map((p) => p.approvalId));
+  return step.content.filter((p) => p.type === 'tool-approval-request' && !p.isAutomatic && !answered.has(p.approvalId));
+}
+
+function stopReason(steps, cap) {
+  const last = steps.at(-1);
+  if (last == null) return null;
+  if (last.finishReason === 'stop') return 'finish';
+  // The SDK says only that the last step ended in tool calls; with N of N steps taken, that is
+  // its stop condition ending the loop.
+  if (last.finishReason === 'tool-calls' && steps.length === cap) return 'max_steps';
+  return last.finishReason;
+}
+
+const agents = new Map();
+
+function cap(state, call) {
+  return call.max_steps ?? state.spec.max_steps;
+}
+
+function options(state, capOf, prompt, baseURL) {
+  return {
+    model: baseURL ? openAICompatible(baseURL) : mock,
+    tools: state.tools,
+    ...(state.spec.signature.instructions ? { instructions: state.spec.signature.instructions } : {}),
+    ...prompt,
+    stopWhen: isStepCount(capOf),
+  };
+}
+
+function userMessage(inputs) {
+  const entries = Object.entries(inputs);
+  if (entries.length === 1) return text(entries[0][1]);
+  return entries.map(([name, value]) => `${name}: ${text(value)}`).join('\n');
+}
+
+function replyOutputs(signature, reply) {
+  const names = signature.outputs.length ? signature.outputs.map((f) => f.name) : ['answer'];
+  if (names.length > 1 && typeof reply === 'string') {
+    try {
+      const values = JSON.parse(reply);
+      if (values && typeof values === 'object' && !Array.isArray(values)) return values;
+    } catch { /* not JSON: judged as it is */ }
+  }
+  return { [names[0]]: json(reply) };
+}
+
+// The outcome of a finished generateText/streamText: `before` are the messages it was given;
+// `responseMessages` are those of every step (`response` is the last step's only).
+function outcome(state, result, before, capOf, inputs) {
+  const { steps } = result;
+  const handed = result.responseMessages;
+  const messages = [...before, ...handed];
+  state.last = { result, messages: handed };
+  const base = { trajectory: trajectory(messages), iterations: steps.length };
+  const waiting = steps.length ? pending(steps.at(-1)) : [];
+  if (waiting.length) {
+    const request = waiting[0];
+    const call = request.toolCall;
+    state.pauses.set(request.approvalId, { messages, capOf, inputs, request });
+    return { ...base, error: {
+      type: 'ToolApprovalRequest', kind: 'human-in-the-loop',
+      message: `the run ended with ${waiting.length} tool call(s) awaiting approval`,
+      fields: {
+        // The approval request holds the call and no question for the person.
+        question: null, interrupt_id: request.approvalId,
+        tool_call: { name: call.toolName, args: json(call.input), call_id: call.toolCallId },
+        context: { trajectory: base.trajectory, iteration: steps.length, input_args: json(inputs) },
+      },
+    } };
+  }
+  const reason = stopReason(steps, capOf);
+  return { ...base, stop_reason: reason,
+           outputs: reason === 'finish' ? replyOutputs(state.spec.signature, result.text) : null };
+}
+
+async function call(state, prompt, before, capOf, inputs, mode, baseURL) {
+  const args = options(state, capOf, prompt, baseURL);
+  if (mode !== 'stream') {
+    try {
+      return outcome(state, await generateText(args), before, capOf, inputs);
+    } catch (error) {
+      state.last = null;
+      return { error: errorInfo(error) };
+    }
+  }
+  // streamText: a step event per tool call once the step that made it finished, read from the
+  // SDK's fullStream as it arrives; `done` after the stream's finish.
+  const run = currentRun();
+  const events = [];
+  let failure = null;
+  let result;
+  try {
+    result = streamText({ ...args, onError: () => {} });
+    let calls = [];
+    let thought = '';
+    const results = new Map();
+    for await (const part of result.fullStream) {
+      if (part.type === 'start-step') {
+        calls = [];
+        thought = '';
+      } else if (part.type === 'text-delta') {
+        thought += part.text ?? part.delta ?? '';
+      } else if (part.type === 'tool-call') {
+        calls.push(part);
+      } else if (part.type === 'tool-result') {
+        results.set(part.toolCallId, { type: 'json', value: part.output });
+      } else if (part.type === 'tool-error') {
+        results.set(part.toolCallId, { type: 'error-text', value: part.error instanceof Error ? part.error.message : text(part.error) });
+      } else if (part.type === 'finish-step') {
+        for (const c of calls) {
+          events.push({ kind: 'step', model_calls: modelCalls.get(run) ?? 0, step: {
+            thought: thought || null, tool_name: c.toolName, tool_args: json(c.input),
+            observation: results.has(c.toolCallId) ? observation(results.get(c.toolCallId)) : null } });
+        }
+      } else if (part.type === 'error') {
+        failure = part.error;
+      }
+    }
+    if (failure == null) {
+      const done = outcome(state, { steps: await result.steps, responseMessages: await result.responseMessages, text: await result.text },
+                           before, capOf, inputs);
+      events.push({ kind: 'done', model_calls: modelCalls.get(run) ?? 0, stop_reason: done.stop_reason ?? null,
+                    outputs: done.outputs ?? null });
+      return { ...done, events };
+    }
+  } catch (error) {
+    failure = error;
+  }
+  state.last = null;
+  return { error: errorInfo(failure), events };
+}
+
+// A person's answer as the SDK's approval response for the pending call.
+function approval(request, response) {
+  const answer = response.trim();
+  if (['yes', 'y'].includes(answer.toLowerCase())) return { approved: true };
+  if (['no', 'n'].includes(answer.toLowerCase())) return { approved: false };
+  let edit;
+  try {
+    edit = answer.startsWith('{') ? JSON.parse(answer).edit : undefined;
+  } catch { /* free text */ }
+  if (edit && typeof edit === 'object') return null;
+  return { approved: false, reason: response };
+}
+
+serve({
+  hello: () => ({ name: 'ai', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+                  known_failures: KNOWN_FAILURES }),
+  // The SDK has no adapters: nothing to configure, nothing to read back.
+  configure: () => ({}),
+  global_adapter: () => ({ adapter: null }),
+  build({ agent, spec }) {
+    try {
+      const tools = Object.fromEntries(spec.tools.map((t) => [t.name, sdkTool(t)]));
+      agents.set(agent, { spec, tools, last: null, pauses: new Map() });
+      return { error: null };
+    } catch (error) {
+      return { error: errorInfo(error) };
+    }
+  },
+  async run({ agent, run, call: request }) {
+    const state = agents.get(agent);
+    const prompt = userMessage(request.inputs);
+    try {
+      return { outcome: await call(state, { prompt }, [{ role: 'user', content: prompt }], cap(state, request),
+                                   request.inputs, request.mode, request.base_url) };
+    } finally {
+      modelCalls.delete(run);
+    }
+  },
+  async resume({ agent, run, request }) {
+    const state = agents.get(agent);
+    const pause = state.pauses.get(request.interrupt_id);
+    if (pause == null) {
+      return { outcome: { error: { type: 'UnknownInterrupt', message: `no pause ${request.interrupt_id} of this agent`, kind: 'other', fields: {} } } };
+    }
+    const answer = approval(pause.request, request.response);
+    if (answer == null) {
+      return { outcome: { error: { type: 'UnsupportedEdit', kind: 'other', fields: {}, message:
+        "the SDK's tool-approval-response only approves or denies the pending call: it cannot change its args or tool" } } };
+    }
+    const messages = [...pause.messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: pause.request.approvalId, ...answer }] }];
+    try {
+      return { outcome: await call(state, { messages }, messages, pause.capOf, pause.inputs, 'sync', null) };
+    } finally {
+      modelCalls.delete(run);
+    }
+  },
+  // No step output constrains the tool name: the suite reads the tools declared in each request.
+  step_tool_names: () => ({ names: null }),
+  mutate_last_result({ agent, marker }) {
+    const last = agents.get(agent).last;
+    if (last != null) {
+      for (const message of last.messages) {
+        if (typeof message.content === 'string') message.content += ` ${marker}`;
+        else for (const part of message.content) if (part.type === 'text') part.text += ` ${marker}`;
+      }
+      last.messages.push({ role: 'user', content: marker });
+    }
+    return {};
+  },
+});
