@@ -66,9 +66,10 @@ def package(session: nox.Session) -> None:
 
 
 # dspy-ts and ax are Node harnesses: `--impl NAME` installs their locked packages when missing.
-PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "smolagents", "pydantic-ai")
+PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "smolagents", "pydantic-ai",
+         "openai-agents", "openai-agents+tool-not-found")
 #: The bundled bindings that claim `http`, whose cassettes ship in cassettes/.
-HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai")
+HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai", "openai-agents", "openai-agents+tool-not-found")
 
 
 @nox.session

@@ -16,7 +16,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "conformance"
 #: The bundled Python bindings (the Node harnesses are tests/suite/test_node_harnesses.py's), and the
 #: module each one's library is imported as.
 PEERS = {"reference": "reference", "dspy": "dspy", "udspy": "udspy", "smolagents": "smolagents",
-         "pydantic-ai": "pydantic_ai"}
+         "pydantic-ai": "pydantic_ai", "openai-agents": "agents",
+         "openai-agents+tool-not-found": "agents"}
 
 
 def _verdicts(report: dict[str, object]) -> dict[str, str]:
