@@ -64,7 +64,7 @@ const KNOWN_FAILURES = {
   'An edit that names no tool never runs anything, and the agent sees an error': NO_EDIT,
   'HITL-6': 'a serialised RunState (toString/fromString, runState.ts) keeps no record that its approval was used: resuming the same snapshot again runs the tool again',
   'Any JSON object the model writes reaches the tool intact':
-    "the arguments are JSON.parse'd in JavaScript (utils/tools.ts, getSchemaAndParserFromInputType), where a float with no fraction is an integer: 9007199254740992.0 reaches the tool as 9007199254740992",
+    "the arguments are JSON.parse'd in JavaScript (utils/tools.ts, getSchemaAndParserFromInputType), where a float with no fraction is an integer: 0.0 reaches the tool as 0, 9007199254740992.0 as 9007199254740992",
   'Tool args that are JSON but not an object never reach the tool': NO_CHECK,
   "Tool args that break the tool's schema never reach it, and the error names the field": NO_CHECK,
   'Tool args nested a hundred thousand levels deep fail fast with a clear error':
