@@ -65,8 +65,9 @@ def package(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", "--impl", "reference", "-q", "-p", "no:cacheprovider")
 
 
-# dspy-ts and ax are Node harnesses: `--impl NAME` installs their locked packages when missing.
-PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "smolagents", "pydantic-ai")
+# dspy-ts, ax and openai-agents-js are Node harnesses: `--impl NAME` installs their locked packages
+# when missing.
+PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "openai-agents-js", "smolagents", "pydantic-ai")
 #: The bundled bindings that claim `http`, whose cassettes ship in cassettes/.
 HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai")
 

@@ -18,7 +18,10 @@ GROUP = "react_conformance.bindings"
 #: The prefix that selects a harness process: `--impl cmd:"node harness.mjs"`.
 CMD = "cmd:"
 #: The bundled Node harnesses, by name: each directory holds `harness.mjs` and its lock file.
-HARNESSES = ("dspy-ts", "ax")
+HARNESSES = ("dspy-ts", "ax", "openai-agents-js")
+#: The directory of a bundled harness whose name is not its directory's: `openai-agents-js` (the
+#: JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names the Python binding.
+HARNESS_DIRS = {"openai-agents-js": "openai-agents"}
 #: Where the bundled harnesses live in a checkout (they are not part of the wheel).
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "harnesses"
 
@@ -31,7 +34,7 @@ def available() -> list[str]:
 
 def harness_command(name: str) -> str:
     """The `cmd:` command line of the bundled harness `name`, its Node packages installed first."""
-    directory = HARNESS_DIR / name
+    directory = HARNESS_DIR / HARNESS_DIRS.get(name, name)
     if not (directory / "harness.mjs").is_file():
         raise pytest.UsageError(
             f"--impl {name}: the bundled harness is not here ({directory} has no harness.mjs). The "
