@@ -67,7 +67,8 @@ def package(session: nox.Session) -> None:
 
 # dspy-ts, ax and openai-agents-js are Node harnesses: `--impl NAME` installs their locked packages
 # when missing.
-PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "openai-agents-js", "smolagents", "pydantic-ai")
+PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "openai-agents-js", "openai-agents-js+tool-not-found",
+         "smolagents", "pydantic-ai")
 #: The bundled bindings that claim `http`, whose cassettes ship in cassettes/.
 HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai")
 

@@ -23,6 +23,10 @@
 // its documented durable form) and answered with `RunState.fromString`, `state.approve` /
 // `state.reject` and `run(agent, state)`. Streaming is `run(agent, input, {stream: true})`: a
 // step event for each `tool_output` run item.
+//
+// `node harness.mjs --tool-not-found` is `openai-agents-js+tool-not-found`: the documented opt-in
+// `toolNotFoundBehavior: 'return_error_to_model'` (a Runner option), which answers a call of an
+// unknown tool with an error output instead of throwing ModelBehaviorError.
 
 import { readFileSync } from 'node:fs';
 import {
@@ -33,6 +37,11 @@ import OpenAI from 'openai';
 import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@openai/agents/package.json', import.meta.url), 'utf-8')).version;
+
+const TOOL_NOT_FOUND = process.argv.includes('--tool-not-found');
+const NAME = TOOL_NOT_FOUND ? 'openai-agents-js+tool-not-found' : 'openai-agents-js';
+// The Runner options of this harness's configuration (none: the defaults).
+const SETTINGS = TOOL_NOT_FOUND ? { toolNotFoundBehavior: 'return_error_to_model' } : {};
 
 // There is nowhere to export traces to.
 setTracingDisabled(true);
@@ -70,6 +79,12 @@ const KNOWN_FAILURES = {
   'Tool args nested a hundred thousand levels deep fail fast with a clear error':
     "before the tool runs, RunContext._validateToolInvocation fingerprints the parsed arguments with a recursive JSON.stringify (toolInvocation.ts, stableStringify), which throws RangeError 'Maximum call stack size exceeded' out of run(): the run crashes",
   'Tool args of several megabytes fail fast with a clear error': 'the SDK puts no size limit on tool arguments: the 5 MB string is parsed and the tool runs',
+};
+
+// The opt-in answers an unknown tool with an error output: those failures are not its own.
+const KNOWN_FAILURES_OPT_IN = {
+  ...Object.fromEntries(Object.entries(KNOWN_FAILURES).filter(([, reason]) => reason !== UNKNOWN)),
+  'When no tool ran, tools_used is empty': CAP_FIELDS,
 };
 
 // -- the model endpoint ---------------------------------------------------------------------------
@@ -162,7 +177,7 @@ function runner(baseURL) {
   const client = baseURL == null
     ? new OpenAI({ apiKey: 'scripted', baseURL: 'http://scripted.invalid/v1', fetch: scripted })
     : new OpenAI({ apiKey: 'placeholder-key', baseURL });
-  return new Runner({ model: new OpenAIChatCompletionsModel(client, 'scripted'), tracingDisabled: true });
+  return new Runner({ model: new OpenAIChatCompletionsModel(client, 'scripted'), tracingDisabled: true, ...SETTINGS });
 }
 
 // -- the agents -------------------------------------------------------------------------------------
@@ -275,12 +290,14 @@ function failed(state, error) {
   const iterations = (run._modelResponses ?? []).length;
   if (!(error instanceof MaxTurnsExceededError)) return { trajectory, iterations, error: errorInfo(error) };
   // MaxTurnsExceededError carries its message and the RunState: no structured fields of its own.
+  // A call of a name the agent lacks (answered with an error under toolNotFoundBehavior) used no tool.
+  const own = new Set(state.spec.tools.map((t) => t.name));
   const seen = trajectory.filter((s) => s.observation != null);
   return {
     trajectory, iterations, stop_reason: 'max_steps', error: {
       ...errorInfo(error), kind: 'max-iterations', fields: {
         iterations,
-        tools_used: seen.map((s) => s.tool_name),
+        tools_used: seen.filter((s) => own.has(s.tool_name)).map((s) => s.tool_name),
         history: trajectory,
         last_observation: seen.length ? seen.at(-1).observation : null,
       },
@@ -316,8 +333,8 @@ function modelCalls() {
 }
 
 serve({
-  hello: () => ({ name: 'openai-agents-js', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
-                  known_failures: KNOWN_FAILURES }),
+  hello: () => ({ name: NAME, version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+                  known_failures: TOOL_NOT_FOUND ? KNOWN_FAILURES_OPT_IN : KNOWN_FAILURES }),
   // The SDK has no reply formats to choose: every request is native tool calling.
   configure: () => ({}),
   global_adapter: () => ({ adapter: null }),
