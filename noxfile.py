@@ -65,9 +65,11 @@ def package(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", "--impl", "reference", "-q", "-p", "no:cacheprovider")
 
 
-# dspy-ts and ax are Node harnesses: `--impl NAME` installs their locked packages when missing.
-PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "smolagents", "pydantic-ai",
-         "openai-agents", "openai-agents+tool-not-found")
+# dspy-ts, ax, ai and openai-agents-js are Node harnesses: `--impl NAME` installs their locked
+# packages when missing.
+PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "openai-agents-js",
+         "openai-agents-js+tool-not-found", "smolagents", "pydantic-ai", "openai-agents",
+         "openai-agents+tool-not-found")
 #: The bundled bindings that claim `http`, whose cassettes ship in cassettes/.
 HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai", "openai-agents", "openai-agents+tool-not-found")
 

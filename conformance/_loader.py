@@ -18,7 +18,14 @@ GROUP = "react_conformance.bindings"
 #: The prefix that selects a harness process: `--impl cmd:"node harness.mjs"`.
 CMD = "cmd:"
 #: The bundled Node harnesses, by name: each directory holds `harness.mjs` and its lock file.
-HARNESSES = ("dspy-ts", "ax", "ai")
+HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+tool-not-found")
+#: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
+#: `openai-agents-js` (the JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names
+#: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in.
+HARNESS_DIRS = {
+    "openai-agents-js": ("openai-agents",),
+    "openai-agents-js+tool-not-found": ("openai-agents", "--tool-not-found"),
+}
 #: Where the bundled harnesses live in a checkout (they are not part of the wheel).
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "harnesses"
 
@@ -31,7 +38,8 @@ def available() -> list[str]:
 
 def harness_command(name: str) -> str:
     """The `cmd:` command line of the bundled harness `name`, its Node packages installed first."""
-    directory = HARNESS_DIR / name
+    directory_name, *arguments = HARNESS_DIRS.get(name, (name,))
+    directory = HARNESS_DIR / directory_name
     if not (directory / "harness.mjs").is_file():
         raise pytest.UsageError(
             f"--impl {name}: the bundled harness is not here ({directory} has no harness.mjs). The "
@@ -41,7 +49,7 @@ def harness_command(name: str) -> str:
     if node is None or npm is None:
         raise pytest.UsageError(f"--impl {name}: the harness needs Node.js 20 or later, with npm, on PATH.")
     _install(name, directory, npm)
-    return shlex.join([node, str(directory / "harness.mjs")])
+    return shlex.join([node, str(directory / "harness.mjs"), *arguments])
 
 
 def _install(name: str, directory: Path, npm: str) -> None:

@@ -1,0 +1,402 @@
+// The react-conformance harness for the OpenAI Agents SDK for JavaScript (npm `@openai/agents`),
+// its agent loop: an Agent with function tools, run by a Runner.
+//
+//   pytest --impl openai-agents-js      (or --impl cmd:"node harnesses/openai-agents/harness.mjs")
+//
+// Seam: the SDK's own chat-completions model, OpenAIChatCompletionsModel, over an OpenAI client
+// (npm `openai`, the SDK's dependency) whose documented `fetch` option answers from the script:
+// every chat-completions request the SDK builds is sent to the suite as an LMCall, and the scripted
+// turn comes back as the chat.completion JSON (or server-sent chunks, or the HTTP status) an
+// endpoint would answer. So the SDK's own request building, reply parsing, tool execution and the
+// client's default retries (2, with backoff; the Runner adds none unless modelSettings.retry is
+// set) all run, as in a user's run. `@openai/agents-core/testing` ships a ScriptedModel, but it sits
+// above the client, where those retries live. In the `http` profile the same client points at
+// CallRequest.base_url. This is the seam the Python openai-agents binding uses too.
+//
+// The step cap is `maxTurns`, an option of run(): one turn is one model call (the Runner throws
+// MaxTurnsExceededError when `currentTurn > maxTurns` before a call, runner/turnPreparation.ts), so
+// N steps map to maxTurns = N, and a per-call cap is the same option.
+//
+// Tools are the SDK's own `tool()` with the suite tool's JSON schema and the SDK's defaults (strict
+// schema, the default errorFunction). Approval: `needsApproval: true` pauses the run with
+// `result.interruptions`; the pause is kept as the SDK's serialised RunState (`state.toString()`,
+// its documented durable form) and answered with `RunState.fromString`, `state.approve` /
+// `state.reject` and `run(agent, state)`. Streaming is `run(agent, input, {stream: true})`: a
+// step event for each `tool_output` run item.
+//
+// `node harness.mjs --tool-not-found` is `openai-agents-js+tool-not-found`: the documented opt-in
+// `toolNotFoundBehavior: 'return_error_to_model'` (a Runner option), which answers a call of an
+// unknown tool with an error output instead of throwing ModelBehaviorError.
+
+import { readFileSync } from 'node:fs';
+import {
+  Agent, AgentsError, MaxTurnsExceededError, OpenAIChatCompletionsModel, RunState, Runner,
+  setTracingDisabled, tool,
+} from '@openai/agents';
+import OpenAI from 'openai';
+import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
+
+const VERSION = JSON.parse(readFileSync(new URL('node_modules/@openai/agents/package.json', import.meta.url), 'utf-8')).version;
+
+const TOOL_NOT_FOUND = process.argv.includes('--tool-not-found');
+const NAME = TOOL_NOT_FOUND ? 'openai-agents-js+tool-not-found' : 'openai-agents-js';
+// The Runner options of this harness's configuration (none: the defaults).
+const SETTINGS = TOOL_NOT_FOUND ? { toolNotFoundBehavior: 'return_error_to_model' } : {};
+
+// There is nowhere to export traces to.
+setTracingDisabled(true);
+
+const CAPABILITIES = ['max-steps-error', 'tool-approval', 'async', 'streaming', 'parallel-tool-calls', 'lm-retry', 'http'];
+const NOT_CLAIMED = {
+  signature: 'a native tool-calling loop: instructions and a user message, no signature',
+  'max-steps-extract': 'on maxTurns the Runner throws MaxTurnsExceededError (runner/turnPreparation.ts); it makes no tool-less final call',
+  'max-steps-return': "by default maxTurns throws MaxTurnsExceededError; the errorHandlers.maxTurns option (runner/errorHandlers.ts) returns only a finalOutput the caller's own handler writes",
+  'ask-user': 'the SDK has no built-in tool for asking the person a question',
+};
+const GENERIC = "tool()'s default errorFunction, defaultToolErrorFunction (tool.ts), answers every failing call with the fixed 'An error occurred while running the tool. Please try again.'";
+const NO_STOP = 'the Runner has no repeated-failure stop: it asks the model again after every tool error until maxTurns throws MaxTurnsExceededError (runner/turnPreparation.ts)';
+const NO_CHECK = "a tool() whose parameters are a JSON schema gets its arguments JSON.parse'd and handed to execute unchecked (utils/tools.ts, getSchemaAndParserFromInputType): only Zod or Standard Schema parameters are validated";
+const UNKNOWN = "a call of a tool the agent lacks makes processModelResponse throw ModelBehaviorError('Tool <name> not found in agent <agent>.') out of run() (runner/modelOutputs.ts) unless the toolNotFoundBehavior option opts out";
+const CAP_FIELDS = 'MaxTurnsExceededError carries its message and the RunState (errors.ts, AgentsError.state): no max_iterations, no partial final answer';
+const NO_EDIT = 'RunState offers approve and reject only (runState.ts): the SDK cannot edit a pending call';
+const KNOWN_FAILURES = {
+  'A raising tool becomes an error observation and the loop goes on': GENERIC,
+  'Three similar failures in a row stop the retries with a suggestion': NO_STOP,
+  'The error history keeps the last ten errors': 'the SDK keeps no tool-error history: a failed call is only its function_call_result item (items.ts)',
+  'MaxIterationsError carries the run\'s structured context': CAP_FIELDS,
+  'A budget of zero steps raises with an empty history and no last observation': CAP_FIELDS,
+  'When no tool ran, tools_used is empty': UNKNOWN,
+  'An unknown tool name is never run, and the loop goes on': UNKNOWN,
+  'An unknown tool name never crashes the run, also when it is the last step': UNKNOWN,
+  'HITL-3': 'a needsApproval pause is a RunToolApprovalItem (items.ts) with the tool name and the raw function call, and no question to put to the person',
+  'An edit changes the call before it runs': NO_EDIT,
+  'An edit that names no tool never runs anything, and the agent sees an error': NO_EDIT,
+  'HITL-6': 'a serialised RunState (toString/fromString, runState.ts) keeps no record that its approval was used: resuming the same snapshot again runs the tool again',
+  'Any JSON object the model writes reaches the tool intact':
+    "the arguments are JSON.parse'd in JavaScript (utils/tools.ts, getSchemaAndParserFromInputType), where a float with no fraction is an integer: 0.0 reaches the tool as 0, 9007199254740992.0 as 9007199254740992",
+  'Tool args that are JSON but not an object never reach the tool': NO_CHECK,
+  "Tool args that break the tool's schema never reach it, and the error names the field": NO_CHECK,
+  'Tool args nested a hundred thousand levels deep fail fast with a clear error':
+    "before the tool runs, RunContext._validateToolInvocation fingerprints the parsed arguments with a recursive JSON.stringify (toolInvocation.ts, stableStringify), which throws RangeError 'Maximum call stack size exceeded' out of run(): the run crashes",
+  'Tool args of several megabytes fail fast with a clear error': 'the SDK puts no size limit on tool arguments: the 5 MB string is parsed and the tool runs',
+};
+
+// The opt-in answers an unknown tool with an error output: those failures are not its own.
+const KNOWN_FAILURES_OPT_IN = {
+  ...Object.fromEntries(Object.entries(KNOWN_FAILURES).filter(([, reason]) => reason !== UNKNOWN)),
+  'When no tool ran, tools_used is empty': CAP_FIELDS,
+};
+
+// -- the model endpoint ---------------------------------------------------------------------------
+
+let replies = 0;
+
+// A chat-completions message as the model sees it: its text, and an assistant's tool calls.
+function shown(message) {
+  const parts = [];
+  if (typeof message.content === 'string') parts.push(message.content);
+  else if (Array.isArray(message.content)) parts.push(message.content.map((p) => p.text ?? '').join(''));
+  if (message.tool_calls?.length) parts.push(JSON.stringify(message.tool_calls));
+  return { role: message.role, content: parts.join('\n') };
+}
+
+// A final answer as one reply (FinalTurn.reply_text): the one output's text, or a JSON object.
+function replyText(outputs) {
+  const values = Object.values(outputs);
+  if (values.length === 1) return typeof values[0] === 'string' ? values[0] : JSON.stringify(values[0]);
+  return JSON.stringify(outputs);
+}
+
+// A turn as the assistant message the endpoint answers with (render.openai_message).
+function message(turn, number) {
+  if (turn.kind === 'step') {
+    const calls = [turn, ...(turn.parallel ?? [])];
+    return {
+      role: 'assistant', content: turn.thought || null,
+      tool_calls: calls.map((c, i) => ({
+        id: `call_${number}${i ? `_${i}` : ''}`, type: 'function',
+        function: { name: c.tool_name, arguments: c.raw_tool_args ?? JSON.stringify(c.tool_args) },
+      })),
+    };
+  }
+  return { role: 'assistant', content: replyText(turn.outputs) };
+}
+
+function completion(body, reply, number) {
+  const finish = reply.tool_calls ? 'tool_calls' : 'stop';
+  if (!body.stream) {
+    return new Response(JSON.stringify({
+      id: `chatcmpl-${number}`, object: 'chat.completion', created: 0, model: body.model,
+      choices: [{ index: 0, message: reply, finish_reason: finish }],
+      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    }), { status: 200, headers: { 'content-type': 'application/json' } });
+  }
+  // Server-sent chat.completion.chunk events: the content in pieces, then the tool calls.
+  const chunk = (delta, finishReason = null) => `data: ${JSON.stringify({
+    id: `chatcmpl-${number}`, object: 'chat.completion.chunk', created: 0, model: body.model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  })}\n\n`;
+  const events = [chunk({ role: 'assistant', content: '' })];
+  const content = reply.content ?? '';
+  for (let start = 0; start < content.length; start += 16) events.push(chunk({ content: content.slice(start, start + 16) }));
+  (reply.tool_calls ?? []).forEach((call, index) => events.push(chunk({ tool_calls: [{ index, ...call }] })));
+  events.push(chunk({}, finish), 'data: [DONE]\n\n');
+  return new Response(events.join(''), { status: 200, headers: { 'content-type': 'text/event-stream' } });
+}
+
+function fault(turn) {
+  if (turn.fault === 'connection') throw new TypeError('fetch failed: scripted connection reset');
+  if (turn.fault === 'timeout') {
+    const error = new Error('scripted timeout: the request timed out');
+    error.name = 'AbortError';
+    throw error;
+  }
+  const headers = { 'content-type': 'application/json' };
+  if (turn.retry_after != null) headers['retry-after'] = String(turn.retry_after);
+  return new Response(JSON.stringify({ error: { message: `scripted ${turn.fault}` } }), { status: Number(turn.fault), headers });
+}
+
+// The OpenAI client's fetch: each chat-completions request, answered from the script.
+async function scripted(url, init) {
+  const body = JSON.parse(init.body);
+  sent.set(currentRun(), (sent.get(currentRun()) ?? 0) + 1);
+  const call = { kind: 'step', adapter: 'native', messages: body.messages.map(shown),
+                 tools: body.tools?.length ? body.tools : null };
+  let turn;
+  try {
+    turn = await askModel(call);
+  } catch (error) {
+    // Not scripted: answer as the suite's endpoint does, 400 (not transient, so not retried).
+    return new Response(JSON.stringify({ error: { message: error.message } }), { status: 400, headers: { 'content-type': 'application/json' } });
+  }
+  if (turn.kind === 'fault') return fault(turn);
+  return completion(body, message(turn, ++replies), replies);
+}
+
+function runner(baseURL) {
+  const client = baseURL == null
+    ? new OpenAI({ apiKey: 'scripted', baseURL: 'http://scripted.invalid/v1', fetch: scripted })
+    : new OpenAI({ apiKey: 'placeholder-key', baseURL });
+  return new Runner({ model: new OpenAIChatCompletionsModel(client, 'scripted'), tracingDisabled: true, ...SETTINGS });
+}
+
+// -- the agents -------------------------------------------------------------------------------------
+
+const JSON_TYPES = { str: 'string', int: 'integer', float: 'number', bool: 'boolean', list: 'array', dict: 'object' };
+
+// ToolSpec.json_schema()
+function schema(spec) {
+  return {
+    type: 'object',
+    properties: Object.fromEntries(spec.parameters.map((p) => [p.name, { type: JSON_TYPES[p.type], description: p.description }])),
+    required: spec.parameters.map((p) => p.name),
+    additionalProperties: false,
+  };
+}
+
+// render.user_message: the one input's text, or `name: value` lines.
+function userMessage(inputs) {
+  const text = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
+  const entries = Object.entries(inputs);
+  if (entries.length === 1) return text(entries[0][1]);
+  return entries.map(([name, v]) => `${name}: ${text(v)}`).join('\n');
+}
+
+// render.reply_outputs: the reply under the one output's name (a JSON object of them for several).
+function replyOutputs(spec, reply) {
+  const names = spec.signature.outputs.map((f) => f.name);
+  if (!names.length) names.push('answer');
+  if (names.length > 1 && typeof reply === 'string') {
+    try {
+      const values = JSON.parse(reply);
+      if (values && typeof values === 'object' && !Array.isArray(values)) return values;
+    } catch { /* not JSON: kept whole */ }
+  }
+  return { [names[0]]: json(reply) };
+}
+
+// Tool-call arguments as the model wrote them: JSON data, or the text when it is not JSON.
+function args(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function messageText(raw) {
+  if (typeof raw.content === 'string') return raw.content;
+  return (raw.content ?? []).map((p) => p.text ?? p.refusal ?? '').join('');
+}
+
+// The tool calls among the SDK's run items, in order, each with its output and the text of the
+// model reply that made it (its thought).
+function steps(items) {
+  const outputs = new Map();
+  for (const item of items) {
+    if (item.type === 'tool_call_output_item') outputs.set(item.rawItem.callId, json(item.output));
+  }
+  const found = [];
+  let thought = null;
+  for (const item of items) {
+    if (item.type === 'message_output_item') thought = messageText(item.rawItem) || null;
+    else if (item.type === 'tool_call_item' && item.rawItem.type === 'function_call') {
+      const raw = item.rawItem;
+      found.push({ thought, tool_name: raw.name, tool_args: args(raw.arguments),
+                   observation: outputs.has(raw.callId) ? outputs.get(raw.callId) : null });
+    } else if (item.type === 'tool_call_output_item') thought = null;
+  }
+  return found;
+}
+
+const agents = new Map();
+
+function outcome(state, result, baseURL) {
+  state.last = [result.newItems];
+  const trajectory = steps(result.newItems);
+  const iterations = result.rawResponses.length;
+  if (result.interruptions?.length) {
+    const item = result.interruptions[0];
+    const callId = item.rawItem.callId;
+    const pauseId = `${callId}#${state.pauses.size + 1}`;
+    state.pauses.set(pauseId, { snapshot: result.state.toString(), baseURL });
+    return {
+      trajectory, iterations, error: {
+        type: item.constructor.name, message: `the call of ${item.toolName ?? item.rawItem.name} needs approval`,
+        kind: 'human-in-the-loop', fields: {
+          // A RunToolApprovalItem carries the call, no question for the person.
+          question: null,
+          interrupt_id: pauseId,
+          tool_call: { name: item.toolName ?? item.rawItem.name, args: args(item.rawItem.arguments), call_id: callId },
+          context: { trajectory, iteration: iterations, input: json(result.input) },
+        },
+      },
+    };
+  }
+  const final = result.finalOutput;
+  return {
+    outputs: replyOutputs(state.spec, final ?? null), trajectory, iterations,
+    stop_reason: final != null ? 'finish' : null,
+  };
+}
+
+// An exception the SDK let escape; its run state (items, responses), where it carries one.
+function failed(state, error) {
+  const run = error instanceof AgentsError ? error.state : undefined;
+  if (run == null) return { error: errorInfo(error) };
+  const items = run._generatedItems ?? [];
+  state.last = [items];
+  const trajectory = steps(items);
+  const iterations = (run._modelResponses ?? []).length;
+  if (!(error instanceof MaxTurnsExceededError)) return { trajectory, iterations, error: errorInfo(error) };
+  // MaxTurnsExceededError carries its message and the RunState: no structured fields of its own.
+  // A call of a name the agent lacks (answered with an error under toolNotFoundBehavior) used no tool.
+  const own = new Set(state.spec.tools.map((t) => t.name));
+  const seen = trajectory.filter((s) => s.observation != null);
+  return {
+    trajectory, iterations, stop_reason: 'max_steps', error: {
+      ...errorInfo(error), kind: 'max-iterations', fields: {
+        iterations,
+        tools_used: seen.filter((s) => own.has(s.tool_name)).map((s) => s.tool_name),
+        history: trajectory,
+        last_observation: seen.length ? seen.at(-1).observation : null,
+      },
+    },
+  };
+}
+
+async function streamed(state, agent, input, options, baseURL) {
+  const events = [];
+  let result;
+  try {
+    result = await runner(baseURL).run(agent, input, { ...options, stream: true });
+    for await (const event of result) {
+      if (event.type === 'run_item_stream_event' && event.name === 'tool_output') {
+        const done = steps(result.newItems).filter((s) => s.observation != null);
+        events.push({ kind: 'step', model_calls: modelCalls(), step: done.at(-1) ?? null });
+      }
+    }
+    await result.completed;
+    if (result.error) throw result.error;
+  } catch (error) {
+    return { ...failed(state, error), events };
+  }
+  const out = outcome(state, result, baseURL);
+  events.push({ kind: 'done', model_calls: modelCalls(), stop_reason: out.stop_reason ?? null, outputs: out.outputs ?? null });
+  return { ...out, events };
+}
+
+// How many model requests this run has sent (Event.model_calls).
+const sent = new Map();
+function modelCalls() {
+  return sent.get(currentRun()) ?? 0;
+}
+
+serve({
+  hello: () => ({ name: NAME, version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+                  known_failures: TOOL_NOT_FOUND ? KNOWN_FAILURES_OPT_IN : KNOWN_FAILURES }),
+  // The SDK has no reply formats to choose: every request is native tool calling.
+  configure: () => ({}),
+  global_adapter: () => ({ adapter: null }),
+  build({ agent, spec }) {
+    try {
+      const built = new Agent({
+        name: 'agent',
+        instructions: spec.signature.instructions || undefined,
+        tools: spec.tools.map((t) => tool({
+          name: t.name, description: t.description, parameters: schema(t),
+          needsApproval: t.interruptible, execute: (input) => callTool(t.name, input),
+        })),
+      });
+      agents.set(agent, { agent: built, spec, last: [], pauses: new Map() });
+      return { error: null };
+    } catch (error) {
+      return { error: errorInfo(error) };
+    }
+  },
+  async run({ agent, call }) {
+    const state = agents.get(agent);
+    state.last = [];
+    const options = { maxTurns: call.max_steps ?? state.spec.max_steps };
+    const input = userMessage(call.inputs);
+    if (call.mode === 'stream') return { outcome: await streamed(state, state.agent, input, options, call.base_url) };
+    try {
+      const result = await runner(call.base_url).run(state.agent, input, options);
+      return { outcome: outcome(state, result, call.base_url) };
+    } catch (error) {
+      return { outcome: failed(state, error) };
+    }
+  },
+  async resume({ agent, request }) {
+    const state = agents.get(agent);
+    const pause = state.pauses.get(request.interrupt_id);
+    const answer = request.response.trim();
+    if (answer.startsWith('{') && answer.includes('edit')) {
+      return { outcome: { error: { type: 'NotSupported', kind: 'other', fields: {},
+        message: 'the SDK cannot edit a pending tool call: RunState offers approve and reject only (runState.ts)' } } };
+    }
+    state.last = [];
+    try {
+      const run = await RunState.fromString(state.agent, pause.snapshot);
+      const item = run.getInterruptions()[0];
+      if (['yes', 'y'].includes(answer.toLowerCase())) run.approve(item);
+      else if (['no', 'n'].includes(answer.toLowerCase())) run.reject(item);
+      else run.reject(item, { message: request.response }); // free text: the rejection message the model sees
+      const result = await runner(pause.baseURL).run(state.agent, run);
+      return { outcome: outcome(state, result, pause.baseURL) };
+    } catch (error) {
+      return { outcome: failed(state, error) };
+    }
+  },
+  // Native function calling: the model may name exactly the declared tools.
+  step_tool_names: () => ({ names: null }),
+  mutate_last_result({ agent, marker }) {
+    for (const items of agents.get(agent).last) {
+      for (const item of items) {
+        if (item.type === 'tool_call_output_item') item.output = marker;
+      }
+      items.push(marker);
+    }
+    return {};
+  },
+});
