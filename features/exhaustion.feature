@@ -67,12 +67,11 @@ Feature: Exhaustion
   Scenario: When no tool ran, tools_used is empty
     Given the agent's step cap is 1
     And the agent raises on the step cap
-    And the model replies
-      | turn | thought     | tool              | args          |
-      | step | wipe it all | delete_everything | {"path": "/"} |
+    And the model answers every step with tool "delete_everything" and args {"path": "/"}
     And the model answers every extraction with {"answer": "partial"}
     When the agent is called with {"question": "Clean up"}
-    Then the call raised MaxIterationsError
+    Then call 1 did not crash on the unknown tool, as LOOP-5 requires
+    And the call raised MaxIterationsError
     And the error's "tools_used" is []
     And the error's "iterations" is 1
     And the error's "partial_final_answer" is present, possibly empty

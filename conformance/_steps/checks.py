@@ -531,6 +531,14 @@ def call_showed_tool_error(world: World, number: int, message: str, requirement:
                          f"error {message!r} in any later step call")
 
 
+@then(parsers.parse("call {number:d} did not crash on the unknown tool, as {requirement} requires"))
+def did_not_crash_on_unknown_tool(world: World, number: int, requirement: str) -> None:
+    outcome = world.outcomes[number - 1]
+    crashed = outcome.error is not None and outcome.error.kind == "other"
+    world.blocked_unless(not crashed, requirement, f"call {number} crashed on the unknown tool: "
+                         f"{outcome.error.type}: {outcome.error.message}" if crashed else "")
+
+
 @then("the run ended with the step cap, without crashing")
 def ended_on_cap(world: World) -> None:
     outcome = world.last
