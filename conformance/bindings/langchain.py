@@ -75,7 +75,50 @@ _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"
 _LIMIT_TEXT = "Model call limits exceeded"  # ModelCallLimitMiddleware's end-of-run AIMessage
 
 
-class _ScriptedChat(BaseChatModel):
+_RAISES = ("a raising tool's exception escapes invoke: ToolNode's default handler re-raises all but "
+           "argument errors (langgraph/prebuilt/tool_node.py, _default_handle_tool_errors)")
+_CAP = ("GraphRecursionError carries no fields (no count, history, tools used, last observation) and "
+        "the run's messages are lost (langgraph/pregel/main.py, Pregel.stream)")
+#: Known failures of every configuration (each checked by a direct run of create_agent).
+_COMMON: dict[str, str] = {
+    "EXH-2": _CAP,
+    "EXH-3": _CAP + "; a cap of 0 steps is recursion_limit=0, refused with ValueError "
+                    "(langgraph/pregel/main.py, Pregel._defaults)",
+    "A run stopped by the step cap reports that the cap stopped it": _CAP,
+    "An unknown tool name never crashes the run, also when it is the last step":
+        "the unknown tool is handled (error ToolMessage); the cap then raises " + _CAP,
+    "After the step cap the steps appear in the order they ran, one observation each": _CAP,
+    "EXH-5": "ModelCallLimitMiddleware ends the run with the canned AIMessage 'Model call limits "
+             "exceeded: run limit (N/N)': no tools tried, no last error, and no extraction call "
+             "(langchain/agents/middleware/model_call_limit.py, before_model)",
+    **dict.fromkeys(
+        [f"test_tool_args_that_are_json_but_not_an_object_never_reach_the_tool[{a}]"
+         for a in ('[50, "Ann"]', '"amount=50, recipient=Ann"', "50")],  # null becomes {}: passes
+        "parse_tool_call keeps non-object JSON and AIMessage rejects it (tool_calls.args must be a "
+        "dict): ValidationError escapes the model call and the run (langchain_core/messages/ai.py)"),
+    "ARGS-3": "malformed JSON becomes an invalid_tool_call that create_agent ignores: no tool_calls "
+              "routes to the end, so the run ends silently with the thought as its answer "
+              "(langchain/agents/factory.py, _make_model_to_tools_edge)",
+    'test_tool_args_that_break_the_tools_schema_never_reach_it_and_the_error_names_the_field'
+    '[{"amount": "50", "recipient": "Ann"}-amount]':
+        "tool args are validated by pydantic in lax mode: '50' is coerced to 50 and the tool runs "
+        "(langchain_core/tools/base.py, BaseTool._parse_input)",
+    "ARGS-5": "no size or depth limit on tool args: megabytes reach the tool, and 100k-deep nesting "
+              "raises RecursionError out of parse_tool_call's json.loads "
+              "(langchain_core/output_parsers/openai_tools.py)",
+    "An interruptible tool does not run before approval":
+        "suite wording: the pause asks HumanInTheLoopMiddleware's own 'Tool execution requires "
+        "approval / Tool: ... / Args: ...', not the reference's exact question (reported)",
+    "The user's answer to ask_to_user is the observation of that step":
+        "suite: the scenario needs a built-in ask_to_user tool (ask-user) but is tagged tool-approval "
+        "only; create_agent has none, so the call is an unknown tool (reported)",
+    "Fifty overlapping async runs share no state":
+        "suite: the scenario sets global adapters (signature) but is tagged async only; create_agent "
+        "has no adapter to configure (reported)",
+}
+
+
+class _ScriptedChat(BaseChatModel):  # type: ignore[misc]
     """A chat model answering from the running call's ScriptedModel."""
 
     declared: list[dict[str, Any]] = Field(default_factory=list)
@@ -136,8 +179,8 @@ def _tool(tool: SuiteTool) -> StructuredTool:
     }
     schema: type[BaseModel] = create_model(  # additionalProperties: false
         f"{tool.name}_args", __config__=ConfigDict(extra="forbid"), **fields)
-    return StructuredTool.from_function(func=tool.as_function(), name=tool.name, description=tool.spec.description,
-                                        args_schema=schema)
+    return StructuredTool.from_function(func=tool.as_function(), name=tool.name,
+                                        description=tool.spec.description, args_schema=schema)
 
 
 @dataclass
@@ -166,7 +209,17 @@ class LangChainBinding(Binding):
                     "opt-in; transport retries live in provider packages such as langchain-openai)",
         "http": "create_agent ships no HTTP client; the provider packages own it",
     }
-    known_failures: ClassVar[Mapping[str, str]] = {}
+    known_failures: ClassVar[Mapping[str, str]] = {
+        "ERR-1": _RAISES,
+        "An async call shows a raising tool's error to the agent as a sync call does": _RAISES,
+        "ERR-2": _RAISES + "; nothing counts repeated tool errors or keeps their history",
+        "After repeated tool errors the steps appear in the order they ran, one observation each":
+            _RAISES,
+        **_COMMON,
+        "An edit that names no tool never runs anything, and the agent sees an error":
+            "an edit naming an unknown tool raises ValueError out of the resumed run "
+            "(langchain/agents/middleware/human_in_the_loop.py, HumanInTheLoopMiddleware._apply_edit)",
+    }
 
     @property
     def version(self) -> str:
@@ -369,6 +422,10 @@ def _interrupt(agent: _Agent, interrupt: Any, messages: list[BaseMessage], call:
     )
 
 
+_REPEATS = ("ToolErrorMiddleware returns every error to the model and never stops: no count of "
+            "repeated errors, no error history (langchain/agents/middleware/tool_error.py)")
+
+
 def _tool_error(exc: Exception, request: Any) -> str:
     return f"Error executing {request.tool_call['name']}: {type(exc).__name__}: {exc}"
 
@@ -378,6 +435,13 @@ class LangChainToolErrorsBinding(LangChainBinding):
     exception to the model as an error ToolMessage instead of ending the run."""
 
     name = "langchain+tool-errors"
+    known_failures: ClassVar[Mapping[str, str]] = {
+        **_COMMON,
+        "Three similar failures in a row stop the retries with a suggestion": _REPEATS,
+        "The error history keeps the last ten errors": _REPEATS,
+        "After repeated tool errors the steps appear in the order they ran, one observation each":
+            _REPEATS,
+    }
 
     def _middleware(self) -> list[AgentMiddleware[Any, Any, Any]]:
         return [ToolErrorMiddleware(_tool_error)]
