@@ -86,7 +86,8 @@ _COMMON: dict[str, str] = {
                     "(langgraph/pregel/main.py, Pregel._defaults)",
     "A run stopped by the step cap reports that the cap stopped it": _CAP,
     "An unknown tool name never crashes the run, also when it is the last step":
-        "the unknown tool is handled (error ToolMessage); the cap then raises " + _CAP,
+        "the unknown tool is handled (an error ToolMessage), but the run then ends on the cap, and "
+        + _CAP,
     "After the step cap the steps appear in the order they ran, one observation each": _CAP,
     "EXH-5": "ModelCallLimitMiddleware ends the run with the canned AIMessage 'Model call limits "
              "exceeded: run limit (N/N)': no tools tried, no last error, and no extraction call "
