@@ -17,7 +17,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "conformance"
 #: module each one's library is imported as.
 PEERS = {"reference": "reference", "dspy": "dspy", "udspy": "udspy", "smolagents": "smolagents",
          "pydantic-ai": "pydantic_ai", "openai-agents": "agents",
-         "openai-agents+tool-not-found": "agents"}
+         "openai-agents+tool-not-found": "agents", "langchain": "langchain",
+         "langchain+tool-errors": "langchain"}
 
 
 def _verdicts(report: dict[str, object]) -> dict[str, str]:
