@@ -187,8 +187,6 @@ class DSPyBinding(Binding):
         "After repeated tool errors the steps appear in the order they ran, one observation each":
             _NO_STOP + ": the scenario's fifth step call is unscripted",
         "EXH-4": _NO_STOP_REASON,
-        "A final answer on the last allowed step is accepted":
-            "dspy accepts it (the answer after 2 step calls of 2), but " + _NO_STOP_REASON,
         "An unknown tool name never crashes the run, also when it is the last step":
             "ChatAdapter.__call__ re-asks a step whose next_tool_name is not a tool with JSONAdapter "
             "(adapters/chat_adapter.py): a third step call under a cap of 2; when the model names it "

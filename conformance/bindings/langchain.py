@@ -85,9 +85,6 @@ _COMMON: dict[str, str] = {
     "EXH-3": _CAP + "; a cap of 0 steps is recursion_limit=0, refused with ValueError "
                     "(langgraph/pregel/main.py, Pregel._defaults)",
     "A run stopped by the step cap reports that the cap stopped it": _CAP,
-    "An unknown tool name never crashes the run, also when it is the last step":
-        "the unknown tool is handled (an error ToolMessage), but the run then ends on the cap, and "
-        + _CAP,
     "After the step cap the steps appear in the order they ran, one observation each": _CAP,
     "EXH-5": "ModelCallLimitMiddleware ends the run with the canned AIMessage 'Model call limits "
              "exceeded: run limit (N/N)': no tools tried, no last error, and no extraction call "
@@ -107,15 +104,6 @@ _COMMON: dict[str, str] = {
     "ARGS-5": "no size or depth limit on tool args: megabytes reach the tool, and 100k-deep nesting "
               "raises RecursionError out of parse_tool_call's json.loads "
               "(langchain_core/output_parsers/openai_tools.py)",
-    "An interruptible tool does not run before approval":
-        "suite wording: the pause asks HumanInTheLoopMiddleware's own 'Tool execution requires "
-        "approval / Tool: ... / Args: ...', not the reference's exact question (reported)",
-    "The user's answer to ask_to_user is the observation of that step":
-        "suite: the scenario needs a built-in ask_to_user tool (ask-user) but is tagged tool-approval "
-        "only; create_agent has none, so the call is an unknown tool (reported)",
-    "Fifty overlapping async runs share no state":
-        "suite: the scenario sets global adapters (signature) but is tagged async only; create_agent "
-        "has no adapter to configure (reported)",
 }
 
 

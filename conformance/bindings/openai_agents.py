@@ -59,7 +59,6 @@ from conformance import server
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance._tools import SuiteTool
 from conformance.binding import (
-    AdapterName,
     AgentSpec,
     Binding,
     CallRequest,
@@ -105,18 +104,12 @@ _KNOWN: dict[str, str] = {
         "new_items, raw_responses, ...): no max_iterations, no partial final answer",
     "A budget of zero steps raises with an empty history and no last observation":
         "MaxTurnsExceeded's run_data (exceptions.py RunErrorDetails) holds no partial final answer",
-    "When no tool ran, tools_used is empty": _UNKNOWN,
     "An unknown tool name is never run, and the loop goes on": _UNKNOWN,
     "An unknown tool name never crashes the run, also when it is the last step": _UNKNOWN,
-    "HITL-3": "a needs_approval pause is a ToolApprovalItem (items.py) with the tool's name, arguments "
-              "and call id, and no question to put to the person",
     "An edit changes the call before it runs": _NO_EDIT,
     "An edit that names no tool never runs anything, and the agent sees an error": _NO_EDIT,
     "HITL-6": "a RunState snapshot (to_string/from_string, run_state.py) keeps no record that its "
               "approval was used: approving the same pause again runs the tool again",
-    "Fifty overlapping async runs share no state":
-        "the SDK has no reply formats to choose (no adapters): every request is native tool calling "
-        "(models/openai_chatcompletions.py), so the runs meant to use 'chat' or 'json' do not",
 }
 _KNOWN_OPT_IN: dict[str, str] = {
     **{k: v for k, v in _KNOWN.items() if v != _UNKNOWN},
@@ -170,13 +163,6 @@ class OpenAIAgentsBinding(Binding):
     @property
     def version(self) -> str:
         return version("openai-agents")
-
-    def configure(self, *, adapter: AdapterName | None) -> None:
-        # The SDK has no global reply format to set: every request is native tool calling.
-        return None
-
-    def global_adapter(self) -> AdapterName | None:
-        return None
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         try:

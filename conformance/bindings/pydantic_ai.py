@@ -111,14 +111,9 @@ _KNOWN: dict[str, str] = {
     "Tool args of several megabytes fail fast with a clear error":
         "pydantic-ai puts no size limit on tool args (tool_manager.py validates them like any other): "
         "the 5 MB string reaches the tool",
-    "HITL-3": "DeferredToolRequests holds the pending ToolCallPart and no question for the person "
-              "(_deferred.py): there is no 'Confirm execution of ...?' to report",
     "An edit that names no tool never runs anything, and the agent sees an error":
         "ToolApproved(override_args=...) only replaces the pending call's args (_deferred.py): an edit "
         "naming another tool cannot be given to the library",
-    "The user's answer to ask_to_user is the observation of that step":
-        "pydantic-ai-slim has no ask_to_user tool: the call is an unknown tool, answered with a retry "
-        "prompt (tool_manager.py), and the paused step never happens",
     "HITL-6": "a resume is a new run with message_history and DeferredToolResults, and pydantic-ai keeps "
               "no record of answered approvals (_agent_graph.py _handle_deferred_tool_results): "
               "replaying the same approval runs the tool again",

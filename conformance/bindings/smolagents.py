@@ -89,6 +89,10 @@ class SmolagentsBinding(Binding):
                 "final_answer tool) parses as a malformed tool call and asks again (_step_stream)",
     }
     known_failures: ClassVar[Mapping[str, str]] = {
+        "Eleven parallel calls keep the order the model gave them":
+            "a step's tool calls and their observations are ordered by call id, not by the reply's "
+            "order: call_1_10 runs and is recorded before call_1_2 (agents.py, "
+            "ToolCallingAgent.process_tool_calls: sorted(parallel_calls.keys()))",
         "Three similar failures in a row stop the retries with a suggestion":
             "no repeated-error stop: MultiStepAgent._run_stream records each AgentToolExecutionError on "
             "its ActionStep and loops on to max_steps (state max_steps_error, no suggestion)",

@@ -113,9 +113,6 @@ _KNOWN: dict[str, str] = {
     "HITL-3": "check_tool_confirmation asks 'Confirm execution of <tool> with args: <args>? "
               "(yes/no/feedback/edit)' and builds its ToolCall without a call id (confirmation.py)",
     "HITL-4": _NO_RESUME, "HITL-5": _NO_RESUME, "HITL-6": _NO_RESUME,
-    "The user's answer to ask_to_user is the observation of that step":
-        "udspy.ReAct has no ask_to_user tool (react.py _add_builtin_tools adds only finish): the step "
-        "naming it is an invalid tool, and aexecute records an error episode and breaks to extraction",
     "An async resume gives the same result as a sync resume": _NO_RESUME,
     "Fifty overlapping async runs share no state":
         "udspy has neither a global adapter nor one for chat replies (settings.py, adapter.py): the "
@@ -132,10 +129,6 @@ _KNOWN: dict[str, str] = {
                 "no event with its observation, and a final Prediction with no stop reason (react.py)",
     "After repeated tool errors the steps appear in the order they ran, one observation each": _NO_STOP,
     "EXH-4": _NO_STOP_REASON,
-    "A final answer on the last allowed step is accepted":
-        "udspy accepts it (the answer after 2 step calls of 2), but " + _NO_STOP_REASON,
-    "An unknown tool name never crashes the run, also when it is the last step":
-        "ReAct.aexecute records an error episode and extracts (react.py), but " + _NO_STOP_REASON,
     "EXH-5": "on the cap ReAct.aexecute goes straight to the extraction call and returns its outputs "
              "(react.py): nothing tells the user what was tried",
 }

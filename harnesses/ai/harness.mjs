@@ -64,7 +64,6 @@ const KNOWN_FAILURES = {
   'Tool args of several megabytes fail fast with a clear error':
     'parseToolCall (generate-text/parse-tool-call.ts) puts no size limit on tool args: the 5 MB string is parsed, validated and reaches the tool',
   'EXH-5': "on the stop condition generateText returns the steps and the last step's (empty) text (generate-text.ts, DefaultGenerateTextResult): no message telling the user what was tried",
-  'HITL-3': 'the tool-approval-request part holds the approvalId and the tool call, and no question for the person (generate-text.ts, generateText: toolApprovalRequests)',
   'An edit changes the call before it runs':
     "a tool-approval-response carries only approvalId, approved and reason (provider-utils types/tool-approval-response.ts): the pending call's args cannot be changed",
   'An edit that names no tool never runs anything, and the agent sees an error':

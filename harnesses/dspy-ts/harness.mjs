@@ -75,7 +75,6 @@ const KNOWN_FAILURES = {
   'An async call gives the same result as a sync call': TEXT_ARGS,
   'Fifty overlapping async runs share no state': `dspy.ts has no adapters (every request is a free-text prompt), and ${TEXT_ARGS}`,
   'Fifty overlapping async runs of one agent share no state': TEXT_ARGS,
-  'An unknown tool name never crashes the run, also when it is the last step': `the unknown tool is skipped, but ${NO_CAP_FLAG}`,
   'A run stopped by the step cap reports that the cap stopped it': NO_CAP_FLAG,
   'On the step cap the run returns normally, flagged as stopped by the cap': NO_CAP_FLAG,
   'EXH-5': 'on the step cap extractFallbackAnswer (modules/react.js) puts the last observation or thought in the first output: no message says what was tried',
