@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import queue
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -33,49 +34,102 @@ class ImplementationHung(AssertionError):
     """A binding operation did not return in time: the implementation (or its binding) hangs."""
 
 
-def call(operation: str, fn: Callable[[], T], timeout: float | None = None) -> T:
-    """Call the binding; with a `timeout`, in a daemon thread so a hang fails only one scenario.
+class _Worker:
+    """One long-lived daemon thread that runs the binding operations of a session, one at a time.
 
-    Without one the call stays on the suite's thread: libraries whose global settings belong to
-    the thread that first set them (dspy's `configure`) need configure and build to stay put.
+    Its identity is stable, so libraries whose global settings belong to the thread that first set
+    them (dspy's `configure`) see configure, build and run on one thread; the suite's own thread
+    only waits, with a time limit. A worker stuck in a hung operation is abandoned (it is a daemon,
+    so it never keeps the process alive) and the next operation gets a new one.
     """
-    if timeout is None:
-        try:
-            return fn()
-        except (AssertionError, BindingError, Blocked):
-            raise
-        except Exception as exc:
-            raise _binding_error(operation, exc) from exc
-    box: dict[str, Any] = {}
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._serve, name="conformance binding", daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            self.jobs.get()()
+
+
+_worker: _Worker | None = None
+_worker_lock = threading.Lock()
+
+
+def _current_worker() -> _Worker:
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            _worker = _Worker()
+        return _worker
+
+
+def _abandon(worker: _Worker) -> None:
+    global _worker
+    with _worker_lock:
+        if _worker is worker:
+            _worker = None
+
+
+def call(operation: str, fn: Callable[[], T], timeout: float) -> T:
+    """Call the binding on the session's binding thread; a hang past `timeout` seconds, or any
+    exception it lets escape (`SystemExit` too), costs one scenario, never the run.
+
+    A `KeyboardInterrupt` from the binding stops the run as pytest's own would.
+    """
+    worker = _current_worker()
+    if threading.current_thread() is worker.thread:  # a binding operation calling back in
+        inline: T = _settle(operation, _run(fn))
+        return inline
+    done = threading.Event()
     context = contextvars.copy_context()
+    box: dict[str, Any] = {}
 
-    def target() -> None:
-        try:
-            box["value"] = context.run(fn)
-        except BaseException as exc:
-            box["error"] = exc
+    def job() -> None:
+        box.update(_run(lambda: context.run(fn)))
+        done.set()
 
-    worker = threading.Thread(target=target, name=f"conformance {operation}", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
+    worker.jobs.put(job)
+    if not done.wait(timeout):
+        _abandon(worker)
         raise ImplementationHung(
             f"binding.{operation} did not return within {timeout:g} s. The implementation (or its "
             "binding) hangs; the suite moved on. Raise --conformance-timeout if it is only slow."
         )
-    if "error" in box:
-        error: BaseException = box["error"]
-        if isinstance(error, AssertionError | BindingError | Blocked):
-            raise error
-        raise _binding_error(operation, error) from error
-    value: T = box["value"]
+    value: T = _settle(operation, box)
     return value
 
 
+def _run(fn: Callable[[], object]) -> dict[str, Any]:
+    try:
+        return {"value": fn()}
+    except BaseException as exc:  # every escape is the binding's fault; `fault` tells them apart
+        return {"error": exc}
+
+
+def _settle(operation: str, box: dict[str, Any]) -> Any:
+    if "error" in box:
+        raise fault(operation, box["error"])
+    return box["value"]
+
+
+def fault(operation: str, error: BaseException) -> BaseException:
+    """What to raise for an exception that escaped `binding.<operation>`: the suite's own checks as
+    they are, a `KeyboardInterrupt` as it is (it stops the run), anything else as a BindingError."""
+    if isinstance(error, AssertionError | BindingError | Blocked | KeyboardInterrupt):
+        return error
+    binding_error = _binding_error(operation, error)
+    binding_error.__cause__ = error
+    return binding_error
+
+
 def _binding_error(operation: str, exc: BaseException) -> BindingError:
+    name = type(exc).__name__
+    escaped = f"{name}: {exc}" if isinstance(exc, Exception) else f"{name}({exc})"
     return BindingError(
-        f"binding.{operation} raised {type(exc).__name__}: {exc}. A binding must report the "
-        "library's exceptions as data (ErrorInfo / Outcome.error), not let them escape."
+        f"binding.{operation} raised {escaped}. A binding must report the library's exceptions "
+        "as data (ErrorInfo / Outcome.error), not let them escape."
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
@@ -59,6 +60,11 @@ class Report(BaseModel):
     #: unclaimed capability's reason, the requirement that blocked it, or the first failure.
     reasons: dict[str, str] = Field(default_factory=dict)
     scenarios: list[ScenarioResult] = Field(default_factory=list)
+    #: False while the run is going on (the report is rewritten after every scenario, so a process
+    #: that ends early leaves this) and when it stopped early (interrupted, `-x`): then
+    #: `requirements` holds only those whose every selected scenario ran, and `stopped_by` says why.
+    complete: bool = True
+    stopped_by: str | None = None
 
 
 def requirement_verdicts(
@@ -93,7 +99,14 @@ def one_line(message: str, limit: int = REASON_LIMIT) -> str:
 
 def write_json(report: Report, path: Path) -> None:
     """The report as JSON."""
-    path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_atomically(path, report.model_dump_json(indent=2) + "\n")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace `path` with `text` at once: a reader, or a process killed midway, never sees half."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
 
 
 _ICONS = {"passed": "✅ passed", "failed": "❌ failed", "errored": "💥 errored",
@@ -109,6 +122,9 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
         "",
         f"Suite {report.suite_version}; capabilities claimed: "
         f"{', '.join(b.capabilities) or 'none'}.",
+        *(["", f"**This is a partial report**: {report.stopped_by or 'the run did not finish'}. "
+               "Only requirements whose every scenario ran have a verdict."]
+          if not report.complete else []),
         *(["", "Not claimed:", "", *(f"- `{c}`: {r}" for c, r in b.not_claimed.items())]
           if b.not_claimed else []),
         "",

@@ -85,7 +85,7 @@ class World:
 
     def configure(self, adapter: AdapterName | None) -> None:
         """Set the library's global adapter (the fixture resets it after the scenario)."""
-        _guard.call("configure", lambda: self.binding.configure(adapter=adapter))
+        _guard.call("configure", lambda: self.binding.configure(adapter=adapter), self.timeout)
         self.global_adapter = adapter
 
     # -- building ---------------------------------------------------------------------------
@@ -107,7 +107,7 @@ class World:
         """Build the agent once; a refusal is kept in `build_error`."""
         if self._agent is None and self.build_error is None:
             spec, tools = self.spec(), list(self.tools.values())
-            built = _guard.call("build", lambda: self.binding.build(spec, tools))
+            built = _guard.call("build", lambda: self.binding.build(spec, tools), self.timeout)
             if isinstance(built, ErrorInfo):
                 self.build_error = built
             elif built is None:

@@ -7,6 +7,9 @@ project's test run.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
+import threading
 from collections.abc import Generator
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -14,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.runner import runtestprotocol
 from pytest_bdd.exceptions import StepDefinitionNotFoundError
 
 from conformance import _cassettes, _guard, _http, _report
@@ -24,6 +28,7 @@ from conformance._steps import MODULES
 from conformance.binding import Binding, effective_capabilities
 
 _SUITE = Path(__file__).resolve().parent / "_suite" / "test_conformance.py"
+_NOT_RUN = "not run: binding broken ("
 _PROPERTY = "conformance"
 
 
@@ -62,6 +67,15 @@ class _Session:
         self.capabilities = effective_capabilities(binding)
         self.results: dict[str, ScenarioResult] = {}
         self.broken: str | None = None
+        #: The requirement of each selected scenario (unknown to an xdist controller: it collects
+        #: nothing), to tell which requirements a partial run judged on all their scenarios.
+        self.selected: dict[str, str] | None = None
+        self.running: str | None = None
+        self.stopped_by: str | None = None
+        self.smoke_checked = False
+        self.threads_before = set(threading.enumerate())
+        self.exitstatus: int = 0
+        self.complete = True
 
     # -- collection -------------------------------------------------------------------------
 
@@ -86,6 +100,10 @@ class _Session:
                 item.add_marker(pytest.mark.xfail(strict=True, reason=f"known failure: {reason}"))
         # The smoke tier runs first: if it fails, the binding is broken, not the library.
         items.sort(key=lambda item: 0 if item.get_closest_marker("conformance_smoke") else 1)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.selected = {item.nodeid: req for item in session.items
+                         if (req := _requirement(item)) is not None}
 
     def _missing(self, item: pytest.Item) -> list[str]:
         """The capability tags of `item` the binding does not meet (`a|b`: it claims neither)."""
@@ -120,6 +138,24 @@ class _Session:
         return None
 
     # -- running ----------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        """Under xdist, each worker runs the smoke tier (unreported) before its first other
+        scenario: a broken binding is then told the same way as in a serial run, whichever worker
+        runs which scenario."""
+        if self.smoke_checked or not hasattr(self.config, "workerinput"):
+            return
+        if item.get_closest_marker("conformance_smoke") or _requirement(item) is None:
+            return
+        self.smoke_checked = True
+        smoke = [i for i in item.session.items if i.get_closest_marker("conformance_smoke")]
+        for index, scenario in enumerate(smoke):
+            following = smoke[index + 1] if index + 1 < len(smoke) else item
+            runtestprotocol(scenario, log=False, nextitem=following)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self.running = nodeid
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         smoke = item.get_closest_marker("conformance_smoke")
@@ -167,13 +203,26 @@ class _Session:
             earlier = self.results.get(report.nodeid)
             if earlier is None or earlier.verdict == "passed":
                 self.results[report.nodeid] = result
+            if self.broken is None and result.message.startswith(_NOT_RUN):
+                self.broken = result.message.removeprefix(_NOT_RUN).removesuffix(")")
+            self._write(complete=False)
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        where = f" in {self.running.split('::', 1)[-1]}" if self.running else ""
+        self.stopped_by = f"interrupted by {excinfo.typename}{where}"
 
     # -- reporting --------------------------------------------------------------------------
 
-    def report(self) -> Report:
+    def report(self, complete: bool = True) -> Report:
         results = list(self.results.values())
         b = self.binding
         verdicts = _report.requirement_verdicts(results, catalogue())
+        if not complete:
+            # Never judge a requirement on part of its scenarios.
+            unfinished = {req for nodeid, req in (self.selected or {}).items()
+                          if nodeid not in self.results}
+            verdicts = {rid: v for rid, v in verdicts.items()
+                        if self.selected is not None and rid not in unfinished}
         return Report(
             binding=_report.BindingInfo(
                 name=b.name, version=_safe_version(b), capabilities=sorted(self.capabilities),
@@ -184,23 +233,57 @@ class _Session:
             requirements=verdicts,
             reasons=_report.requirement_reasons(results, verdicts),
             scenarios=results,
+            complete=complete,
+            stopped_by=None if complete else (
+                self.stopped_by or "the run had not finished when this report was written: the "
+                "process ended early, or is still running"),
         )
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.exitstatus = int(exitstatus)
+        if session.shouldstop and not self.stopped_by:
+            self.stopped_by = f"stopped early: {session.shouldstop}"
+        if session.shouldfail and not self.stopped_by:
+            self.stopped_by = f"stopped early: {session.shouldfail}"
+        self.complete = self.stopped_by is None and exitstatus != pytest.ExitCode.INTERRUPTED
+        self._write(self.complete)
+
+    def _write(self, complete: bool) -> None:
+        """Write the reports asked for; rewritten after every scenario, so that a process killed
+        in a scenario (`os._exit` in a binding) leaves a valid partial report."""
         if hasattr(self.config, "workerinput"):
             return
-        report = self.report()
         json_path = self.config.getoption("conformance_json")
+        md_path = self.config.getoption("conformance_markdown")
+        if not json_path and not md_path:
+            return
+        report = self.report(complete)
         if json_path:
             _report.write_json(report, Path(json_path))
-        md_path = self.config.getoption("conformance_markdown")
         if md_path:
-            Path(md_path).write_text(_report.markdown(report, catalogue()), encoding="utf-8")
+            _report.write_atomically(Path(md_path), _report.markdown(report, catalogue()))
+
+    def leaked_threads(self) -> list[threading.Thread]:
+        """Threads that are not daemons, started during the run and still alive."""
+        return [t for t in threading.enumerate()
+                if t.is_alive() and not t.daemon and t is not threading.main_thread()
+                and t not in self.threads_before]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """A thread the binding leaked would keep the process alive for ever: end it once the
+        reports are written and the output flushed (not in an xdist worker, whose controller
+        still reads from it)."""
+        if hasattr(config, "workerinput") or not self.leaked_threads():
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(self.exitstatus)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if hasattr(self.config, "workerinput"):
             return
-        report = self.report()
+        report = self.report(self.complete)
         tr = terminalreporter
         tr.section(f"conformance of {report.binding.name} {report.binding.version}")
         for rid, verdict in report.requirements.items():
@@ -211,6 +294,13 @@ class _Session:
         tr.write_line(f"requirements: {tally or 'none ran'}")
         if self.broken:
             tr.write_line(f"the binding looks broken ({self.broken}): fix that first", red=True)
+        if self.stopped_by:
+            tr.write_line(f"partial report: {self.stopped_by}", yellow=True)
+        leaked = self.leaked_threads()
+        if leaked:
+            names = ", ".join(repr(t.name) for t in leaked)
+            tr.write_line(f"the binding left {len(leaked)} non-daemon thread(s) running: {names}; "
+                          "the process exits without waiting for them", yellow=True)
 
 
 def _verdict(
@@ -223,7 +313,7 @@ def _verdict(
             reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else longrepr
             reason = reason.removeprefix("Skipped: ")
             if "binding broken" in reason:
-                return "errored", f"not run: binding broken ({broken})"
+                return "errored", f"{_NOT_RUN}{broken})"
             return "not-claimed", reason
         if report.failed:
             return "errored", longrepr

@@ -330,7 +330,8 @@ def tools_offered(world: World, names: str) -> None:
     declarations of every step call; `finish` and the library's own final-answer tool aside."""
     expected = sorted(n.strip() for n in names.split(",") if n.strip())
     agent = world.agent
-    admitted = _guard.call("step_tool_names", lambda: world.binding.step_tool_names(agent))
+    admitted = _guard.call("step_tool_names", lambda: world.binding.step_tool_names(agent),
+                           world.timeout)
     final_tools = {"finish", "final_answer", "final_result"}
     if admitted is not None:
         offered = sorted(set(admitted) - final_tools)
@@ -640,7 +641,7 @@ def every_call_format(world: World, adapter: str) -> None:
 
 @then(parsers.parse('the global adapter is still "{adapter}"'))
 def global_adapter_still(world: World, adapter: str) -> None:
-    got = _guard.call("global_adapter", world.binding.global_adapter)
+    got = _guard.call("global_adapter", world.binding.global_adapter, world.timeout)
     assert got == adapter, f"the global adapter should still be {adapter!r}; it is now {got!r}"
 
 

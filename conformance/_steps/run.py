@@ -41,7 +41,8 @@ def agent_is_called(world: World, inputs: str, cap: str | None) -> None:
 @when("the caller mutates what the call returned")
 def caller_mutates(world: World) -> None:
     agent = world.agent
-    _guard.call("mutate_last_result", lambda: world.binding.mutate_last_result(agent, MUTATION_MARKER))
+    _guard.call("mutate_last_result",
+                lambda: world.binding.mutate_last_result(agent, MUTATION_MARKER), world.timeout)
 
 
 def _json_scalars() -> st.SearchStrategy[Any]:
@@ -151,5 +152,9 @@ def concurrent_runs(world: World, own: int, adapter: str, plain: int) -> None:
         t.start()
     for t in threads:
         t.join(world.timeout)
+    for result in results:
+        if isinstance(result, BaseException):
+            # What the binding let escape, or returned instead of an Outcome, is its own fault.
+            raise _guard.fault("run", result)
     world.concurrent = [(own_adapter, model, answer, results[i])
                         for i, (own_adapter, model, answer) in enumerate(jobs)]

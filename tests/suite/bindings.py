@@ -7,12 +7,15 @@ the tests check that the suite reports the right requirement as failed.
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import reference
 from conformance import AgentSpec, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
+from conformance.binding import StepTurn
 from conformance.bindings.reference import ReferenceBinding, _Agent
 
 # -- bindings that misbehave (binding bugs, not library bugs) ----------------------------------
@@ -59,6 +62,72 @@ class BrokenSmoke(ReferenceBinding):
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         return Outcome(outputs={})
+
+
+class HangsInBuild(ReferenceBinding):
+    """Its build never returns."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        time.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+class ExitsInBuild(ReferenceBinding):
+    """Its build raises SystemExit, as a library calling sys.exit would."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        raise SystemExit(3)
+
+
+class InterruptedInBuild(ReferenceBinding):
+    """Its build raises KeyboardInterrupt, as if the person running the suite pressed Ctrl-C."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        raise KeyboardInterrupt
+
+
+class KillsTheProcess(ReferenceBinding):
+    """Its fifth run ends the process at once, as a crashing native extension would."""
+
+    runs: ClassVar[int] = 0
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        KillsTheProcess.runs += 1
+        if KillsTheProcess.runs == 5:
+            os._exit(7)
+        return super().run(agent, call, model)
+
+
+class LeaksAThread(ReferenceBinding):
+    """Its first build starts a thread that is not a daemon and never ends."""
+
+    leaked: ClassVar[threading.Thread | None] = None
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        if LeaksAThread.leaked is None:
+            LeaksAThread.leaked = threading.Thread(target=time.sleep, args=(3600,),
+                                                   name="leaked-by-the-binding", daemon=False)
+            LeaksAThread.leaked.start()
+        return super().build(spec, tools)
+
+
+class ConcurrentNonsense(ReferenceBinding):
+    """Its run_concurrently returns something that is not an Outcome for every call."""
+
+    def run_concurrently(
+        self, calls: Sequence[tuple[object, CallRequest, ScriptedModel]]
+    ) -> list[Outcome]:
+        return [{"outputs": 5, "trajectory": "all good"} for _ in calls]  # type: ignore[misc]
+
+
+class ThreadedNonsense(ReferenceBinding):
+    """Its run returns something that is not an Outcome for the agents run on threads at once."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        if any(isinstance(t, StepTurn) and t.thought.startswith("agent ") and t.thought.endswith(" adds")
+               for t in model.unused):
+            return {"outputs": 5}  # type: ignore[return-value]
+        return super().run(agent, call, model)
 
 
 # -- broken implementations (library bugs the suite must report) -------------------------------

@@ -33,7 +33,7 @@ class SuiteRun:
 RunSuite = Callable[..., SuiteRun]
 
 
-def suite_run(workdir: Path, impl: str, *args: str) -> SuiteRun:
+def suite_run(workdir: Path, impl: str, *args: str, timeout: float = 600) -> SuiteRun:
     """The suite against `impl` in a child pytest started in `workdir` (an empty directory)."""
     report_path = workdir / "report.json"
     report_path.unlink(missing_ok=True)
@@ -41,7 +41,7 @@ def suite_run(workdir: Path, impl: str, *args: str) -> SuiteRun:
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "--impl", impl, "--conformance-json", str(report_path),
          "-p", "no:cacheprovider", "-q", *args],
-        cwd=workdir, env=env, capture_output=True, text=True, timeout=600,
+        cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout,
     )
     report = json.loads(report_path.read_text()) if report_path.exists() else None
     return SuiteRun(proc.returncode, proc.stdout + proc.stderr, report)
@@ -50,4 +50,4 @@ def suite_run(workdir: Path, impl: str, *args: str) -> SuiteRun:
 @pytest.fixture
 def run_suite(tmp_path: Path) -> RunSuite:
     """`run_suite("reference", "-k", "LOOP")`: the suite in a child process, from an empty dir."""
-    return lambda impl, *args: suite_run(tmp_path, impl, *args)
+    return lambda impl, *args, **kwargs: suite_run(tmp_path, impl, *args, **kwargs)
