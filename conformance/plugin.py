@@ -303,8 +303,13 @@ def _suite_version() -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     name = config.getoption("impl", default=None)
-    if not name:
+    if name is None:
         return
+    if not name.strip():
+        raise pytest.UsageError(
+            "--impl was given an empty name: name a binding (an entry point of "
+            "react_conformance.bindings), module:attr, or cmd:<command line>."
+        )
     binding = load_binding(name, timeout=config.getoption("conformance_timeout"),
                            transcript=config.getoption("harness_debug"))
     config.addinivalue_line("markers", "conformance_req(id): the requirement a scenario checks")
