@@ -24,6 +24,9 @@ from conformance._steps import MODULES
 from conformance.binding import Binding, effective_capabilities
 
 _SUITE = Path(__file__).resolve().parent / "_suite" / "test_conformance.py"
+#: The suite module's node id wherever it is installed: the id it has in a checkout, so a failing
+#: test's node id can be copied to rerun it (`pytest --impl NAME <node id>`) from any directory.
+SUITE_ID = "conformance/_suite/test_conformance.py"
 _PROPERTY = "conformance"
 
 
@@ -117,6 +120,18 @@ class _Session:
         if tag == "smoke":
             pytest.mark.conformance_smoke(function)
             return True
+        return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pycollect_makemodule(self, module_path: Path, parent: pytest.Collector) -> Any:
+        """The suite module, with its checkout node id even when installed outside the rootdir
+        (pytest would give it an empty one there: node ids like `::test_x` that rerun nothing)."""
+        if module_path != _SUITE:
+            return None
+        try:
+            module_path.relative_to(self.config.rootpath)
+        except ValueError:
+            return pytest.Module.from_parent(parent, path=module_path, nodeid=SUITE_ID)
         return None
 
     # -- running ----------------------------------------------------------------------------
@@ -318,10 +333,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "conformance_smoke: runs first; failing means a broken binding")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(_SUITE)]
+    else:
+        config.args = [_rerun_arg(config, arg) for arg in config.args]
     config.stash[_SESSION] = session = _Session(config, binding)
     config.pluginmanager.register(session, "react-conformance-session")
     for module in MODULES:
         config.pluginmanager.register(importlib.import_module(module), module)
+
+
+def _rerun_arg(config: pytest.Config, arg: str) -> str:
+    """A node id of the suite (`conformance/_suite/test_conformance.py::test_x`) copied from a run
+    elsewhere, pointed at the installed suite when no such file is here."""
+    path, sep, rest = arg.partition("::")
+    if path != SUITE_ID or (config.invocation_params.dir / path).exists():
+        return arg
+    return f"{_SUITE}{sep}{rest}"
 
 
 _SESSION = pytest.StashKey[_Session]()
