@@ -7,6 +7,7 @@ project's test run.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Generator
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -28,6 +29,8 @@ _SUITE = Path(__file__).resolve().parent / "_suite" / "test_conformance.py"
 #: test's node id can be copied to rerun it (`pytest --impl NAME <node id>`) from any directory.
 SUITE_ID = "conformance/_suite/test_conformance.py"
 _PROPERTY = "conformance"
+#: The whole failure text (traceback and message) may be this many times a message's limit.
+_LONGREPR_LINES = 10
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -64,6 +67,8 @@ class _Session:
         self.binding = binding
         self.capabilities = effective_capabilities(binding)
         self.results: dict[str, ScenarioResult] = {}
+        #: `tool_args.feature:116`, the scenario of each node id (for GitHub annotations).
+        self.locations: dict[str, str] = {}
         self.broken: str | None = None
 
     # -- collection -------------------------------------------------------------------------
@@ -73,6 +78,7 @@ class _Session:
         ours = [item for item in items if _requirement(item) is not None]
         self._check_known_failures(ours)
         for item in ours:
+            _record_junit_properties(item)
             missing = self._missing(item)
             if missing:
                 reasons = "; ".join(
@@ -162,6 +168,8 @@ class _Session:
         if verdict in ("failed", "errored") and smoke and not self.broken:
             self.broken = f"smoke scenario {_scenario_name(item)!r} {verdict}"
         template = _template(item)
+        message = _report.capped(message)
+        _cap_longrepr(report)
         result = ScenarioResult(
             id=item.nodeid.split("::", 1)[-1],
             feature=Path(template.feature.filename).name if template else "",
@@ -172,9 +180,20 @@ class _Session:
             blocked_by=blocked_by,
         )
         report.user_properties.append((_PROPERTY, result.model_dump_json()))
+        if not any(key == "verdict" for key, _ in item.user_properties):
+            # On the item, so the teardown report carries them too: JUnit XML writes its properties.
+            item.user_properties.append(("verdict", verdict))
+            if verdict != "passed" and message:
+                item.user_properties.append(("reason", message))
         return report
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        properties = dict(report.user_properties)
+        scenario = properties.get("scenario")
+        if scenario is not None:
+            self.locations[report.nodeid] = str(scenario)
+            _junit_classname(self.config, report, str(scenario).partition(".feature")[0])
         for key, value in report.user_properties:
             if key != _PROPERTY:
                 continue
@@ -211,6 +230,11 @@ class _Session:
         md_path = self.config.getoption("conformance_markdown")
         if md_path:
             Path(md_path).write_text(_report.markdown(report, catalogue()), encoding="utf-8")
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            # GitHub Actions shows this file on the run's page: the requirement-by-verdict table.
+            with open(summary, "a", encoding="utf-8") as out:
+                out.write(_report.markdown(report, catalogue()) + "\n")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if hasattr(self.config, "workerinput"):
@@ -226,6 +250,23 @@ class _Session:
         tr.write_line(f"requirements: {tally or 'none ran'}")
         if self.broken:
             tr.write_line(f"the binding looks broken ({self.broken}): fix that first", red=True)
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            for line in self.annotations():
+                tr.write_line(line)
+
+    def annotations(self) -> list[str]:
+        """A GitHub Actions `::error` line for each scenario that failed or errored, pointing at the
+        scenario in its feature file."""
+        lines = []
+        for nodeid, result in self.results.items():
+            if result.verdict not in ("failed", "errored"):
+                continue
+            feature, _, line = self.locations.get(nodeid, f"{result.feature}:").partition(":")
+            title = f"{result.requirement} {result.verdict}: {result.name}"
+            lines.append(f"::error file={_escape_property(_feature_path(feature))},"
+                         f"line={line or 1},title={_escape_property(title)}::"
+                         f"{_escape_data(result.message or result.verdict)}")
+        return lines
 
 
 def _verdict(
@@ -265,6 +306,82 @@ def _verdict(
     if report.failed:
         return "errored", longrepr
     return None, ""
+
+
+def _cap_longrepr(report: pytest.TestReport) -> None:
+    """Cut an oversized failure text (terminal, JUnit): each line to a message's limit, the whole to
+    a few times that. A short one keeps pytest's own formatting."""
+    longrepr = report.longrepr
+    if longrepr is None or isinstance(longrepr, tuple):
+        return
+    if not _oversized(str(longrepr)):
+        return
+    capped = _report.capped
+    try:  # pytest's own structure, cut in place: the terminal and JUnit keep the crash message
+        for traceback, crash, _ in getattr(longrepr, "chain", ()):
+            for entry in traceback.reprentries:
+                if getattr(entry, "lines", None):
+                    entry.lines[:] = [capped(line) for line in entry.lines]
+                if getattr(entry, "reprfuncargs", None):
+                    entry.reprfuncargs.args[:] = [(k, capped(str(v)))
+                                                  for k, v in entry.reprfuncargs.args]
+                if getattr(entry, "reprlocals", None):
+                    entry.reprlocals.lines[:] = [capped(line) for line in entry.reprlocals.lines]
+            if crash is not None:
+                crash.message = capped(crash.message)
+    except (AttributeError, TypeError, ValueError):
+        pass
+    text = str(longrepr)
+    if _oversized(text):
+        lines = "\n".join(capped(line) for line in text.splitlines())
+        report.longrepr = capped(lines, _report.MESSAGE_LIMIT * _LONGREPR_LINES)
+
+
+def _oversized(text: str) -> bool:
+    limit = _report.MESSAGE_LIMIT + 40  # a capped line is a little longer: "... (N more chars)"
+    return len(text) > limit * _LONGREPR_LINES or any(len(line) > limit for line in text.splitlines())
+
+
+def _record_junit_properties(item: pytest.Item) -> None:
+    """What JUnit XML shows of a scenario, as pytest's own test properties (`record_property`)."""
+    template = _template(item)
+    if template is not None:
+        scenario = f"{Path(template.feature.filename).name}:{template.line_number}"
+        item.user_properties.append(("scenario", scenario))
+    item.user_properties.append(("requirement", _requirement(item)))
+    item.user_properties.append(("capability", ", ".join(sorted(_capabilities(item))) or "core"))
+
+
+def _junit_classname(config: pytest.Config, report: pytest.TestReport, feature: str) -> None:
+    """The test case's classname in JUnit XML: the feature (`tool_args`), not the suite module."""
+    from _pytest.junitxml import xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    classname = f"{xml.prefix}.{feature}" if xml.prefix else feature
+    # Kept by pytest as a user-set attribute when it fills in the test case (see record_xml_attribute).
+    xml.node_reporter(report).attrs["classname"] = classname
+
+
+def _feature_path(feature: str) -> str:
+    """The feature file, relative to the working directory when it is under it (a checkout of
+    react-conformance); elsewhere where it is in react-conformance's repository, never a path of
+    this machine."""
+    from conformance._features import features_dir
+
+    try:
+        return (features_dir() / feature).relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return f"features/{feature}"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def _template(item: pytest.Item) -> Any:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from conformance import Binding
+from conformance import Binding, CallRequest, Outcome, ScriptedModel
 from conformance.bindings.reference import ReferenceBinding
+from reference import _args
 
 
 class Abstract(Binding):
@@ -15,3 +16,15 @@ class RaisesOnCreation(ReferenceBinding):
 
     def __init__(self) -> None:
         raise RuntimeError("the library needs OPENAI_API_KEY")
+
+
+class NoSizeLimit(ReferenceBinding):
+    """Passes arguments of any size to the tool: ARGS-5 fails with a multi-megabyte message."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        limit = _args.MAX_CHARS
+        _args.MAX_CHARS = 10**9
+        try:
+            return super().run(agent, call, model)
+        finally:
+            _args.MAX_CHARS = limit
