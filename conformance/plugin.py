@@ -54,6 +54,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-cassette-dir", metavar="DIR", default=None,
                     help="the cassettes, as DIR/<binding>/<feature>/<scenario>.yaml (default: the "
                          "ones shipped with react-conformance)")
+    group.addoption("--conformance-examples", metavar="N", type=int, default=None,
+                    help="how many generated tool arguments ARGS-1 sends (default: the feature's "
+                         "count, 40); more fuzzes the binding harder")
+    group.addoption("--conformance-seed", metavar="SEED", default=None,
+                    help="seed the generated tool arguments with SEED (an integer, or `random` for "
+                         "a fresh one, printed); default: derandomised, the same examples every run")
     group.addoption("--harness-debug", metavar="PATH", default=None, type=Path,
                     help="for a harness process (--impl cmd:...): validate every message in both "
                          "directions against the protocol and append the transcript to PATH")
@@ -452,10 +458,29 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args = [str(_SUITE)]
     else:
         config.args = [_rerun_arg(config, arg) for arg in config.args]
+    _keep_hypothesis_out_of_the_working_tree()
+    from conformance._steps.run import fuzz_seed
+
+    fuzz_seed(config.getoption("conformance_seed"))  # a bad seed is a usage error before any test
+    examples = config.getoption("conformance_examples")
+    if examples is not None and examples < 1:
+        raise pytest.UsageError("--conformance-examples must be at least 1.")
     config.stash[_SESSION] = session = _Session(config, binding)
     config.pluginmanager.register(session, "react-conformance-session")
     for module in MODULES:
         config.pluginmanager.register(importlib.import_module(module), module)
+
+
+def _keep_hypothesis_out_of_the_working_tree() -> None:
+    """Hypothesis keeps a cache (and, if enabled, its example database) under `.hypothesis/` in the
+    working directory: put it in the user's cache directory instead, unless
+    HYPOTHESIS_STORAGE_DIRECTORY says where."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    set_hypothesis_home_dir(cache / "react-conformance" / "hypothesis")
 
 
 def _rerun_arg(config: pytest.Config, arg: str) -> str:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from conformance import Binding, CallRequest, Outcome, ScriptedModel
+from collections.abc import Sequence
+from typing import Any
+
+from conformance import AgentSpec, Binding, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
 from conformance.bindings.reference import ReferenceBinding
 from reference import _args
 
@@ -28,3 +31,24 @@ class NoSizeLimit(ReferenceBinding):
             return super().run(agent, call, model)
         finally:
             _args.MAX_CHARS = limit
+
+
+class _DropsEmptyKeys(SuiteTool):
+    """A tool wrapper that loses `""` keys of its `data` argument before the tool sees them."""
+
+    def __init__(self, tool: SuiteTool) -> None:
+        self.__dict__.update(tool.__dict__)
+        self._tool = tool
+
+    def __call__(self, **kwargs: Any) -> Any:
+        data = kwargs.get("data")
+        if isinstance(data, dict):
+            kwargs["data"] = {k: v for k, v in data.items() if k}
+        return self._tool(**kwargs)
+
+
+class DropsEmptyKeys(ReferenceBinding):
+    """Loses the empty-string keys of an object argument: only generated arguments find it."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        return super().build(spec, [_DropsEmptyKeys(t) for t in tools])
