@@ -29,13 +29,14 @@ class CiRun:
 
 @pytest.fixture(scope="module")
 def ci_run(tmp_path_factory: pytest.TempPathFactory) -> CiRun:
-    """The whole suite against a binding that fails ARGS-5 with a 5 MB argument, as GitHub runs it."""
+    """The whole suite (on two processes) against a binding that fails ARGS-5 with a 5 MB argument,
+    as GitHub runs it."""
     out = tmp_path_factory.mktemp("ci")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GITHUB_ACTIONS": "true",
            "GITHUB_STEP_SUMMARY": str(out / "summary.md")}
     (out / "summary.md").write_text("earlier steps' summary\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--impl",
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2", "--impl",
          "tests.suite.ci_bindings:NoSizeLimit", f"--junitxml={out / 'r.xml'}",
          f"--conformance-json={out / 'r.json'}", f"--conformance-markdown={out / 'r.md'}"],
         cwd=out, env=env, capture_output=True, text=True, timeout=600,
