@@ -45,10 +45,22 @@ def typecheck(session: nox.Session) -> None:
     session.run("mypy")
 
 
+#: What `nox -s fuzz -- --impl NAME` sends a binding: this many generated tool arguments (ARGS-1),
+#: with a fresh seed each run (printed with the shrunk example when one fails).
+FUZZ_EXAMPLES = "2000"
+
+
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """The hypothesis property tests with many more examples."""
-    session.install("-e", DEV)
+    """Fuzz at scale: `nox -s fuzz` runs the property tests with many more examples; `nox -s fuzz --
+    --impl NAME` sends the binding NAME 2000 generated tool arguments with a random seed (override
+    with --conformance-examples N / --conformance-seed S)."""
+    impl = any(arg.startswith("--impl") for arg in session.posargs)
+    session.install("-e", ".[dev,peers]" if impl else DEV)  # peers: the bundled bindings' libraries
+    if impl:
+        session.run("pytest", "-k", "any_json_object", "--conformance-examples", FUZZ_EXAMPLES,
+                    "--conformance-seed", "random", *session.posargs)
+        return
     session.run("pytest", "tests", "-k", "property", "--hypothesis-profile", "fuzz", *session.posargs)
 
 

@@ -15,17 +15,19 @@ import json
 import re
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
-
-import vcr
-from vcr.cassette import Cassette
-from vcr.errors import CannotOverwriteExistingCassetteException
-from vcr.request import Request
 
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.server import request_call
+
+if TYPE_CHECKING:
+    # vcrpy is imported only when an http scenario opens a cassette: its import costs a noticeable
+    # part of the suite's start-up, and most runs (a binding without `http`, `-k`) never need it.
+    from vcr.cassette import Cassette
+    from vcr.request import Request
 
 #: What a replayed request must share with the recorded one.
 MATCH_ON = ("method", "path", "body")
@@ -97,8 +99,11 @@ def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def use_cassette(path: Path, record_mode: Literal["all", "none", "once"],
-                 cassette_class: type[Cassette] = Cassette) -> AbstractContextManager[Any]:
+                 cassette_class: type[Cassette] | None = None) -> AbstractContextManager[Any]:
     """A vcrpy cassette at `path` with the profile's matching and scrubbing (any client, any host)."""
+    import vcr
+    from vcr.cassette import Cassette
+
     config = vcr.VCR(
         serializer="yaml", record_mode=record_mode, match_on=MATCH_ON,
         before_record_request=_scrub_request, before_record_response=_scrub_response,
@@ -107,39 +112,55 @@ def use_cassette(path: Path, record_mode: Literal["all", "none", "once"],
         # the cassette with only the interactions a failed replay used).
         drop_unused_requests=record_mode == "all",
     ).get_merged_config(path=str(path))
-    return cassette_class.use(**config)  # type: ignore[no-any-return]
+    return (cassette_class or Cassette).use(**config)  # type: ignore[no-any-return]
 
 
-class ReplayCassette(Cassette):  # type: ignore[misc]
-    """A write-protected cassette that logs every replayed request with the scenario's script.
+class ReplayCassette(Protocol):
+    """What the http profile uses of a replaying cassette (see `replay_cassette`)."""
 
-    The script is consulted as the loopback server would consult it, so every check of the scenario
-    (which calls were made, in what format) holds on replay too. A request the cassette does not
-    hold is remembered, so it fails the scenario even if the library swallows vcrpy's exception.
-    """
+    model: ScriptedModel | None
+    unmatched: list[str]
 
-    model: ScriptedModel | None = None
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.unmatched: list[str] = []
+@cache
+def replay_cassette() -> type[Cassette]:
+    """The `ReplayCassette` class, defined on first use (it subclasses vcrpy's `Cassette`)."""
+    from vcr.cassette import Cassette
+    from vcr.errors import CannotOverwriteExistingCassetteException
 
-    def can_play_response_for(self, request: Request) -> bool:
-        playable = bool(super().can_play_response_for(request))
-        if not playable and self.write_protected:
-            error = CannotOverwriteExistingCassetteException(cassette=self, failed_request=request)
-            number = self.play_count + len(self.unmatched) + 1
-            self.unmatched.append(f"Model request #{number} of the scenario: {error}")
-        return playable
+    class _ReplayCassette(Cassette):  # type: ignore[misc]
+        """A write-protected cassette that logs every replayed request with the scenario's script.
 
-    def play_response(self, request: Request) -> Any:
-        response = super().play_response(request)
-        if self.model is not None:
-            try:
-                self.model.answer(request_call(json.loads(request.body or b"{}")))
-            except UnexpectedModelCall:
-                pass  # the model remembers it as its violation; the recorded reply is played anyway
-        return response
+        The script is consulted as the loopback server would consult it, so every check of the
+        scenario (which calls were made, in what format) holds on replay too. A request the cassette
+        does not hold is remembered, so it fails the scenario even if the library swallows vcrpy's
+        exception.
+        """
+
+        model: ScriptedModel | None = None
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.unmatched: list[str] = []
+
+        def can_play_response_for(self, request: Request) -> bool:
+            playable = bool(super().can_play_response_for(request))
+            if not playable and self.write_protected:
+                error = CannotOverwriteExistingCassetteException(cassette=self, failed_request=request)
+                number = self.play_count + len(self.unmatched) + 1
+                self.unmatched.append(f"Model request #{number} of the scenario: {error}")
+            return playable
+
+        def play_response(self, request: Request) -> Any:
+            response = super().play_response(request)
+            if self.model is not None:
+                try:
+                    self.model.answer(request_call(json.loads(request.body or b"{}")))
+                except UnexpectedModelCall:
+                    pass  # the model remembers it as its violation; the recorded reply plays anyway
+            return response
+
+    return _ReplayCassette
 
 
 def secrets_in(root: Path) -> Iterator[str]:

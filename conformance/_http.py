@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from conformance._cassettes import ReplayCassette, secrets_in, use_cassette
+from conformance._cassettes import ReplayCassette, replay_cassette, secrets_in, use_cassette
 from conformance._guard import BindingError
 from conformance._model import ScriptedModel
 from conformance.server import ScriptedServer
@@ -58,7 +58,7 @@ class HttpProfile:
                     "--conformance-cassettes=record (for the bundled bindings: nox -s cassettes), or "
                     "run against the live loopback server with --conformance-cassettes=off."
                 )
-            self._replay = self._stack.enter_context(use_cassette(cassette, "none", ReplayCassette))
+            self._replay = self._stack.enter_context(use_cassette(cassette, "none", replay_cassette()))
         else:
             self._server = self._stack.enter_context(ScriptedServer(ScriptedModel()))
             if mode == "record":

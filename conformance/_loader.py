@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import shlex
 import shutil
 import subprocess
-from importlib.metadata import entry_points
+from collections.abc import Iterable
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 import pytest
@@ -101,13 +103,19 @@ def load_binding(
                 f"--impl {name}: could not load {attr!r} from module {module_name!r} ({exc})."
             ) from exc
     else:
-        matches = [ep for ep in entry_points(group=GROUP) if ep.name == name]
+        matches = _unique(ep for ep in entry_points(group=GROUP) if ep.name == name)
         if not matches:
             names = ", ".join(available()) or "(none installed)"
             raise pytest.UsageError(
                 f"--impl {name}: no binding of that name. Available bindings: {names}. "
                 f"Register one under the entry-point group {GROUP!r}, pass module:attr, or run a "
                 f"harness process with cmd:<command line>."
+            )
+        if len(matches) > 1:
+            sources = "; ".join(f"{_source(ep)} registers {ep.value}" for ep in matches)
+            raise pytest.UsageError(
+                f"--impl {name}: {len(matches)} installed packages register a binding of that name "
+                f"({sources}). Uninstall one, or pass the one you mean as module:attr."
             )
         try:
             target = matches[0].load()
@@ -116,12 +124,44 @@ def load_binding(
                 f"--impl {name}: the binding is registered but its library is not installed "
                 f"({exc}). Install the matching extra, e.g. pip install 'react-conformance[{name}]'."
             ) from exc
-    binding = target() if isinstance(target, type) else target
+    binding = _instantiate(name, target) if isinstance(target, type) else target
     if not isinstance(binding, Binding):
         raise pytest.UsageError(
             f"--impl {name}: {target!r} is not a conformance.Binding (subclass it)."
         )
     return _checked(name, binding)
+
+
+def _unique(found: Iterable[EntryPoint]) -> list[EntryPoint]:
+    """The entry points, one per distinct target: the same package found twice on the path (an
+    editable install and a checkout, say) registers one binding, not two."""
+    seen: dict[str, EntryPoint] = {}
+    for ep in found:
+        seen.setdefault(ep.value, ep)
+    return list(seen.values())
+
+
+def _source(ep: EntryPoint) -> str:
+    dist = ep.dist
+    return f"{dist.name} {dist.version}" if dist is not None else "an unnamed package"
+
+
+def _instantiate(name: str, cls: type) -> object:
+    """An instance of the binding class `cls`; one that cannot be made is a usage error."""
+    if issubclass(cls, Binding) and inspect.isabstract(cls):
+        missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ())))
+        raise pytest.UsageError(
+            f"--impl {name}: the binding class {cls.__module__}.{cls.__qualname__} is abstract: "
+            f"it does not implement {missing}. Every binding implements version, build, run and "
+            "mutate_last_result (see docs/writing-a-binding.md)."
+        )
+    try:
+        return cls()
+    except Exception as exc:
+        raise pytest.UsageError(
+            f"--impl {name}: the binding class {cls.__module__}.{cls.__qualname__} could not be "
+            f"created: its constructor raised {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _checked(name: str, binding: Binding) -> Binding:

@@ -19,6 +19,8 @@ _PRECEDENCE: tuple[Verdict, ...] = ("errored", "failed", "known-failure", "block
                                    "not-claimed")
 #: How long a requirement's reason may be in a report (a failure message can be megabytes).
 REASON_LIMIT = 300
+#: How long one scenario's message may be anywhere it is shown: terminal, JSON, Markdown, JUnit.
+MESSAGE_LIMIT = 2000
 
 
 class ScenarioResult(BaseModel):
@@ -95,6 +97,14 @@ def one_line(message: str, limit: int = REASON_LIMIT) -> str:
     """A message's first line, cut to `limit` characters."""
     first = message.strip().splitlines()[0] if message.strip() else ""
     return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def capped(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """`text`, cut to `limit` characters with how many more there were: a failure message can hold
+    a multi-megabyte argument."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more chars)"
 
 
 def write_json(report: Report, path: Path) -> None:

@@ -29,7 +29,12 @@ from conformance.binding import Binding, effective_capabilities
 
 _SUITE = Path(__file__).resolve().parent / "_suite" / "test_conformance.py"
 _NOT_RUN = "not run: binding broken ("
+#: The suite module's node id wherever it is installed: the id it has in a checkout, so a failing
+#: test's node id can be copied to rerun it (`pytest --impl NAME <node id>`) from any directory.
+SUITE_ID = "conformance/_suite/test_conformance.py"
 _PROPERTY = "conformance"
+#: The whole failure text (traceback and message) may be this many times a message's limit.
+_LONGREPR_LINES = 10
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -53,6 +58,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--conformance-cassette-dir", metavar="DIR", default=None,
                     help="the cassettes, as DIR/<binding>/<feature>/<scenario>.yaml (default: the "
                          "ones shipped with react-conformance)")
+    group.addoption("--conformance-examples", metavar="N", type=int, default=None,
+                    help="how many generated tool arguments ARGS-1 sends (default: the feature's "
+                         "count, 40); more fuzzes the binding harder")
+    group.addoption("--conformance-seed", metavar="SEED", default=None,
+                    help="seed the generated tool arguments with SEED (an integer, or `random` for "
+                         "a fresh one, printed); default: derandomised, the same examples every run")
     group.addoption("--harness-debug", metavar="PATH", default=None, type=Path,
                     help="for a harness process (--impl cmd:...): validate every message in both "
                          "directions against the protocol and append the transcript to PATH")
@@ -66,6 +77,8 @@ class _Session:
         self.binding = binding
         self.capabilities = effective_capabilities(binding)
         self.results: dict[str, ScenarioResult] = {}
+        #: `tool_args.feature:116`, the scenario of each node id (for GitHub annotations).
+        self.locations: dict[str, str] = {}
         self.broken: str | None = None
         #: The requirement of each selected scenario (unknown to an xdist controller: it collects
         #: nothing), to tell which requirements a partial run judged on all their scenarios.
@@ -84,6 +97,7 @@ class _Session:
         ours = [item for item in items if _requirement(item) is not None]
         self._check_known_failures(ours)
         for item in ours:
+            _record_junit_properties(item)
             missing = self._missing(item)
             if missing:
                 reasons = "; ".join(
@@ -137,6 +151,18 @@ class _Session:
             return True
         return None
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pycollect_makemodule(self, module_path: Path, parent: pytest.Collector) -> Any:
+        """The suite module, with its checkout node id even when installed outside the rootdir
+        (pytest would give it an empty one there: node ids like `::test_x` that rerun nothing)."""
+        if module_path != _SUITE:
+            return None
+        try:
+            module_path.relative_to(self.config.rootpath)
+        except ValueError:
+            return pytest.Module.from_parent(parent, path=module_path, nodeid=SUITE_ID)
+        return None
+
     # -- running ----------------------------------------------------------------------------
 
     @pytest.hookimpl(tryfirst=True)
@@ -183,6 +209,8 @@ class _Session:
         if verdict in ("failed", "errored") and smoke and not self.broken:
             self.broken = f"smoke scenario {_scenario_name(item)!r} {verdict}"
         template = _template(item)
+        message = _report.capped(message)
+        _cap_longrepr(report)
         result = ScenarioResult(
             id=item.nodeid.split("::", 1)[-1],
             feature=Path(template.feature.filename).name if template else "",
@@ -193,9 +221,20 @@ class _Session:
             blocked_by=blocked_by,
         )
         report.user_properties.append((_PROPERTY, result.model_dump_json()))
+        if not any(key == "verdict" for key, _ in item.user_properties):
+            # On the item, so the teardown report carries them too: JUnit XML writes its properties.
+            item.user_properties.append(("verdict", verdict))
+            if verdict != "passed" and message:
+                item.user_properties.append(("reason", message))
         return report
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        properties = dict(report.user_properties)
+        scenario = properties.get("scenario")
+        if scenario is not None:
+            self.locations[report.nodeid] = str(scenario)
+            _junit_classname(self.config, report, str(scenario).partition(".feature")[0])
         for key, value in report.user_properties:
             if key != _PROPERTY:
                 continue
@@ -247,6 +286,11 @@ class _Session:
             self.stopped_by = f"stopped early: {session.shouldfail}"
         self.complete = self.stopped_by is None and exitstatus != pytest.ExitCode.INTERRUPTED
         self._write(self.complete)
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary and not hasattr(self.config, "workerinput"):
+            # GitHub Actions shows this file on the run's page: the requirement-by-verdict table.
+            with open(summary, "a", encoding="utf-8") as out:
+                out.write(_report.markdown(self.report(self.complete), catalogue()) + "\n")
 
     def _write(self, complete: bool) -> None:
         """Write the reports asked for; rewritten after every scenario, so that a process killed
@@ -301,6 +345,23 @@ class _Session:
             names = ", ".join(repr(t.name) for t in leaked)
             tr.write_line(f"the binding left {len(leaked)} non-daemon thread(s) running: {names}; "
                           "the process exits without waiting for them", yellow=True)
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            for line in self.annotations():
+                tr.write_line(line)
+
+    def annotations(self) -> list[str]:
+        """A GitHub Actions `::error` line for each scenario that failed or errored, pointing at the
+        scenario in its feature file."""
+        lines = []
+        for nodeid, result in self.results.items():
+            if result.verdict not in ("failed", "errored"):
+                continue
+            feature, _, line = self.locations.get(nodeid, f"{result.feature}:").partition(":")
+            title = f"{result.requirement} {result.verdict}: {result.name}"
+            lines.append(f"::error file={_escape_property(_feature_path(feature))},"
+                         f"line={line or 1},title={_escape_property(title)}::"
+                         f"{_escape_data(result.message or result.verdict)}")
+        return lines
 
 
 def _verdict(
@@ -340,6 +401,82 @@ def _verdict(
     if report.failed:
         return "errored", longrepr
     return None, ""
+
+
+def _cap_longrepr(report: pytest.TestReport) -> None:
+    """Cut an oversized failure text (terminal, JUnit): each line to a message's limit, the whole to
+    a few times that. A short one keeps pytest's own formatting."""
+    longrepr = report.longrepr
+    if longrepr is None or isinstance(longrepr, tuple):
+        return
+    if not _oversized(str(longrepr)):
+        return
+    capped = _report.capped
+    try:  # pytest's own structure, cut in place: the terminal and JUnit keep the crash message
+        for traceback, crash, _ in getattr(longrepr, "chain", ()):
+            for entry in traceback.reprentries:
+                if getattr(entry, "lines", None):
+                    entry.lines[:] = [capped(line) for line in entry.lines]
+                if getattr(entry, "reprfuncargs", None):
+                    entry.reprfuncargs.args[:] = [(k, capped(str(v)))
+                                                  for k, v in entry.reprfuncargs.args]
+                if getattr(entry, "reprlocals", None):
+                    entry.reprlocals.lines[:] = [capped(line) for line in entry.reprlocals.lines]
+            if crash is not None:
+                crash.message = capped(crash.message)
+    except (AttributeError, TypeError, ValueError):
+        pass
+    text = str(longrepr)
+    if _oversized(text):
+        lines = "\n".join(capped(line) for line in text.splitlines())
+        report.longrepr = capped(lines, _report.MESSAGE_LIMIT * _LONGREPR_LINES)
+
+
+def _oversized(text: str) -> bool:
+    limit = _report.MESSAGE_LIMIT + 40  # a capped line is a little longer: "... (N more chars)"
+    return len(text) > limit * _LONGREPR_LINES or any(len(line) > limit for line in text.splitlines())
+
+
+def _record_junit_properties(item: pytest.Item) -> None:
+    """What JUnit XML shows of a scenario, as pytest's own test properties (`record_property`)."""
+    template = _template(item)
+    if template is not None:
+        scenario = f"{Path(template.feature.filename).name}:{template.line_number}"
+        item.user_properties.append(("scenario", scenario))
+    item.user_properties.append(("requirement", _requirement(item)))
+    item.user_properties.append(("capability", ", ".join(sorted(_capabilities(item))) or "core"))
+
+
+def _junit_classname(config: pytest.Config, report: pytest.TestReport, feature: str) -> None:
+    """The test case's classname in JUnit XML: the feature (`tool_args`), not the suite module."""
+    from _pytest.junitxml import xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    classname = f"{xml.prefix}.{feature}" if xml.prefix else feature
+    # Kept by pytest as a user-set attribute when it fills in the test case (see record_xml_attribute).
+    xml.node_reporter(report).attrs["classname"] = classname
+
+
+def _feature_path(feature: str) -> str:
+    """The feature file, relative to the working directory when it is under it (a checkout of
+    react-conformance); elsewhere where it is in react-conformance's repository, never a path of
+    this machine."""
+    from conformance._features import features_dir
+
+    try:
+        return (features_dir() / feature).relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return f"features/{feature}"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def _template(item: pytest.Item) -> Any:
@@ -393,8 +530,13 @@ def _suite_version() -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     name = config.getoption("impl", default=None)
-    if not name:
+    if name is None:
         return
+    if not name.strip():
+        raise pytest.UsageError(
+            "--impl was given an empty name: name a binding (an entry point of "
+            "react_conformance.bindings), module:attr, or cmd:<command line>."
+        )
     binding = load_binding(name, timeout=config.getoption("conformance_timeout"),
                            transcript=config.getoption("harness_debug"))
     config.addinivalue_line("markers", "conformance_req(id): the requirement a scenario checks")
@@ -403,10 +545,40 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "conformance_smoke: runs first; failing means a broken binding")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(_SUITE)]
+    else:
+        config.args = [_rerun_arg(config, arg) for arg in config.args]
+    _keep_hypothesis_out_of_the_working_tree()
+    from conformance._steps.run import fuzz_seed
+
+    fuzz_seed(config.getoption("conformance_seed"))  # a bad seed is a usage error before any test
+    examples = config.getoption("conformance_examples")
+    if examples is not None and examples < 1:
+        raise pytest.UsageError("--conformance-examples must be at least 1.")
     config.stash[_SESSION] = session = _Session(config, binding)
     config.pluginmanager.register(session, "react-conformance-session")
     for module in MODULES:
         config.pluginmanager.register(importlib.import_module(module), module)
+
+
+def _keep_hypothesis_out_of_the_working_tree() -> None:
+    """Hypothesis keeps a cache (and, if enabled, its example database) under `.hypothesis/` in the
+    working directory: put it in the user's cache directory instead, unless
+    HYPOTHESIS_STORAGE_DIRECTORY says where."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    set_hypothesis_home_dir(cache / "react-conformance" / "hypothesis")
+
+
+def _rerun_arg(config: pytest.Config, arg: str) -> str:
+    """A node id of the suite (`conformance/_suite/test_conformance.py::test_x`) copied from a run
+    elsewhere, pointed at the installed suite when no such file is here."""
+    path, sep, rest = arg.partition("::")
+    if path != SUITE_ID or (config.invocation_params.dir / path).exists():
+        return arg
+    return f"{_SUITE}{sep}{rest}"
 
 
 _SESSION = pytest.StashKey[_Session]()

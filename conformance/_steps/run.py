@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
 import threading
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from pydantic import JsonValue
 from pytest_bdd import parsers, when
@@ -86,18 +89,23 @@ def _numbers(value: Any) -> Any:
 
 
 @when(parsers.parse('the model sends {count:d} generated JSON objects as arguments to "{tool}"'))
-def generated_args(world: World, count: int, tool: str) -> None:
+def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Config) -> None:
     recorder = world.tool(tool)
     names = [p.name for p in recorder.spec.parameters]
     assert names == ["text", "data"], f"this step needs a tool taking text and data, not {names}"
     world.sent_args = []
+    examples = pytestconfig.getoption("conformance_examples", None) or count
+    seed = fuzz_seed(pytestconfig.getoption("conformance_seed", None))
+    last: list[dict[str, JsonValue]] = []
 
-    # Derandomised, so every binding is fed the same objects and a failure reproduces.
-    @settings(max_examples=count, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    # Derandomised unless a seed is given, so every binding is fed the same objects and a failure
+    # reproduces. No example database: nothing is written to the user's working tree.
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=seed is None,
+              report_multiple_bugs=False, suppress_health_check=list(HealthCheck))
     @given(text=st.text(max_size=40), data=_json_objects)
     def send(text: str, data: dict[str, Any]) -> None:
         args: dict[str, JsonValue] = {"text": text, "data": data}
+        last[:] = [args]
         world.sent_args.append(args)
         world.model = world.new_model([
             StepTurn(thought="record it", tool_name=tool, tool_args=args),
@@ -110,7 +118,35 @@ def generated_args(world: World, count: int, tool: str) -> None:
             f"the tool {tool!r} was sent {canonical(args)}\nbut received {got!r}"
         )
 
-    send()
+    try:
+        (send if seed is None else hypothesis_seed(seed)(send))()
+    except AssertionError as exc:
+        # Hypothesis replays the shrunk example last: that is the one the message shows.
+        raise AssertionError(f"{exc}\n\n{_reproduce(seed, examples, last)}") from None
+    except Exception as exc:
+        exc.add_note(_reproduce(seed, examples, last))
+        raise
+
+
+def fuzz_seed(option: str | None) -> int | None:
+    """The seed `--conformance-seed` asks for: an integer, `random` (a fresh one), or None."""
+    if option is None:
+        return None
+    if option == "random":
+        return random.SystemRandom().randrange(2**32)
+    try:
+        return int(option)
+    except ValueError:
+        raise pytest.UsageError(
+            f"--conformance-seed {option!r}: give an integer, or `random`."
+        ) from None
+
+
+def _reproduce(seed: int | None, examples: int, last: list[dict[str, JsonValue]]) -> str:
+    shrunk = f"shrunk example: {canonical(last[0])}" if last else "no example ran"
+    how = ("derandomised: the same examples every run (--conformance-seed varies them)"
+           if seed is None else f"--conformance-seed {seed}: rerun with it to reproduce")
+    return f"{shrunk}\n{examples} examples, {how}"
 
 
 @when(

@@ -1,0 +1,54 @@
+"""Bindings that cannot be loaded at all: each must be a clear usage error, never a traceback."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from conformance import AgentSpec, Binding, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
+from conformance.bindings.reference import ReferenceBinding
+from reference import _args
+
+
+class Abstract(Binding):
+    """Implements none of the abstract methods."""
+
+
+class RaisesOnCreation(ReferenceBinding):
+    """Its constructor raises, as a binding whose library is misconfigured would."""
+
+    def __init__(self) -> None:
+        raise RuntimeError("the library needs OPENAI_API_KEY")
+
+
+class NoSizeLimit(ReferenceBinding):
+    """Passes arguments of any size to the tool: ARGS-5 fails with a multi-megabyte message."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        limit = _args.MAX_CHARS
+        _args.MAX_CHARS = 10**9
+        try:
+            return super().run(agent, call, model)
+        finally:
+            _args.MAX_CHARS = limit
+
+
+class _DropsEmptyKeys(SuiteTool):
+    """A tool wrapper that loses `""` keys of its `data` argument before the tool sees them."""
+
+    def __init__(self, tool: SuiteTool) -> None:
+        self.__dict__.update(tool.__dict__)
+        self._tool = tool
+
+    def __call__(self, **kwargs: Any) -> Any:
+        data = kwargs.get("data")
+        if isinstance(data, dict):
+            kwargs["data"] = {k: v for k, v in data.items() if k}
+        return self._tool(**kwargs)
+
+
+class DropsEmptyKeys(ReferenceBinding):
+    """Loses the empty-string keys of an object argument: only generated arguments find it."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        return super().build(spec, [_DropsEmptyKeys(t) for t in tools])

@@ -1,0 +1,104 @@
+"""What CI shows of a run: JUnit XML with requirement IDs, GitHub's step summary and annotations,
+and every message cut to a readable size (one ARGS-5 failure holds a 5 MB argument)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conformance._report import MESSAGE_LIMIT
+from tests.suite.conftest import ROOT
+
+#: The most a capped message can be: the limit and "... (N more chars)".
+CAPPED = MESSAGE_LIMIT + 40
+
+
+@dataclass
+class CiRun:
+    output: str
+    out: Path
+
+
+@pytest.fixture(scope="module")
+def ci_run(tmp_path_factory: pytest.TempPathFactory) -> CiRun:
+    """The whole suite (on two processes) against a binding that fails ARGS-5 with a 5 MB argument,
+    as GitHub runs it."""
+    out = tmp_path_factory.mktemp("ci")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GITHUB_ACTIONS": "true",
+           "GITHUB_STEP_SUMMARY": str(out / "summary.md")}
+    (out / "summary.md").write_text("earlier steps' summary\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2", "--impl",
+         "tests.suite.ci_bindings:NoSizeLimit", f"--junitxml={out / 'r.xml'}",
+         f"--conformance-json={out / 'r.json'}", f"--conformance-markdown={out / 'r.md'}"],
+        cwd=out, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return CiRun(proc.stdout + proc.stderr, out)
+
+
+def _cases(run: CiRun) -> dict[str, tuple[str, dict[str, str], ET.Element]]:
+    tree = ET.parse(run.out / "r.xml")
+    return {case.get("name", ""): (case.get("classname", ""),
+                                  {p.get("name", ""): p.get("value", "") for p in case.iter("property")},
+                                  case)
+            for case in tree.iter("testcase")}
+
+
+def test_junit_test_cases_carry_requirement_capability_verdict_and_feature(ci_run: CiRun) -> None:
+    cases = _cases(ci_run)
+    assert len(cases) > 100
+    classname, props, case = cases["test_tool_args_of_several_megabytes_fail_fast_with_a_clear_error"]
+    assert classname == "tool_args"
+    assert props["requirement"] == "ARGS-5" and props["verdict"] == "failed"
+    assert props["capability"] == "core" and props["scenario"] == "tool_args.feature:116"
+    assert props["reason"].startswith("the tool 'transfer' must not run")
+    failure = case.find("failure")
+    assert failure is not None and failure.get("message", "").startswith("AssertionError: the tool")
+    for classname, props, _ in cases.values():
+        assert props["requirement"] and props["verdict"] and classname and "." not in classname
+        if props["verdict"] == "not-claimed":
+            assert "does not claim" in props["reason"]
+        if props["verdict"] == "passed":
+            assert "reason" not in props
+    assert any(p["verdict"] == "not-claimed" for _, p, _ in cases.values())
+    assert any(p["capability"] == "http" for _, p, _ in cases.values())
+
+
+def test_every_message_is_capped_and_says_how_much_was_cut(ci_run: CiRun) -> None:
+    # The argument alone is 5,000,000 characters; each output holds the message at most a few times.
+    assert len(ci_run.output) < 200_000
+    assert "more chars)" in ci_run.output
+    for name in ("r.xml", "r.json", "r.md", "summary.md"):
+        assert (ci_run.out / name).stat().st_size < 200_000, name
+    report = json.loads((ci_run.out / "r.json").read_text())
+    assert all(len(s["message"]) <= CAPPED for s in report["scenarios"])
+    [big] = [s for s in report["scenarios"] if s["requirement"] == "ARGS-5" and s["verdict"] == "failed"]
+    assert re.search(r"\.\.\. \(49\d{5} more chars\)$", big["message"])
+    _, props, case = _cases(ci_run)["test_tool_args_of_several_megabytes_fail_fast_with_a_clear_error"]
+    assert len(props["reason"]) <= CAPPED
+    assert all(len(line) <= CAPPED for line in (case.findtext("failure") or "").splitlines())
+
+
+def test_the_github_step_summary_gets_the_requirement_table(ci_run: CiRun) -> None:
+    summary = (ci_run.out / "summary.md").read_text()
+    assert summary.startswith("earlier steps' summary\n")  # appended, not overwritten
+    assert "| Requirement | Profile | Verdict |" in summary
+    assert re.search(r"^\| ARGS-5 \| core \| ❌ failed \|", summary, re.M)
+
+
+def test_failed_requirements_are_annotated_at_their_scenario(ci_run: CiRun) -> None:
+    errors = re.findall(r"^::error (.*)$", ci_run.output, re.M)
+    assert errors, ci_run.output[-3000:]
+    [big] = [e for e in errors if "line=116," in e]
+    assert big.startswith("file=features/tool_args.feature,line=116,title=ARGS-5 failed%3A Tool args")
+    assert "::the tool 'transfer' must not run" in big
+    assert len(big) < CAPPED + 300

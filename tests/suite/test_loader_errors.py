@@ -1,0 +1,59 @@
+"""Every bad `--impl` is a usage error (exit 4) that says what is wrong, never an INTERNALERROR."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.suite.conftest import ROOT
+
+
+def _pytest(cwd: Path, *args: str, path: str = "") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), path) if p)}
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def _usage_error(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "INTERNALERROR" not in result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    return result.stderr
+
+
+def test_an_abstract_binding_names_the_methods_it_lacks(tmp_path: Path) -> None:
+    err = _usage_error(_pytest(tmp_path, "--impl", "tests.suite.ci_bindings:Abstract"))
+    assert "is abstract" in err
+    for method in ("build", "mutate_last_result", "run", "version"):
+        assert method in err
+
+
+def test_a_binding_whose_constructor_raises_says_what_it_raised(tmp_path: Path) -> None:
+    err = _usage_error(_pytest(tmp_path, "--impl", "tests.suite.ci_bindings:RaisesOnCreation"))
+    assert "could not be created" in err
+    assert "RuntimeError: the library needs OPENAI_API_KEY" in err
+
+
+def test_an_empty_impl_is_a_usage_error(tmp_path: Path) -> None:
+    for empty in ("", " "):
+        err = _usage_error(_pytest(tmp_path, "--impl", empty))
+        assert "empty name" in err
+
+
+def _dist(site: Path, name: str, target: str) -> None:
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[react_conformance.bindings]\ntwin = {target}\n")
+
+
+def test_two_packages_registering_one_name_are_both_named(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    _dist(site, "alpha_binding", "conformance.bindings.reference:ReferenceBinding")
+    _dist(site, "beta_binding", "tests.suite.bindings:Raising")
+    err = _usage_error(_pytest(tmp_path, "--impl", "twin", path=str(site)))
+    assert "2 installed packages register a binding of that name" in err
+    assert "alpha_binding 1.0 registers conformance.bindings.reference:ReferenceBinding" in err
+    assert "beta_binding 1.0 registers tests.suite.bindings:Raising" in err
