@@ -69,7 +69,7 @@ class Plan:
 
 
 FULL = Plan(repetitions=15, warmups=2, batch=0.05, import_runs=15, suite_runs=3)
-QUICK = Plan(repetitions=5, warmups=1, batch=0.01, import_runs=3, suite_runs=0)
+QUICK = Plan(repetitions=5, warmups=1, batch=0.01, import_runs=2, suite_runs=0)
 
 
 class Worker:
