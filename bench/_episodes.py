@@ -1,10 +1,14 @@
-"""The scripted episode, built once per implementation: N-1 steps of `add`, then finish, then extraction.
+"""The scripted episode, built once per implementation: N-1 steps of `add`, then the end of the run.
 
 Each library is driven directly through its own model seam (never through a conformance binding,
 whose translation would be timed too) by a scripted model that hands back replies rendered ahead
-of time in the format that library's adapter parses, so the model itself costs next to nothing.
-`Episode.check` runs one episode and fails loudly unless the library did exactly that work, so the
-benchmark never times a run that went wrong. "bare" is the floor: the loop itself, written inline.
+of time in the format that library's loop parses, so the model itself costs next to nothing. The
+DSPy-style loops (reference, dspy, udspy, bare) end with a `finish` step, then one extraction call:
+N+1 model calls. The native tool-calling loops (langchain, openai-agents, pydantic-ai, smolagents)
+end the library's own way: a reply with no tool call (smolagents: a call of its `final_answer`
+tool): N model calls. `Episode.check` runs one episode and fails loudly unless the library did
+exactly that work, so the benchmark never times a run that went wrong. "bare" is the floor: the
+loop itself, written inline.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 #: The implementations, in the order the reports list them.
-IMPLS = ("reference", "dspy", "udspy", "bare")
+IMPLS = ("reference", "dspy", "udspy", "langchain", "openai-agents", "pydantic-ai", "smolagents", "bare")
 QUESTION = "What is 1 + 2?"
 ANSWER = "3"
 THOUGHT = "I add the numbers."
@@ -51,24 +55,21 @@ class Script:
 
 
 class Episode:
-    """`run(n)` plays the n-step episode once: n step calls (the last one finishes), one extraction."""
+    """`run(n)` plays the n-step episode once, with the replies `replies(n)` builds (once per n)."""
 
     def __init__(self, script: Script, play: Callable[[], Any], answer_of: Callable[[Any], Any],
-                 render: Callable[[dict[str, Any]], Any]) -> None:
+                 replies: Callable[[int], list[Any]]) -> None:
         self.script = script
         self._play = play
         self._answer_of = answer_of
-        step = render({"next_thought": THOUGHT, "next_tool_name": "add", "next_tool_args": ARGS})
-        finish = render({"next_thought": "I have it.", "next_tool_name": "finish", "next_tool_args": {}})
-        self._extract = render({"reasoning": "The trajectory has it.", "answer": ANSWER})
-        self._step, self._finish = step, finish
+        self._replies = replies
         self._scripts: dict[int, list[Any]] = {}
 
     def run(self, n: int) -> Any:
         """Play the n-step episode once; what the library returned."""
         script = self._scripts.get(n)
         if script is None:
-            script = self._scripts[n] = [*[self._step] * (n - 1), self._finish, self._extract]
+            script = self._scripts[n] = self._replies(n)
         self.script.start(script)
         return self._play()
 
@@ -84,7 +85,10 @@ class Episode:
 
 def build(impl: str, max_steps: int) -> Episode:
     """The episode for `impl`, its agent allowed `max_steps` steps; imports only that library."""
-    builders = {"reference": _reference, "dspy": _dspy, "udspy": _udspy, "bare": _bare}
+    builders: dict[str, Callable[[Script, int], Episode]] = {
+        "reference": _reference, "dspy": _dspy, "udspy": _udspy, "langchain": _langchain,
+        "openai-agents": _openai_agents, "pydantic-ai": _pydantic_ai, "smolagents": _smolagents,
+        "bare": _bare}
     if impl not in builders:
         raise ValueError(f"unknown implementation {impl!r}; choose from {', '.join(IMPLS)}")
     return builders[impl](Script(), max_steps)
@@ -94,6 +98,14 @@ def _chat(values: dict[str, Any]) -> str:
     """DSPy-style `[[ ## field ## ]]` sections; non-strings as JSON."""
     parts = [f"[[ ## {k} ## ]]\n{v if isinstance(v, str) else json.dumps(v)}" for k, v in values.items()]
     return "\n\n".join([*parts, "[[ ## completed ## ]]"])
+
+
+def _react(render: Callable[[dict[str, Any]], Any]) -> Callable[[int], list[Any]]:
+    """A DSPy-style episode's replies: n-1 `add` steps, `finish`, then the extraction, each rendered once."""
+    step = render({"next_thought": THOUGHT, "next_tool_name": "add", "next_tool_args": ARGS})
+    finish = render({"next_thought": "I have it.", "next_tool_name": "finish", "next_tool_args": {}})
+    extract = render({"reasoning": "The trajectory has it.", "answer": ANSWER})
+    return lambda n: [*[step] * (n - 1), finish, extract]
 
 
 def _reference(script: Script, max_steps: int) -> Episode:
@@ -108,7 +120,7 @@ def _reference(script: Script, max_steps: int) -> Episode:
     agent = reference.ReAct("question -> answer", [script.add], max_iters=max_steps)
     # The reference's extraction asks for the outputs only: no reasoning field.
     return Episode(script, lambda: agent(question=QUESTION), lambda p: p.answer,
-                   lambda v: _chat({k: x for k, x in v.items() if k != "reasoning"}))
+                   _react(lambda v: _chat({k: x for k, x in v.items() if k != "reasoning"})))
 
 
 def _dspy(script: Script, max_steps: int) -> Episode:
@@ -130,7 +142,7 @@ def _dspy(script: Script, max_steps: int) -> Episode:
     # cache=False: otherwise dspy answers a repeated prompt from its cache and the episode is free.
     dspy.configure(lm=dspy.LM("scripted/model", engine=Engine(), cache=False))
     agent = dspy.ReAct("question -> answer", tools=[script.add], max_iters=max_steps)
-    return Episode(script, lambda: agent(question=QUESTION), lambda p: p.answer, response)
+    return Episode(script, lambda: agent(question=QUESTION), lambda p: p.answer, _react(response))
 
 
 def _udspy(script: Script, max_steps: int) -> Episode:
@@ -152,7 +164,139 @@ def _udspy(script: Script, max_steps: int) -> Episode:
 
     udspy.settings.configure(lm=ScriptedLM())
     agent = udspy.ReAct("question -> answer", [udspy.Tool(script.add)], max_iters=max_steps)
-    return Episode(script, lambda: agent(question=QUESTION), lambda p: p["answer"], completion)
+    return Episode(script, lambda: agent(question=QUESTION), lambda p: p["answer"], _react(completion))
+
+
+def _native(step: Callable[[int], Any], final: Callable[[int], Any]) -> Callable[[int], list[Any]]:
+    """A tool-calling episode's replies: n-1 `add` calls, then the final answer; each its own object
+    (ids numbered by step), so that no library meets the same message twice in one run."""
+    return lambda n: [*(step(i) for i in range(1, n)), final(n)]
+
+
+def _langchain(script: Script, max_steps: int) -> Episode:
+    """`create_agent` (a LangGraph graph), its model a `BaseChatModel` subclass that binds tools as the
+    provider integrations do (`convert_to_openai_tool`, then `bind`) and answers with ready AIMessages."""
+    from langchain.agents import create_agent
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, BaseMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    class ScriptedChat(BaseChatModel):  # type: ignore[misc]
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+        def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                      run_manager: Any = None, **kwargs: Any) -> ChatResult:
+            return ChatResult(generations=[ChatGeneration(message=script.reply())])
+
+    def step(i: int) -> AIMessage:
+        return AIMessage(content=THOUGHT, id=f"reply-{i}",
+                         tool_calls=[{"name": "add", "args": ARGS, "id": f"call-{i}", "type": "tool_call"}])
+
+    agent = create_agent(ScriptedChat(), [script.add])
+    # LangGraph counts super-steps: a model node and a tools node per step.
+    config: Any = {"recursion_limit": 2 * max_steps}
+    question = {"messages": [{"role": "user", "content": QUESTION}]}
+    return Episode(script, lambda: agent.invoke(question, config), lambda state: state["messages"][-1].text,
+                   _native(step, lambda n: AIMessage(content=ANSWER, id=f"reply-{n}")))
+
+
+def _openai_agents(script: Script, max_steps: int) -> Episode:
+    """`Runner.run_sync`, its model a subclass of the SDK's own `Model` interface that returns ready
+    `ModelResponse`s: the Runner's loop, tool execution and items, without the chat-completions
+    converter and HTTP client a provider adds."""
+    from agents import Agent, RunConfig, Runner, function_tool
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+    class ScriptedModel(Model):  # type: ignore[misc]
+        async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+            return script.reply()
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError("the benchmark does not stream")
+
+    def step(i: int) -> Any:
+        call = ResponseFunctionToolCall(type="function_call", id=f"fc-{i}", call_id=f"call-{i}", name="add",
+                                        arguments=json.dumps(ARGS), status="completed")
+        return ModelResponse(output=[call], usage=Usage(requests=1), response_id=None)
+
+    def final(n: int) -> Any:
+        text = ResponseOutputText(type="output_text", text=ANSWER, annotations=[])
+        message = ResponseOutputMessage(type="message", id=f"msg-{n}", role="assistant", status="completed",
+                                        content=[text])
+        return ModelResponse(output=[message], usage=Usage(requests=1), response_id=None)
+
+    agent: Any = Agent(name="agent", tools=[function_tool(script.add)])
+    config = RunConfig(model=ScriptedModel(), tracing_disabled=True)
+    return Episode(script, lambda: Runner.run_sync(agent, QUESTION, max_turns=max_steps, run_config=config),
+                   lambda result: result.final_output, _native(step, final))
+
+
+def _pydantic_ai(script: Script, max_steps: int) -> Episode:
+    """`Agent.run_sync` with pydantic-ai's own test double, `FunctionModel`, over an async function (a
+    sync one would run in a thread pool) returning ready `ModelResponse`s. Each carries its usage, as
+    a provider's does: without it, FunctionModel estimates usage by walking every message so far."""
+    from pydantic_ai import Agent, Tool
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.usage import RequestUsage, UsageLimits
+
+    async def respond(messages: Any, info: Any) -> Any:
+        return script.reply()
+
+    def step(i: int) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(THOUGHT), ToolCallPart("add", json.dumps(ARGS), f"call-{i}")],
+                             usage=RequestUsage(input_tokens=1, output_tokens=1))
+
+    def final(n: int) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(ANSWER)], usage=RequestUsage(input_tokens=1, output_tokens=1))
+
+    agent: Any = Agent(FunctionModel(respond), tools=[Tool(script.add, takes_ctx=False)])
+    limits = UsageLimits(request_limit=max_steps)
+    return Episode(script, lambda: agent.run_sync(QUESTION, usage_limits=limits),
+                   lambda result: result.output, _native(step, final))
+
+
+def _smolagents(script: Script, max_steps: int) -> Episode:
+    """`ToolCallingAgent.run`, its model a `smolagents.models.Model` subclass returning ready
+    `ChatMessage`s; the run ends with a call of smolagents' own `final_answer` tool."""
+    from smolagents import ToolCallingAgent, tool
+    from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, Model
+    from smolagents.monitoring import LogLevel
+
+    class ScriptedModel(Model):  # type: ignore[misc]
+        def generate(self, messages: Any, stop_sequences: Any = None, response_format: Any = None,
+                     tools_to_call_from: Any = None, **kwargs: Any) -> Any:
+            return script.reply()
+
+    @tool  # type: ignore[untyped-decorator]
+    def add(a: int, b: int) -> int:
+        """Add two integers.
+
+        Args:
+            a: The first integer.
+            b: The second integer.
+        """
+        return script.add(a, b)
+
+    def message(i: int, name: str, args: dict[str, Any]) -> Any:
+        call = ChatMessageToolCall(function=ChatMessageToolCallFunction(name=name, arguments=args),
+                                   id=f"call-{i}", type="function")
+        return ChatMessage(role="assistant", content=THOUGHT, tool_calls=[call])
+
+    agent = ToolCallingAgent(tools=[add], model=ScriptedModel(model_id="scripted"), max_steps=max_steps,
+                             verbosity_level=LogLevel.OFF)
+    return Episode(script, lambda: agent.run(QUESTION), str,
+                   _native(lambda i: message(i, "add", ARGS), lambda n: message(n, "final_answer",
+                                                                                {"answer": ANSWER})))
 
 
 _BARE_SYSTEM = ("Answer the question. In each step, reply with one JSON object with the keys next_thought, "
@@ -182,4 +326,4 @@ def _bare(script: Script, max_steps: int) -> Episode:
         outputs: dict[str, Any] = json.loads(complete(prompt))
         return outputs
 
-    return Episode(script, play, lambda outputs: outputs["answer"], json.dumps)
+    return Episode(script, play, lambda outputs: outputs["answer"], _react(json.dumps))

@@ -26,7 +26,7 @@ def plot(results: Results, path: Path) -> None:
     ax.set_yscale("log")
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xticks(results.steps, [str(n) for n in results.steps])
-    ax.set_xlabel("N, steps in the episode (N-1 tool calls, then finish)")
+    ax.set_xlabel("N, steps in the episode (N-1 tool calls, then the end of the run)")
     ax.set_ylabel("CPU µs per step (median; bars: min-max)")
     ax.set_title("Per-step cost of a scripted ReAct episode (shared 2-core machine)")
     ax.grid(True, which="both", alpha=0.3)

@@ -16,6 +16,42 @@ def write(results: Results, docs: Path) -> None:
     (docs / "benchmarks.md").write_text(markdown(results), encoding="utf-8")
 
 
+#: Episode time T(50)/T(10) above this is growth faster than linear (linear: 5, less with a fixed
+#: cost per episode); the same limit as the reference's own target.
+SUPERLINEAR = 5.5
+#: Why an implementation's per-step cost grows with N: what its loop redoes over the whole history
+#: on every step, and where (found by profiling N=10 against N=50, then reading the source).
+GROWTH_CAUSES = {
+    "dspy": "every step, `ReAct._format_trajectory` (dspy/predict/react.py) builds a new `dspy.Signature` "
+            "from the trajectory's keys, four input fields per step so far, so each step creates a "
+            "pydantic model class (`make_signature`, then pydantic's `create_model`) with 4(k-1) fields "
+            "and its schema, and the ChatAdapter re-serialises every field's value "
+            "(`format_user_message_content`, dspy/adapters/chat_adapter.py).",
+    "openai-agents": "every turn, `execute_tools_and_side_effects` (agents/run_internal/turn_resolution.py) "
+                     "hands every run item so far to `_register_tool_call_items` and "
+                     "`_dedupe_processed_response_invocations` (agents/run_internal/tool_planning.py), which "
+                     "recompute the identity of every earlier tool call and output, normalising and "
+                     "fingerprinting its arguments (`tool_invocation_identity`, agents/_tool_invocation.py), "
+                     "to refuse a reused call id.",
+    "pydantic-ai": "before every request, `_make_request` (pydantic_ai/_agent_graph.py) runs "
+                   "`Model.prepare_messages` (pydantic_ai/models/__init__.py) over the whole message history "
+                   "(translating retry parts, noting text that looks like a framework frame in "
+                   "`_note_lookalike_frames`, reordering each request's tool results, replacing unsupported "
+                   "files), and `_prepare_attempt` re-reads the history for instruction changes "
+                   "(pydantic_ai/_instructions.py) and cleans it (`_clean_message_history`, "
+                   "pydantic_ai/messages.py).",
+    "langchain": "each model call re-normalises the whole message list (`_patch_invalid_tool_calls` in "
+                 "langchain/agents/factory.py, `convert_to_messages` and `_normalize_messages` in "
+                 "langchain_core), small beside LangGraph's fixed cost per super-step.",
+    "smolagents": "every step, `ToolCallingAgent._step_stream` calls `write_memory_to_messages` "
+                  "(smolagents/agents.py), which rebuilds the messages of every step in memory "
+                  "(`ActionStep.to_messages`, smolagents/memory.py, re-serialising each tool call with "
+                  "`make_json_serializable`); each `run` also compiles its system-prompt Jinja template "
+                  "afresh (`populate_template`, smolagents/agents.py), a fixed cost of about 2 ms that "
+                  "weighs on short episodes.",
+}
+
+
 def _fmt(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
@@ -49,6 +85,38 @@ def _notes(r: Results) -> list[str]:
     return ["", "## Missed targets", "", *notes] if notes else []
 
 
+def growth(r: Results) -> dict[str, float]:
+    """T(50)/T(10) of each implementation: the episode-time ratio, from the per-step medians."""
+    if 10 not in r.steps or 50 not in r.steps:
+        return {}
+    return {i: 5 * r.median_us(i, 50) / r.median_us(i, 10) for i in r.per_step_us}
+
+
+def _growth(r: Results) -> list[str]:
+    ratios = growth(r)
+    if not ratios:
+        return []
+    lines = ["", "## Growth: episode time T(50)/T(10)", "",
+             "Five times the per-step median at N=50 over the one at N=10: 5 if a step costs the same",
+             "however long the episode, less where a fixed cost per episode (building the run, the",
+             "extraction call) is spread over more steps, more where each step redoes work over the whole",
+             "history so far.", "",
+             "| implementation | T(50)/T(10) |", "|---|---:|"]
+    lines += [f"| {LABELS.get(i, i)} | {x:.2f}{' **(faster than linear)**' if x > SUPERLINEAR else ''} |"
+              for i, x in ratios.items()]
+    fast = [i for i, x in ratios.items() if x > SUPERLINEAR]
+    if fast:
+        lines += ["", f"Above {SUPERLINEAR} (faster than linear), and why:", ""]
+        lines += [f"- **{LABELS.get(i, i)}** ({ratios[i]:.1f}): "
+                  + GROWTH_CAUSES.get(i, "not explained yet: profile N=10 against N=50.") for i in fast]
+    near = [i for i, x in ratios.items() if x <= SUPERLINEAR and i in GROWTH_CAUSES]
+    if near:
+        lines += ["", f"Not above {SUPERLINEAR} here, though each step redoes some work over the history:",
+                  ""]
+        lines += [f"- **{LABELS.get(i, i)}** ({ratios[i]:.1f}): {GROWTH_CAUSES[i]}" for i in near]
+    return lines
+
+
 def _table(results: Results, per_step: dict[str, dict[str, Spread]]) -> list[str]:
     impls = list(per_step)
     lines = ["| N | " + " | ".join(LABELS.get(i, i) for i in impls) + " |", "|---:|" + "---:|" * len(impls)]
@@ -66,16 +134,30 @@ def markdown(results: Results) -> str:
     lines = [
         "# Benchmarks",
         "",
-        "What one step of a ReAct loop costs, without the model: each implementation plays the same",
-        "scripted episode (N-1 calls of a trivial `add` tool, then `finish`, then the extraction call),",
-        "driven directly through its own model seam (not through a conformance binding) by a scripted",
-        "model whose replies are rendered ahead of time in the format its adapter parses, so the model",
-        "costs next to nothing. Before timing, every episode is run once and checked: the tool ran N-1",
-        "times, every scripted reply was asked for, the answer is right. `bare loop` is the floor: a",
-        "loop written inline in the benchmark that formats a prompt, parses a JSON reply, calls the",
-        "tool and appends to the trajectory. dspy runs with `cache=False`, so no repeated episode is",
-        "answered from its cache; no implementation caches replies (the reference keeps each",
-        "signature's system message, which does not change from step to step).",
+        "What one step of a ReAct loop costs, without the model: each implementation plays a scripted",
+        "episode of N steps, N-1 calls of a trivial `add` tool and then the end of the run, driven",
+        "directly through its own model seam (not through a conformance binding) by a scripted model",
+        "whose replies are rendered ahead of time in the format its loop parses, so the model costs next",
+        "to nothing. The DSPy-style loops (reference, dspy, udspy, the bare loop) end with a `finish`",
+        "step and then the extraction call: N+1 model calls. The native tool-calling loops end their own",
+        "way, a reply with no tool call (smolagents: a call of its `final_answer` tool): N model calls.",
+        "Before timing, every episode is run once and checked: the tool ran N-1 times, every scripted",
+        "reply was asked for and no more, the answer is right. `bare loop` is the floor: a loop written",
+        "inline in the benchmark that formats a prompt, parses a JSON reply, calls the tool and appends",
+        "to the trajectory. dspy runs with `cache=False`, so no repeated episode is answered from its",
+        "cache; no implementation caches replies (the reference keeps each signature's system message,",
+        "which does not change from step to step).",
+        "",
+        "The seams: dspy, an engine behind `dspy.LM(engine=..., cache=False)`; udspy, a `BaseLM`",
+        "subclass; langchain, `create_agent` over a `BaseChatModel` subclass that binds tools as the",
+        "provider integrations do and returns ready `AIMessage`s; openai-agents, `Runner.run_sync` over a",
+        "subclass of the SDK's own `Model` interface returning ready `ModelResponse`s (the cheapest seam",
+        "that keeps the Runner's loop: `OpenAIChatCompletionsModel` over an in-memory transport would add",
+        "the chat-completions converter, the OpenAI client and httpx to every step); pydantic-ai, its own",
+        "`FunctionModel` over an async function (a sync one runs in a thread pool) whose responses carry",
+        "their usage, as a provider's do (without it FunctionModel estimates usage over every message);",
+        "smolagents, `ToolCallingAgent` over a `Model` subclass returning ready `ChatMessage`s. Each",
+        "library parses, validates and runs the tool call itself.",
         "",
         "Figures taken on a **shared 2-core machine**, while other engineers' work was running",
         f"(load average {', '.join(map(str, m.load_average))} at the start). Each implementation runs",
@@ -105,6 +187,7 @@ def markdown(results: Results) -> str:
         for n in r.steps:
             ref = r.median_us("reference", n)
             lines.append(f"| {n} | " + " | ".join(f"{r.median_us(i, n) / ref:.2f}x" for i in others) + " |")
+    lines += _growth(r)
     lines += ["", "## Microseconds per step, wall time (median, min-max)", "",
               "Inflated, and spread, by whatever else the machine was running at that moment.", "",
               *_table(r, r.per_step_wall_us)]

@@ -8,7 +8,9 @@ from pydantic import BaseModel
 
 FORMAT_VERSION = 1
 #: How the reports name each implementation.
-LABELS = {"reference": "reference", "dspy": "dspy", "udspy": "udspy", "bare": "bare loop (floor)"}
+LABELS = {"reference": "reference", "dspy": "dspy", "udspy": "udspy", "langchain": "langchain",
+          "openai-agents": "openai-agents", "pydantic-ai": "pydantic-ai", "smolagents": "smolagents",
+          "bare": "bare loop (floor)"}
 
 
 class Spread(BaseModel):

@@ -46,8 +46,15 @@ STEPS = (1, 5, 10, 25, 50)
 #: What the import-time table times: each package, and pydantic with one model defined: the floor of
 #: a package (like the reference) whose data types are pydantic models, defined at import.
 IMPORTS = {"reference": "import reference", "udspy": "import udspy", "dspy": "import dspy",
+           "langchain": "from langchain.agents import create_agent", "openai-agents": "import agents",
+           "pydantic-ai": "import pydantic_ai", "smolagents": "import smolagents",
            "pydantic": "import pydantic; type('M', (pydantic.BaseModel,), {'__annotations__': {'x': int}})"}
 BINDINGS = ("reference", "udspy", "dspy")
+#: The distributions whose versions a run records, per implementation timed.
+DISTRIBUTIONS = {"dspy": ("dspy",), "udspy": ("udspy",),
+                 "langchain": ("langchain", "langchain-core", "langgraph"),
+                 "openai-agents": ("openai-agents",), "pydantic-ai": ("pydantic-ai-slim",),
+                 "smolagents": ("smolagents",)}
 
 
 @dataclass(frozen=True)
@@ -62,7 +69,7 @@ class Plan:
 
 
 FULL = Plan(repetitions=15, warmups=2, batch=0.05, import_runs=15, suite_runs=3)
-QUICK = Plan(repetitions=5, warmups=1, batch=0.01, import_runs=3, suite_runs=0)
+QUICK = Plan(repetitions=5, warmups=1, batch=0.01, import_runs=2, suite_runs=0)
 
 
 class Worker:
@@ -185,7 +192,7 @@ def machine() -> Machine:
 def versions(impls: list[str]) -> dict[str, str]:
     """The installed versions of this project and of the peers timed."""
     found = {}
-    for name in ("react-conformance", *(i for i in impls if i in ("dspy", "udspy"))):
+    for name in ("react-conformance", *(d for i in impls for d in DISTRIBUTIONS.get(i, ()))):
         try:
             found[name] = version(name)
         except PackageNotFoundError:

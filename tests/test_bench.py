@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench._report import markdown
-from bench._results import Results, Target
+from bench._report import GROWTH_CAUSES, growth, markdown
+from bench._results import Machine, Results, Spread, Target
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,3 +36,19 @@ def test_the_quick_benchmark_writes_valid_json_and_the_page_renders_from_it(tmp_
     assert "| import reference, in ms: at most 1/3 of import udspy | 120 | 60 | **missed** |" in page
     floor = results.import_ms["pydantic"].median
     assert f"Importing pydantic and defining one model takes {floor:.0f} ms" in page
+
+
+def test_the_page_explains_each_implementation_whose_episode_time_grows_faster_than_linearly() -> None:
+    def spread(us: float) -> Spread:
+        return Spread.of([us])
+
+    machine = Machine(platform="p", cpu="c", cores=2, python="3.11", load_average=[1.0, 1.0, 1.0])
+    per_step = {"dspy": {"10": spread(100.0), "50": spread(300.0)},  # T(50)/T(10) = 15
+                "bare": {"10": spread(5.0), "50": spread(5.0)}}      # 5: linear
+    results = Results(quick=True, machine=machine, versions={}, steps=[10, 50], repetitions=1, warmups=0,
+                      per_step_us=per_step, per_step_wall_us=per_step, import_ms={}, suite_s={}, session_s={},
+                      targets=[])
+    assert growth(results) == {"dspy": 15.0, "bare": 5.0}
+    page = markdown(results)
+    assert "| dspy | 15.00 **(faster than linear)** |" in page and "| bare loop (floor) | 5.00 |" in page
+    assert f"- **dspy** (15.0): {GROWTH_CAUSES['dspy']}" in page
