@@ -144,7 +144,9 @@ class ToolSpec(BaseModel):
     name: str
     description: str
     parameters: tuple[ParamSpec, ...] = ()
-    #: Must not run before a person approves it (human-in-the-loop profile).
+    #: Must not run before a person approves it (`tool-approval` profile). A binding declares a
+    #: tool that is not interruptible as a plain tool, as a user would, without passing the
+    #: library's approval option: a plain tool's default behaviour is judged too (HITL-3).
     interruptible: bool = False
 
     def json_schema(self) -> dict[str, Any]:
@@ -180,8 +182,11 @@ class AgentSpec(BaseModel):
     #: What to do on the step cap (one of the cap behaviours the binding claims); `None` means
     #: the library's default. A library with one cap behaviour ignores it.
     on_max_steps: Literal["extract", "raise", "return"] | None = None
-    #: Whether the built-in `ask_to_user` tool is enabled (`ask-user` profile).
-    enable_ask_to_user: bool = False
+    #: Whether the built-in `ask_to_user` tool is enabled (`ask-user` profile); `None` means the
+    #: library's default: pass nothing, so that the default is judged (HITL-1: on by default).
+    #: A binding that passes the value straight through to a flag that takes None as its default
+    #: keeps working; one whose flag needs a bool passes it only when it is not None.
+    enable_ask_to_user: bool | None = None
 
 
 class CallRequest(BaseModel):

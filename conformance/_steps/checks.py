@@ -332,6 +332,10 @@ def tools_offered(world: World, names: str) -> None:
     agent = world.agent
     admitted = _guard.call("step_tool_names", lambda: world.binding.step_tool_names(agent))
     final_tools = {"finish", "final_answer", "final_result"}
+    if world.enable_ask_to_user is None and "ask-user" in world.capabilities:
+        # The scenario leaves ask_to_user to the library's default, which is on (HITL-1): STEP-1
+        # allows it beside the agent's tools, whether the library offers it or not.
+        final_tools = final_tools | ({"ask_to_user"} - set(expected))
     if admitted is not None:
         offered = sorted(set(admitted) - final_tools)
         assert "finish" in admitted, f"next_tool_name admits {sorted(admitted)}, without finish"

@@ -82,15 +82,19 @@ class ReferenceBinding(Binding):
         return next((n for n, cls in _ADAPTERS.items() if type(current) is cls), None)
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        # The defaults are the library's: a plain tool is built without `interruptible=`, and
+        # `enable_ask_to_user=` is passed only when the scenario says whether the agent can ask.
+        ask = {} if spec.enable_ask_to_user is None else {"enable_ask_to_user": spec.enable_ask_to_user}
         try:
             react = reference.ReAct(
                 _signature(spec.signature),
-                [reference.Tool(t.as_function(), interruptible=t.spec.interruptible) for t in tools],
+                [reference.Tool(t.as_function(), interruptible=True) if t.spec.interruptible
+                 else reference.Tool(t.as_function()) for t in tools],
                 max_iters=spec.max_steps,
                 adapter=_ADAPTERS[spec.adapter]() if spec.adapter else None,
                 # "return" is a cap behaviour the binding does not claim: never asked for.
                 on_max_iters="raise" if spec.on_max_steps == "raise" else "extract",
-                enable_ask_to_user=spec.enable_ask_to_user,
+                **ask,
             )
         except Exception as exc:
             return ErrorInfo.from_exception(exc)

@@ -108,6 +108,7 @@ class RunsUnknownTools(ReferenceBinding):
             built.react = reference.ReAct(
                 react.signature, list(react.tools.values()), max_iters=react.max_iters,
                 adapter=react.adapter, on_max_iters=react.on_max_iters,
+                enable_ask_to_user=False,  # react.tools holds it already if it was enabled
             )
         return built
 
@@ -182,6 +183,7 @@ class _BuildsAs(ReferenceBinding):
             built.react = self.react_class(
                 react.signature, list(react.tools.values()), max_iters=react.max_iters,
                 adapter=react.adapter, on_max_iters=react.on_max_iters,
+                enable_ask_to_user=False,  # react.tools holds it already if it was enabled
             )
         return built
 
@@ -224,3 +226,24 @@ class NamesNoStatus(ReferenceBinding):
         if outcome.error is not None and outcome.error.type == "LMError":
             outcome.error = ErrorInfo(type="RetryError", message="RetryError[<Future at 0x7f3a5008e2d0>]")
         return outcome
+
+
+class AsksNoOneByDefault(ReferenceBinding):
+    """A ReAct whose `ask_to_user` is off unless enabled (seed 004: on unless disabled)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        if spec.enable_ask_to_user is None:
+            spec = spec.model_copy(update={"enable_ask_to_user": False})
+        return super().build(spec, tools)
+
+
+class ApprovesEveryToolByDefault(ReferenceBinding):
+    """A ReAct whose approval is per agent: once one tool needs it, every plain tool waits too."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        built = super().build(spec, tools)
+        if isinstance(built, _Agent) and any(t.interruptible for t in built.react.tools.values()):
+            for name, tool in built.react.tools.items():
+                if name != "ask_to_user":  # the built-in is shared by every agent: left alone
+                    tool.interruptible = True
+        return built

@@ -80,6 +80,8 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("HidesTheArgumentSchema", "STEP-3"),
         ("NamesNoStatus", "NET-1"),
         ("KeepsTheCallOnTheAgent", "ASYNC-2"),
+        ("AsksNoOneByDefault", "HITL-1"),
+        ("ApprovesEveryToolByDefault", "HITL-3"),
     ],
 )
 def test_a_broken_implementation_fails_the_right_requirement(
