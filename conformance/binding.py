@@ -314,6 +314,9 @@ class StepTurn(ToolCall):
 
     kind: Literal["step"] = "step"
     thought: str
+    #: `signature` only: the reply leaves `next_tool_args` out (a malformed step reply); the
+    #: `render` helpers write it so.
+    without_tool_args: bool = False
     #: Further tool calls in the same reply (`parallel-tool-calls` scenarios only), after this one.
     parallel: tuple[ToolCall, ...] = ()
 
@@ -355,11 +358,16 @@ class ExtractTurn(BaseModel):
 
 
 class FaultTurn(BaseModel):
-    """The transport fails instead of answering (lm-retry profile)."""
+    """The transport fails instead of answering (lm-retry profile).
+
+    `hang`: the endpoint never answers. The seam does not wait: it calls `model.hang(timeout)` with
+    the request's own read timeout (None if it has none), then fails the request as that timeout
+    would (`conformance.server.fault_response` does both for an httpx transport).
+    """
 
     model_config = _Model
     kind: Literal["fault"] = "fault"
-    fault: Literal["timeout", "connection", "429", "500", "503", "400", "401"]
+    fault: Literal["timeout", "connection", "hang", "429", "500", "503", "400", "401"]
     retry_after: float | None = None
 
 

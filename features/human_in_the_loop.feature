@@ -203,6 +203,20 @@ Feature: Human in the loop
       | I will add | add         | {"a": 20, "b": 22}      | 42              |
       | delete it  | delete_file | {"path": "/tmp/report"} | delete_file     |
 
+  @req:HITL-5 @capability:tool-approval
+  Scenario: Resuming keeps the budget the steps before the pause used
+    Given the agent's step cap is 2
+    And the agent does not raise on the step cap
+    And the model replies
+      | turn | thought    | tool        | args                    |
+      | step | I will add | add         | {"a": 1, "b": 1}        |
+      | step | delete it  | delete_file | {"path": "/tmp/report"} |
+    And the model answers every extraction with {"answer": "done"}
+    When the agent is called with {"question": "Sum and clean"}
+    And the user answers "yes"
+    Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
+    And call 2 made exactly 0 step calls
+
   @req:HITL-6 @capability:tool-approval
   Scenario: Resuming the same interrupt twice never runs the tool twice
     Given the model replies
