@@ -2,9 +2,10 @@
 
 The scripted model is served through the reference's real HTTP client (`reference.LM`) over an
 in-memory httpx transport, so transport faults and retries are exercised by the same code a user
-runs, with no socket and no sleeping: the client's retry waits pass on the scripted model's clock
-(`ScriptedModel.sleep`), where the suite measures the backoff. Async calls go through the reference's own async forms
-(`aforward`, `aresume`) on an event loop, streaming calls through `stream`.
+runs, with no socket and no sleeping: the client's retry waits pass on the scripted model's
+clock (`ScriptedModel.sleep`), where the suite measures the backoff. Async calls go through the
+reference's own async forms (`aforward`, `aresume`) on an event loop, streaming calls through
+`stream`.
 """
 
 from __future__ import annotations
