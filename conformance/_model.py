@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable
 
@@ -54,8 +55,9 @@ class ScriptedModel:
         self.violation: str | None = None
         #: The model's clock, in seconds: it moves only by `sleep` and `hang`.
         self.clock = 0.0
-        #: The clock at each request, in the order of `calls`.
+        #: The clock at each request, in the order of `calls`; and the real (monotonic) time.
         self.times: list[float] = []
+        self.walls: list[float] = []
         #: Every wait the library asked for (`sleep`), and each hung request's timeout (`hang`).
         self.waits: list[float] = []
         self.hangs: list[float | None] = []
@@ -92,6 +94,7 @@ class ScriptedModel:
             self.calls.append(call)
             self.stamps.append(next(_CLOCK))
             self.times.append(self.clock)
+            self.walls.append(time.monotonic())
             turn = self._next_for(call)
             if turn is not None:
                 return turn

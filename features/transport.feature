@@ -54,7 +54,6 @@ Feature: Model transport retries
       | turn  | thought | tool | args            |
       | fault |         |      | 500             |
       | fault |         |      | 503             |
-      | fault |         |      | 500             |
       | final | done    |      | {"answer": "4"} |
     When the agent is called with {"question": "What is 2 + 2?"}
     Then the prediction's "answer" is "4"

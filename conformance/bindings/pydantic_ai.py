@@ -111,8 +111,10 @@ _KNOWN: dict[str, str] = {
     "Tool args of several megabytes fail fast with a clear error":
         "pydantic-ai puts no size limit on tool args (tool_manager.py validates them like any other): "
         "the 5 MB string reaches the tool",
-    "HITL-3": "DeferredToolRequests holds the pending ToolCallPart and no question for the person "
-              "(_deferred.py): there is no 'Confirm execution of ...?' to report",
+    # A scenario, not all of HITL-3: a plain tool runs without approval, as HITL-3's default asks.
+    "An interruptible tool does not run before approval":
+        "DeferredToolRequests holds the pending ToolCallPart and no question for the person "
+        "(_deferred.py): there is no 'Confirm execution of ...?' to report",
     "An edit that names no tool never runs anything, and the agent sees an error":
         "ToolApproved(override_args=...) only replaces the pending call's args (_deferred.py): an edit "
         "naming another tool cannot be given to the library",
