@@ -31,14 +31,14 @@ Feature: Signature polymorphism
   @req:SIG-2 @capability:signature
   Scenario: A signature class's field descriptions reach the model
     Given a ReAct agent with the signature "question -> answer" in class form
-    And the signature's field "question" is described as "the sum to work out, in words"
-    And the signature's field "answer" is described as "a single number, written in digits"
+    And the signature's field "question" is described as "Arithmetic to work out, in words"
+    And the signature's field "answer" is described as "One number, written in digits"
     And the model replies
       | turn  | thought | tool | args            |
       | final | done    |      | {"answer": "5"} |
     When the agent is called with {"question": "What is 2 + 3?"}
-    Then every model call shows "the sum to work out, in words"
-    And the extraction call shows "a single number, written in digits"
+    Then every model call shows "Arithmetic to work out, in words"
+    And the extraction call shows "One number, written in digits"
 
   @req:SIG-3 @capability:signature
   Scenario: A signature value built in code works like the string form

@@ -304,9 +304,10 @@ def model_retried(world: World) -> None:
     assert got >= 2, f"a transient failure should be retried; the model was asked {got} time(s)"
 
 
-#: How much longer each wait before a retry must be than the one before (exponential backoff
-#: doubles; a jitter of a quarter, as the openai client's, still leaves 1.5).
-BACKOFF_GROWTH = 1.4
+#: How much longer each wait before a retry must be than the one before: exponential backoff
+#: doubles it, and the jitter libraries add leaves at least 1.2 (Ax's ±25%; the openai client's
+#: -25% leaves 1.5). A constant backoff without jitter never grows; with jitter it may, by chance.
+BACKOFF_GROWTH = 1.15
 #: Measured in real time, the shortest first wait that is a wait and not the run's own overhead.
 REAL_WAIT_FLOOR = 0.05
 
