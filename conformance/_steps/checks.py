@@ -333,6 +333,22 @@ def waits_grew(world: World) -> None:
     )
 
 
+@then(parsers.parse("the retry came {seconds:d} seconds after the first request, as the endpoint asked"))
+def retry_after_honoured(world: World, seconds: int) -> None:
+    """NET-1: a 429 or 503 with Retry-After is retried after that wait, not after the library's own
+    backoff; on the model's clock, or else in real time (see `waits_grew`)."""
+    model = world.model
+    on_clock = bool(model.waits)
+    times = model.times if on_clock else model.walls
+    world.blocked_unless(len(times) >= 2, "NET-1", "the model was not retried")
+    gap = round(times[1] - times[0], 3)
+    where = "the model's clock" if on_clock else "real time"
+    assert seconds * 0.99 <= gap <= seconds + 1.0, (
+        f"the endpoint asked to retry after {seconds} s (Retry-After); in {where} the retry came "
+        f"after {gap} s"
+    )
+
+
 @then("the hung request had a timeout, and the retry came after it")
 def hung_request_timed_out(world: World) -> None:
     hangs = world.model.hangs

@@ -307,6 +307,11 @@ def bracketed_args(world: World, tool: str, param: str, count: int) -> None:
     world.model.extend([StepTurn(thought="send it", tool_name=tool, tool_args=args)])
 
 
+@given(parsers.parse('the model first answers HTTP {status} asking to retry after {seconds:d} seconds'))
+def fault_with_retry_after(world: World, status: str, seconds: int) -> None:
+    world.model.extend([FaultTurn.model_validate({"fault": status, "retry_after": seconds})])
+
+
 @given(parsers.parse('the model fails every call with "{fault}"'))
 def model_always_fails(world: World, fault: str) -> None:
     world.model.every_step = FaultTurn.model_validate({"fault": fault})

@@ -410,3 +410,11 @@ class CrashesOnAFencedReply(ReferenceBinding):
         reference._args.unfence = _crashing_unfence  # type: ignore[attr-defined]
         reference._adapters.unfence = _crashing_unfence
         return super().build(spec, tools)
+
+
+class IgnoresRetryAfter(ReferenceBinding):
+    """A model client that backs off by its own schedule, whatever Retry-After asks (NET-1)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        reference._lm._retry_after = lambda response, default: default  # type: ignore[attr-defined]
+        return super().build(spec, tools)

@@ -87,6 +87,7 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("RestartsTheBudgetOnResume", "HITL-5"),
         ("BacksOffConstantly", "NET-1"),
         ("WaitsForEver", "NET-1"),
+        ("IgnoresRetryAfter", "NET-1"),
         ("DropsFieldDescriptions", "SIG-2"),
         ("NamesEveryInput", "SIG-6"),
         ("CrashesOnAReplyWithoutArgs", "ARGS-3"),
