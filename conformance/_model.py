@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable
 
@@ -28,6 +29,10 @@ class ScriptedModel:
     scripted models' requests (to tell whether concurrent runs were in flight at once). A request
     the script did not expect raises `UnexpectedModelCall` and is remembered in `violation`, so
     that a library which swallows the exception still fails the scenario.
+
+    The model keeps its own clock, so that waits are measured without waiting (NET-1): a binding
+    whose library lets it replace the retry client's sleep passes `sleep`, and a seam serving a
+    `hang` fault calls `hang` with the request's own timeout. `times` holds the clock at each request.
     """
 
     def __init__(
@@ -48,7 +53,29 @@ class ScriptedModel:
         self.calls: list[LMCall] = []
         self.stamps: list[int] = []
         self.violation: str | None = None
+        #: The model's clock, in seconds: it moves only by `sleep` and `hang`.
+        self.clock = 0.0
+        #: The clock at each request, in the order of `calls`; and the real (monotonic) time.
+        self.times: list[float] = []
+        self.walls: list[float] = []
+        #: Every wait the library asked for (`sleep`), and each hung request's timeout (`hang`).
+        self.waits: list[float] = []
+        self.hangs: list[float | None] = []
         self._lock = threading.Lock()
+
+    def sleep(self, seconds: float) -> None:
+        """Wait `seconds` on the model's clock, at once: pass it as the library's retry sleep."""
+        with self._lock:
+            self.waits.append(seconds)
+            self.clock += max(0.0, seconds)
+
+    def hang(self, timeout: float | None) -> None:
+        """A request the endpoint never answers (a `hang` fault): its timeout passes on the model's
+        clock. Then the seam fails the request as that timeout would (`httpx.ReadTimeout`). A
+        request without a timeout (None) would wait for ever: it is recorded, for the suite to fail."""
+        with self._lock:
+            self.hangs.append(timeout)
+            self.clock += timeout if timeout is not None and timeout > 0 else 0.0
 
     def extend(self, turns: Iterable[Turn]) -> None:
         """Queue more turns."""
@@ -66,6 +93,8 @@ class ScriptedModel:
         with self._lock:
             self.calls.append(call)
             self.stamps.append(next(_CLOCK))
+            self.times.append(self.clock)
+            self.walls.append(time.monotonic())
             turn = self._next_for(call)
             if turn is not None:
                 return turn

@@ -212,6 +212,8 @@ class _Harness:
                 return
             if isinstance(message, p.ModelRequest | p.ToolRequest):
                 self._answer(message)
+            elif isinstance(message, p.Sleep | p.Hang):
+                self._clock(message)
             else:
                 self._deliver(message)
         code = self.proc.wait()
@@ -238,6 +240,19 @@ class _Harness:
             return
         pending.reply = reply
         pending.done.set()
+
+    def _clock(self, notice: p.Sleep | p.Hang) -> None:
+        """A wait the library asked for, or a hung request's timeout, on the run's model clock."""
+        with self._state_lock:
+            route = self._runs.get(notice.run)
+        if route is None:
+            self.fail(f"sent a {notice.type!r} notice for run {notice.run!r}, which is not running")
+            return
+        model, _ = route
+        if isinstance(notice, p.Sleep):
+            model.sleep(notice.seconds)
+        else:
+            model.hang(notice.timeout)
 
     def _answer(self, request: p.ModelRequest | p.ToolRequest) -> None:
         with self._state_lock:

@@ -287,6 +287,28 @@ class ToolRequest(BaseModel):
     args: JsonValue
 
 
+class Sleep(BaseModel):
+    """The library's model client waited `seconds` before a retry during run `run` (NET-1): the
+    suite passes it on the scenario model's clock (`ScriptedModel.sleep`). No answer; send it
+    before the retried request. Where the library lets you replace its sleep, send this instead."""
+
+    model_config = _Message
+    type: Literal["sleep"] = "sleep"
+    run: str
+    seconds: float
+
+
+class Hang(BaseModel):
+    """A `hang` fault: the request's own read timeout (null if it has none), which the suite
+    passes on the scenario model's clock (`ScriptedModel.hang`); then fail the request as that
+    timeout would, at once. No answer; send it before the retried request."""
+
+    model_config = _Message
+    type: Literal["hang"] = "hang"
+    run: str
+    timeout: float | None
+
+
 #: A command of the suite, which the harness answers with a `Reply`.
 Command = (Hello | Configure | GetGlobalAdapter | Build | Run | Resume | RunConcurrently
            | GetStepToolNames | MutateLastResult | Stop)
@@ -294,7 +316,8 @@ Command = (Hello | Configure | GetGlobalAdapter | Build | Run | Resume | RunConc
 Reply = Welcome | Done | Adapter | Built | Ran | RanAll | Names | Failed
 
 FromHarness = Annotated[
-    Welcome | Done | Adapter | Built | Ran | RanAll | Names | Failed | ModelRequest | ToolRequest,
+    Welcome | Done | Adapter | Built | Ran | RanAll | Names | Failed | ModelRequest | ToolRequest
+    | Sleep | Hang,
     Field(discriminator="type"),
 ]
 
@@ -337,7 +360,8 @@ _TO_HARNESS: tuple[type[BaseModel], ...] = (
     MutateLastResult, Stop, TurnAnswer, ToolAnswer,
 )
 _FROM_HARNESS: tuple[type[BaseModel], ...] = (
-    Welcome, Done, Adapter, Built, Ran, RanAll, Names, Failed, ModelRequest, ToolRequest,
+    Welcome, Done, Adapter, Built, Ran, RanAll, Names, Failed, ModelRequest, ToolRequest, Sleep,
+    Hang,
 )
 _MESSAGES = _TO_HARNESS + _FROM_HARNESS
 

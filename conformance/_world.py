@@ -44,7 +44,8 @@ class World:
         self.max_steps = 10
         self.adapter: AdapterName | None = None
         self.on_max_steps: str | None = None
-        self.enable_ask_to_user = False
+        #: Set only by a scenario that says the agent can or cannot ask: else the library's default.
+        self.enable_ask_to_user: bool | None = None
         self.model = self.new_model()
         self._agent: object | None = None
         self.build_error: ErrorInfo | None = None

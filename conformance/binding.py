@@ -144,7 +144,9 @@ class ToolSpec(BaseModel):
     name: str
     description: str
     parameters: tuple[ParamSpec, ...] = ()
-    #: Must not run before a person approves it (human-in-the-loop profile).
+    #: Must not run before a person approves it (`tool-approval` profile). A binding declares a
+    #: tool that is not interruptible as a plain tool, as a user would, without passing the
+    #: library's approval option: a plain tool's default behaviour is judged too (HITL-3).
     interruptible: bool = False
 
     def json_schema(self) -> dict[str, Any]:
@@ -180,8 +182,11 @@ class AgentSpec(BaseModel):
     #: What to do on the step cap (one of the cap behaviours the binding claims); `None` means
     #: the library's default. A library with one cap behaviour ignores it.
     on_max_steps: Literal["extract", "raise", "return"] | None = None
-    #: Whether the built-in `ask_to_user` tool is enabled (`ask-user` profile).
-    enable_ask_to_user: bool = False
+    #: Whether the built-in `ask_to_user` tool is enabled (`ask-user` profile); `None` means the
+    #: library's default: pass nothing, so that the default is judged (HITL-1: on by default).
+    #: A binding that passes the value straight through to a flag that takes None as its default
+    #: keeps working; one whose flag needs a bool passes it only when it is not None.
+    enable_ask_to_user: bool | None = None
 
 
 class CallRequest(BaseModel):
@@ -309,6 +314,9 @@ class StepTurn(ToolCall):
 
     kind: Literal["step"] = "step"
     thought: str
+    #: `signature` only: the reply leaves `next_tool_args` out (a malformed step reply); the
+    #: `render` helpers write it so.
+    without_tool_args: bool = False
     #: Further tool calls in the same reply (`parallel-tool-calls` scenarios only), after this one.
     parallel: tuple[ToolCall, ...] = ()
 
@@ -350,11 +358,16 @@ class ExtractTurn(BaseModel):
 
 
 class FaultTurn(BaseModel):
-    """The transport fails instead of answering (lm-retry profile)."""
+    """The transport fails instead of answering (lm-retry profile).
+
+    `hang`: the endpoint never answers. The seam does not wait: it calls `model.hang(timeout)` with
+    the request's own read timeout (None if it has none), then fails the request as that timeout
+    would (`conformance.server.fault_response` does both for an httpx transport).
+    """
 
     model_config = _Model
     kind: Literal["fault"] = "fault"
-    fault: Literal["timeout", "connection", "429", "500", "503", "400", "401"]
+    fault: Literal["timeout", "connection", "hang", "429", "500", "503", "400", "401"]
     retry_after: float | None = None
 
 

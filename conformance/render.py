@@ -55,6 +55,9 @@ def _raw_values(turn: StepTurn | FinalTurn | ExtractTurn) -> tuple[dict[str, Any
     if isinstance(turn, ExtractTurn | FinalTurn):
         return dict(turn.outputs), set()
     values = step_values(turn)
+    if turn.without_tool_args:
+        del values["next_tool_args"]
+        return values, set()
     if turn.raw_tool_args is None:
         return values, set()
     values["next_tool_args"] = turn.raw_tool_args

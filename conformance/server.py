@@ -133,9 +133,16 @@ def completion(body: dict[str, Any], call: LMCall, turn: StepTurn | FinalTurn | 
     }).encode()
 
 
-def fault_response(turn: FaultTurn, request: httpx.Request) -> httpx.Response:
+def fault_response(turn: FaultTurn, request: httpx.Request,
+                   model: ScriptedModel | None = None) -> httpx.Response:
     """A scripted fault on an in-memory httpx transport: a raised timeout or connection error, or
-    the HTTP status (with its Retry-After)."""
+    the HTTP status (with its Retry-After). A `hang` passes the request's own read timeout on
+    `model`'s clock (`ScriptedModel.hang`), then raises the timeout it would end in."""
+    if turn.fault == "hang":
+        timeout = request.extensions.get("timeout", {}).get("read")
+        if model is not None:
+            model.hang(timeout)
+        raise httpx.ReadTimeout("the endpoint never answered", request=request)
     if turn.fault == "timeout":
         raise httpx.ReadTimeout("scripted timeout", request=request)
     if turn.fault == "connection":
@@ -205,7 +212,7 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             if turn.fault == "connection":
                 self.close_connection = True  # hang up without a response
                 return
-            if turn.fault == "timeout":
+            if turn.fault in ("timeout", "hang"):  # a real socket: the slow reply stands for both
                 time.sleep(server.slow_seconds)
                 return self._json(504, {"error": {"message": "scripted slow reply"}})
             headers = {"Retry-After": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}

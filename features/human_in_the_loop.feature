@@ -25,6 +25,14 @@ Feature: Human in the loop
     When the agent is called with {"question": "What is 2 + 2?"}
     Then the tools offered to the model are exactly "add, delete_file"
 
+  @req:HITL-1 @capability:ask-user
+  Scenario: ask_to_user is offered by default, when the agent is built without saying
+    Given the model replies
+      | turn  | thought       | tool | args            |
+      | final | I know it     |      | {"answer": "4"} |
+    When the agent is called with {"question": "What is 2 + 2?"}
+    Then the tools offered to the model are exactly "add, ask_to_user, delete_file"
+
   @req:HITL-2 @capability:ask-user
   Scenario: Asking the user raises an interrupt carrying the question and the saved state
     Given the agent can ask the user
@@ -71,6 +79,16 @@ Feature: Human in the loop
     Then the tool "delete_file" never ran
     And the interrupt asks to confirm the call of "delete_file"
     And the interrupt's tool call is "delete_file" with {"path": "/tmp/report"}
+
+  @req:HITL-3 @capability:tool-approval
+  Scenario: A plain tool runs without approval by default
+    Given the model replies
+      | turn  | thought    | tool | args             |
+      | step  | I will add | add  | {"a": 2, "b": 3} |
+      | final | done       |      | {"answer": "5"}  |
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then the tool "add" ran exactly once, with {"a": 2, "b": 3}
+    And the prediction's "answer" is "5"
 
   @req:HITL-4 @capability:tool-approval
   Scenario Outline: Approving runs the pending call exactly once
@@ -184,6 +202,20 @@ Feature: Human in the loop
       | thought    | tool        | args                    | observation     |
       | I will add | add         | {"a": 20, "b": 22}      | 42              |
       | delete it  | delete_file | {"path": "/tmp/report"} | delete_file     |
+
+  @req:HITL-5 @capability:tool-approval
+  Scenario: Resuming keeps the budget the steps before the pause used
+    Given the agent's step cap is 2
+    And the agent does not raise on the step cap
+    And the model replies
+      | turn | thought    | tool        | args                    |
+      | step | I will add | add         | {"a": 1, "b": 1}        |
+      | step | delete it  | delete_file | {"path": "/tmp/report"} |
+    And the model answers every extraction with {"answer": "done"}
+    When the agent is called with {"question": "Sum and clean"}
+    And the user answers "yes"
+    Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
+    And call 2 made exactly 0 step calls
 
   @req:HITL-6 @capability:tool-approval
   Scenario: Resuming the same interrupt twice never runs the tool twice

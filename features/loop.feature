@@ -185,3 +185,13 @@ Feature: The tool loop
       | eleven sums | add | {"a": 9, "b": 0} | 9 |
       | eleven sums | add | {"a": 10, "b": 0} | 10 |
       | eleven sums | add | {"a": 11, "b": 0} | 11 |
+
+  @req:LOOP-5
+  Scenario: The agent is told that the tool it chose does not exist
+    Given the model replies
+      | turn  | thought     | tool              | args               |
+      | step  | wipe it all | delete_everything | {"path": "/"}      |
+      | final | done        |                   | {"answer": "none"} |
+    When the agent is called with {"question": "Clean up"}
+    Then no tool ran
+    And the agent was told that the tool "delete_everything" it chose in step 1 is unknown

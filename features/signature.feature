@@ -28,6 +28,18 @@ Feature: Signature polymorphism
     And every model call shows "Answer in French, as tersely as you can."
     And every model call shows "What is 2 + 3?"
 
+  @req:SIG-2 @capability:signature
+  Scenario: A signature class's field descriptions reach the model
+    Given a ReAct agent with the signature "question -> answer" in class form
+    And the signature's field "question" is described as "Arithmetic to work out, in words"
+    And the signature's field "answer" is described as "One number, written in digits"
+    And the model replies
+      | turn  | thought | tool | args            |
+      | final | done    |      | {"answer": "5"} |
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then every model call shows "Arithmetic to work out, in words"
+    And the extraction call shows "One number, written in digits"
+
   @req:SIG-3 @capability:signature
   Scenario: A signature value built in code works like the string form
     Given a ReAct agent with the signature "question -> answer" in value form
@@ -82,3 +94,15 @@ Feature: Signature polymorphism
     Then the call fails with an error that names "context"
     And the model was never called
     And no tool ran
+
+  @req:SIG-6 @capability:signature
+  Scenario Outline: The error names exactly the missing input, not one the call gave
+    Given a ReAct agent with the signature "context, question -> answer"
+    When the agent is called with <inputs>
+    Then the call fails with an error that names "<missing>", not "<given>"
+    And the model was never called
+
+    Examples:
+      | inputs                              | missing  | given    |
+      | {"question": "What is 2 + 3?"}      | context  | question |
+      | {"context": "Arithmetic."}          | question | context  |

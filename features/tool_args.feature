@@ -67,6 +67,60 @@ Feature: Tool arguments
       | {amount: 50, recipient: Ann}        |
       | {"amount": 50,, "recipient": "Ann"} |
       | not json at all                     |
+      | {'amount': 50, 'recipient': 'Ann'}  |
+      | {"amount": 50, "recipient": "Ann",} |
+
+  @req:ARGS-3
+  Scenario Outline: Python literals in tool args are malformed JSON, never guessed at
+    Given the tool "notify" that takes the string "recipient" and the boolean "urgent"
+    And the model replies
+      | turn               | thought  | tool   | args             |
+      | step with raw args | tell her | notify | <args>           |
+      | final              | give up  |        | {"answer": "no"} |
+    When the agent is called with {"question": "Tell Ann"}
+    Then the tool "notify" never ran
+    And the agent saw an error for step 1 or was asked again
+    And the prediction's "answer" is "no"
+
+    Examples:
+      | args                                  |
+      | {"recipient": "Ann", "urgent": True}  |
+      | {'recipient': 'Ann', 'urgent': False} |
+      | {"recipient": "Ann", "urgent": true,} |
+      | {"recipient": "Ann", "urgent": None}  |
+
+  @req:ARGS-3 @capability:signature
+  Scenario Outline: A step reply without tool args never crashes the run
+    Given the global adapter is "<adapter>"
+    And the model replies
+      | turn              | thought | tool     | args             |
+      | step without args | send it | transfer |                  |
+      | final             | give up |          | {"answer": "no"} |
+    When the agent is called with {"question": "Pay Ann"}
+    Then the tool "transfer" never ran
+    And the agent saw an error for step 1 or was asked again
+    And the prediction's "answer" is "no"
+
+    Examples:
+      | adapter |
+      | chat    |
+      | json    |
+
+  @req:ARGS-3 @capability:signature
+  Scenario Outline: Tool args in a code fence never crash the run
+    Given the global adapter is "<adapter>"
+    And the model replies
+      | turn               | thought | tool     | args                                                |
+      | step with raw args | send it | transfer | ```json {"amount": 50, "recipient": "Ann"} ```      |
+      | final              | done    |          | {"answer": "paid"}                                  |
+    When the agent is called with {"question": "Pay Ann"}
+    Then the tool "transfer" ran exactly once with {"amount": 50, "recipient": "Ann"}, or the agent saw an error for step 1
+    And the prediction's "answer" is "paid"
+
+    Examples:
+      | adapter |
+      | chat    |
+      | json    |
 
   @req:ARGS-4
   Scenario Outline: Tool args that break the tool's schema never reach it, and the error names the field

@@ -47,3 +47,40 @@ Feature: Model transport retries
     And the model was retried at least once
     And the model received 0 extraction calls
     And no tool ran
+
+  @req:NET-1 @capability:lm-retry
+  Scenario: The backoff grows between tries
+    Given the model replies
+      | turn  | thought | tool | args            |
+      | fault |         |      | 500             |
+      | fault |         |      | 503             |
+      | final | done    |      | {"answer": "4"} |
+    When the agent is called with {"question": "What is 2 + 2?"}
+    Then the prediction's "answer" is "4"
+    And the waits between the model's tries grew
+
+  @req:NET-1 @capability:lm-retry
+  Scenario: A hung endpoint times out and the call is retried
+    Given the model replies
+      | turn  | thought | tool | args            |
+      | fault |         |      | hang            |
+      | final | done    |      | {"answer": "4"} |
+    When the agent is called with {"question": "What is 2 + 2?"}
+    Then the prediction's "answer" is "4"
+    And the model received 2 step calls, the last one its final answer
+    And the hung request had a timeout, and the retry came after it
+
+  @req:NET-1 @capability:lm-retry
+  Scenario Outline: A rate limit or an unavailable endpoint is retried after the wait it asks for
+    Given the model first answers HTTP <status> asking to retry after 3 seconds
+    And the model replies
+      | turn  | thought | tool | args            |
+      | final | done    |      | {"answer": "4"} |
+    When the agent is called with {"question": "What is 2 + 2?"}
+    Then the prediction's "answer" is "4"
+    And the retry came 3 seconds after the first request, as the endpoint asked
+
+    Examples:
+      | status |
+      | 429    |
+      | 503    |

@@ -48,6 +48,7 @@ def check_inputs(signature: Signature, inputs: dict[str, Any]) -> None:
     missing = [n for n in signature.inputs if n not in inputs]
     unknown = sorted(set(inputs) - set(signature.inputs))
     if missing or unknown:
+        # Only the fields at fault: quoting the whole signature would name every field (SIG-6).
         problems = [f"missing input(s) {', '.join(missing)}"] if missing else []
         problems += [f"unexpected input(s) {', '.join(unknown)}"] if unknown else []
-        raise ValueError(f"{' and '.join(problems)} for signature {signature}")
+        raise ValueError(f"{' and '.join(problems)}; pass exactly the signature's inputs")

@@ -36,7 +36,7 @@ from reference._tool import Tool
 REPEATED_FAILURES = 3
 #: How many tool errors a run keeps (ERR-2).
 ERROR_HISTORY = 10
-#: The built-in tool through which the agent asks the user (`enable_ask_to_user=True`).
+#: The built-in tool through which the agent asks the user (on unless `enable_ask_to_user=False`).
 ASK_TO_USER = Tool(ask_to_user)
 _RESERVED = {"trajectory", "next_thought", "next_tool_name", "next_tool_args", "max_iters",
              "stop_reason", "iterations", "fallback", "tool_errors"}
@@ -129,15 +129,15 @@ class ReAct:
     """A tool-using agent: `ReAct("question -> answer", [search])(question="...")`.
 
     `on_max_iters` says what running out of steps does: "extract" the outputs from the partial
-    trajectory (with a `fallback` message), or "raise" MaxIterationsError. With
-    `enable_ask_to_user`, the agent may call the built-in `ask_to_user(question)` tool. A tool
+    trajectory (with a `fallback` message), or "raise" MaxIterationsError. Unless
+    `enable_ask_to_user=False`, the agent may call the built-in `ask_to_user(question)` tool. A tool
     whose `interruptible` is true never runs before a person approves the call.
     """
 
     def __init__(self, signature: object, tools: Sequence[Tool | Callable[..., Any]], *,
                  max_iters: int = 10, adapter: Adapter | None = None,
                  on_max_iters: Literal["extract", "raise"] = "extract",
-                 enable_ask_to_user: bool = False) -> None:
+                 enable_ask_to_user: bool = True) -> None:
         if on_max_iters not in ("extract", "raise"):
             raise ValueError(f"on_max_iters must be 'extract' or 'raise', not {on_max_iters!r}")
         self.signature = Signature.coerce(signature)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from typing import Any
 
 from pytest_bdd import given, parsers, then
@@ -77,6 +78,20 @@ def call_fails(world: World, name: str) -> None:
     token = re.compile(rf"(?<![0-9A-Za-z]){re.escape(name)}(?![0-9A-Za-z])")
     assert token.search(error.message) or token.search(canonical(error.fields)), (
         f"the error should name {name!r}: {error.type}: {error.message} {error.fields or ''}"
+    )
+
+
+@then(parsers.parse('the call fails with an error that names "{name}", not "{other}"'))
+def call_fails_naming_only(world: World, name: str, other: str) -> None:
+    """SIG-6: the error names the missing field, and not a field the call gave (an error that
+    names every field does not say which one is missing)."""
+    call_fails(world, name)
+    error = world.last.error
+    assert error is not None
+    token = re.compile(rf"(?<![0-9A-Za-z_]){re.escape(other)}(?![0-9A-Za-z_])")
+    assert not token.search(error.message), (
+        f"the error should name only the missing field {name!r}, but it also names {other!r}, "
+        f"which the call gave: {error.type}: {error.message}"
     )
 
 
@@ -289,6 +304,69 @@ def model_retried(world: World) -> None:
     assert got >= 2, f"a transient failure should be retried; the model was asked {got} time(s)"
 
 
+#: How much longer each wait before a retry must be than the one before: exponential backoff
+#: doubles it, and the jitter libraries add leaves at least 1.2 (Ax's ±25%; the openai client's
+#: -25% leaves 1.5). A constant backoff without jitter never grows; with jitter it may, by chance.
+BACKOFF_GROWTH = 1.15
+#: Measured in real time, the shortest first wait that is a wait and not the run's own overhead.
+REAL_WAIT_FLOOR = 0.05
+
+
+@then("the waits between the model's tries grew")
+def waits_grew(world: World) -> None:
+    """NET-1's exponential backoff: each wait before a retry at least BACKOFF_GROWTH times the one
+    before. Measured on the scripted model's clock when the binding passes the library's waits to
+    it (`ScriptedModel.sleep`, no real waiting); else in real time between the requests."""
+    model = world.model
+    retries = [c.kind for c in model.calls].count("step") - 1
+    world.blocked_unless(retries >= 2, "NET-1", f"the model was tried {retries + 1} time(s), "
+                         "not enough to see the backoff grow")
+    on_clock = bool(model.waits)
+    times = model.times if on_clock else model.walls
+    gaps = [round(b - a, 4) for a, b in pairwise(times)][:retries]
+    floor = 0.0 if on_clock else REAL_WAIT_FLOOR
+    where = "the model's clock" if on_clock else (
+        "real time (the binding passed no waits to ScriptedModel.sleep)")
+    assert gaps[0] > floor and all(b >= BACKOFF_GROWTH * a for a, b in pairwise(gaps)), (
+        f"the waits before each retry should grow (exponential backoff: each at least "
+        f"{BACKOFF_GROWTH}x the one before); in {where} they were {gaps} s"
+    )
+
+
+@then(parsers.parse("the retry came {seconds:d} seconds after the first request, as the endpoint asked"))
+def retry_after_honoured(world: World, seconds: int) -> None:
+    """NET-1: a 429 or 503 with Retry-After is retried after that wait, not after the library's own
+    backoff; on the model's clock, or else in real time (see `waits_grew`)."""
+    model = world.model
+    on_clock = bool(model.waits)
+    times = model.times if on_clock else model.walls
+    world.blocked_unless(len(times) >= 2, "NET-1", "the model was not retried")
+    gap = round(times[1] - times[0], 3)
+    where = "the model's clock" if on_clock else "real time"
+    assert seconds * 0.99 <= gap <= seconds + 1.0, (
+        f"the endpoint asked to retry after {seconds} s (Retry-After); in {where} the retry came "
+        f"after {gap} s"
+    )
+
+
+@then("the hung request had a timeout, and the retry came after it")
+def hung_request_timed_out(world: World) -> None:
+    hangs = world.model.hangs
+    if not hangs:
+        raise _guard.BindingError(
+            "the scenario scripts a hang, but the binding's seam never called ScriptedModel.hang "
+            "with the request's timeout")
+    assert all(t is not None and 0 < t < float("inf") for t in hangs), (
+        f"a request to an endpoint that never answers should time out; its timeout was "
+        f"{hangs[0]!r}, so the call would wait for ever"
+    )
+    times, timeout = world.model.times, hangs[0]
+    assert timeout is not None and len(times) >= 2 and times[1] - times[0] >= timeout, (
+        f"the retry should come after the hung request's timeout ({hangs[0]} s); on the model's "
+        f"clock the requests came at {times}"
+    )
+
+
 @then(parsers.re(r"call (?P<number>\d+) made exactly (?P<steps>\d+) step calls?$"))
 def call_made_steps(world: World, number: str, steps: str) -> None:
     calls = world.calls_per_run[int(number) - 1]
@@ -333,6 +411,10 @@ def tools_offered(world: World, names: str) -> None:
     admitted = _guard.call("step_tool_names", lambda: world.binding.step_tool_names(agent),
                            world.timeout)
     final_tools = {"finish", "final_answer", "final_result"}
+    if world.enable_ask_to_user is None and "ask-user" in world.capabilities:
+        # The scenario leaves ask_to_user to the library's default, which is on (HITL-1): STEP-1
+        # allows it beside the agent's tools, whether the library offers it or not.
+        final_tools = final_tools | ({"ask_to_user"} - set(expected))
     if admitted is not None:
         offered = sorted(set(admitted) - final_tools)
         assert "finish" in admitted, f"next_tool_name admits {sorted(admitted)}, without finish"
@@ -449,6 +531,42 @@ def saw_error_or_retried(world: World, number: int) -> None:
         f"({thought!r}) but no error. What it added:\n{_show(added, 2000)}\nThe trajectory was "
         f"{[s.model_dump() for s in steps]}"
     )
+
+
+@then(parsers.parse('the agent was told that the tool "{tool}" it chose in step {number:d} is unknown'))
+def told_unknown_tool(world: World, tool: str, number: int) -> None:
+    """LOOP-5: an error observation naming the tool, or a later step call that shows the agent an
+    error about that step; a call skipped without any trace (the step gone, or blank) tells it nothing."""
+    steps = world.prediction().trajectory
+    if len(steps) >= number:
+        observed = str(steps[number - 1].observation)
+        if ERROR_WORDS.search(observed) and tool in observed:
+            return
+    calls = [c for c in world.calls_per_run[-1] if c.kind == "step"]
+    assert len(calls) > number, (
+        f"after the call of the unknown tool {tool!r} the agent should be told; it made "
+        f"{len(calls)} step call(s) and the trajectory was {[s.model_dump() for s in steps]}"
+    )
+    seen = set(calls[number - 1].text().splitlines())
+    added = "\n".join(line for line in calls[number].text().splitlines() if line not in seen)
+    assert ERROR_WORDS.search(added) and tool in added, (
+        f"after the call of the unknown tool {tool!r} the agent should see an error naming it (or "
+        f"be asked that step again with one); the next step call adds neither. What it added:\n"
+        f"{_show(added, 2000)}\nThe trajectory was {[s.model_dump() for s in steps]}"
+    )
+
+
+@then(parsers.parse(
+    'the tool "{name}" ran exactly once with {args}, or the agent saw an error for step {number:d}'))
+def ran_or_error(world: World, name: str, args: str, number: int) -> None:
+    """A reply the library may read either way (args in a code fence): the run goes on, and the
+    tool runs on exactly those args or not at all."""
+    calls = world.tool(name).calls
+    if calls:
+        tool_ran_once(world, name, args)
+        world.prediction()
+    else:
+        saw_error_or_retried(world, number)
 
 
 @then(parsers.parse('the observation of step {number:d} is an error that says why, matching "{pattern}"'))

@@ -55,6 +55,18 @@ def signature_instructions(world: World, instructions: str) -> None:
     world.signature = world.signature.model_copy(update={"instructions": instructions})
 
 
+@given(parsers.parse('the signature\'s field "{name}" is described as "{description}"'))
+def field_description(world: World, name: str, description: str) -> None:
+    sides = {}
+    for side in ("inputs", "outputs"):
+        fields = getattr(world.signature, side)
+        sides[side] = tuple(f.model_copy(update={"description": description}) if f.name == name else f
+                            for f in fields)
+    assert name in {f.name for side in sides.values() for f in side}, (
+        f"the signature has no field {name!r}")
+    world.signature = world.signature.model_copy(update=sides)
+
+
 def _add_tool(world: World, tool: SuiteTool) -> None:
     assert tool.name not in world.tools, f"the scenario declares the tool {tool.name!r} twice"
     world.tools[tool.name] = tool
@@ -188,6 +200,8 @@ def _turn(row: dict[str, str]) -> Turn:
     kind = row["turn"].strip()
     if kind == "step":
         return StepTurn(thought=row["thought"], tool_name=row["tool"], tool_args=parse_json(row["args"]))
+    if kind == "step without args":  # the reply leaves next_tool_args out (`signature` only)
+        return StepTurn(thought=row["thought"], tool_name=row["tool"], without_tool_args=True)
     if kind == "step with raw args":
         return StepTurn(thought=row["thought"], tool_name=row["tool"], raw_tool_args=row["args"])
     if kind == "final":
@@ -201,7 +215,8 @@ def _turn(row: dict[str, str]) -> Turn:
         assert isinstance(outputs, dict), f"an extract turn's args must be an object: {row}"
         return ExtractTurn(outputs=outputs)
     raise AssertionError(
-        f"unknown turn kind {kind!r} (step, step with raw args, and, final, extract, fault)"
+        f"unknown turn kind {kind!r} (step, step with raw args, step without args, and, final, "
+        "extract, fault)"
     )
 
 
@@ -290,6 +305,11 @@ def bracketed_args(world: World, tool: str, param: str, count: int) -> None:
     args[param] = '"[{' * count
     world.sent_args = [args]
     world.model.extend([StepTurn(thought="send it", tool_name=tool, tool_args=args)])
+
+
+@given(parsers.parse('the model first answers HTTP {status} asking to retry after {seconds:d} seconds'))
+def fault_with_retry_after(world: World, status: str, seconds: int) -> None:
+    world.model.extend([FaultTurn.model_validate({"fault": status, "retry_after": seconds})])
 
 
 @given(parsers.parse('the model fails every call with "{fault}"'))

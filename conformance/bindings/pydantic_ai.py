@@ -423,7 +423,7 @@ def _serve(model: ScriptedModel) -> Any:
         except UnexpectedModelCall as exc:  # as the endpoint answers it: not transient
             return httpx.Response(400, json={"error": {"message": str(exc)}})
         if isinstance(turn, FaultTurn):
-            return server.fault_response(turn, request)
+            return server.fault_response(turn, request, model)
         content_type, payload = server.completion(body, call, turn, len(model.calls))
         return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
 

@@ -2,8 +2,10 @@
 
 The scripted model is served through the reference's real HTTP client (`reference.LM`) over an
 in-memory httpx transport, so transport faults and retries are exercised by the same code a user
-runs, with no socket and no sleeping. Async calls go through the reference's own async forms
-(`aforward`, `aresume`) on an event loop, streaming calls through `stream`.
+runs, with no socket and no sleeping: the client's retry waits pass on the scripted model's
+clock (`ScriptedModel.sleep`), where the suite measures the backoff. Async calls go through the
+reference's own async forms (`aforward`, `aresume`) on an event loop, streaming calls through
+`stream`.
 """
 
 from __future__ import annotations
@@ -82,15 +84,19 @@ class ReferenceBinding(Binding):
         return next((n for n, cls in _ADAPTERS.items() if type(current) is cls), None)
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        # The defaults are the library's: a plain tool is built without `interruptible=`, and
+        # `enable_ask_to_user=` is passed only when the scenario says whether the agent can ask.
+        ask = {} if spec.enable_ask_to_user is None else {"enable_ask_to_user": spec.enable_ask_to_user}
         try:
             react = reference.ReAct(
                 _signature(spec.signature),
-                [reference.Tool(t.as_function(), interruptible=t.spec.interruptible) for t in tools],
+                [reference.Tool(t.as_function(), interruptible=True) if t.spec.interruptible
+                 else reference.Tool(t.as_function()) for t in tools],
                 max_iters=spec.max_steps,
                 adapter=_ADAPTERS[spec.adapter]() if spec.adapter else None,
                 # "return" is a cap behaviour the binding does not claim: never asked for.
                 on_max_iters="raise" if spec.on_max_steps == "raise" else "extract",
-                enable_ask_to_user=spec.enable_ask_to_user,
+                **ask,
             )
         except Exception as exc:
             return ErrorInfo.from_exception(exc)
@@ -101,7 +107,7 @@ class ReferenceBinding(Binding):
         if call.mode == "async":
             return asyncio.run(self.arun(agent, call, model))
         events: list[tuple[reference.Event, int]] = []  # each event, and the model calls made by then
-        with _serving(model, call.base_url):
+        with self._serving(model, call.base_url):
             try:
                 if call.mode == "stream":
                     events.extend((event, len(model.calls)) for event in agent.react.stream(**call.kwargs()))
@@ -116,7 +122,7 @@ class ReferenceBinding(Binding):
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         interrupt = agent.interrupts[request.interrupt_id]
-        with _serving(model):
+        with self._serving(model):
             try:
                 if request.mode == "async":
                     prediction = asyncio.run(agent.react.aresume(request.response, interrupt))
@@ -128,12 +134,29 @@ class ReferenceBinding(Binding):
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        with _serving(model, call.base_url):
+        with self._serving(model, call.base_url):
             try:
                 prediction = await agent.react.aforward(**call.kwargs())
             except Exception as exc:
                 return _failed(agent, exc)
         return _succeeded(agent, prediction)
+
+    def lm(self, model: ScriptedModel, base_url: str | None, client: httpx.Client) -> reference.LM:
+        """The reference's own client, as a user configures it, over `client`."""
+        if base_url is not None:
+            # As a user configures it: a key (which the cassettes must not keep) and no backoff.
+            return reference.LM("scripted", base_url=base_url, api_key="placeholder-key", backoff=0.0,
+                                http_client=client)
+        # Its waits pass on the model's clock, so that backoff is measured without waiting.
+        return reference.LM("scripted", base_url="http://model.invalid/v1", sleep=model.sleep,
+                            http_client=client)
+
+    def _serving(self, model: ScriptedModel, base_url: str | None = None) -> Any:
+        """reference.LM answering from `model`, for this thread or task only: over an in-memory
+        transport, or (http profile) over real HTTP from the endpoint at `base_url`."""
+        client = httpx.Client() if base_url is not None else httpx.Client(
+            transport=httpx.MockTransport(_serve(model)))
+        return _serving_lm(self.lm(model, base_url, client), client)
 
     def step_tool_names(self, agent: object) -> list[str] | None:
         assert isinstance(agent, _Agent)
@@ -166,18 +189,7 @@ def _signature(spec: SignatureSpec) -> Any:
 
 
 @contextmanager
-def _serving(model: ScriptedModel, base_url: str | None = None) -> Iterator[None]:
-    """reference.LM answering from `model`, for this thread or task only: over an in-memory
-    transport, or (http profile) over real HTTP from the endpoint at `base_url`."""
-    if base_url is not None:
-        # As a user configures it: a key (which the cassettes must not keep) and no backoff.
-        client = httpx.Client()
-        lm = reference.LM("scripted", base_url=base_url, api_key="placeholder-key", backoff=0.0,
-                          http_client=client)
-    else:
-        client = httpx.Client(transport=httpx.MockTransport(_serve(model)))
-        lm = reference.LM("scripted", base_url="http://model.invalid/v1", sleep=lambda _: None,
-                          http_client=client)
+def _serving_lm(lm: reference.LM, client: httpx.Client) -> Iterator[None]:
     with client, reference.context(lm=lm):
         yield
 
@@ -234,7 +246,7 @@ def _serve(model: ScriptedModel) -> Any:
         call = server.request_call(body)
         turn = model.answer(call)
         if isinstance(turn, FaultTurn):
-            return server.fault_response(turn, request)
+            return server.fault_response(turn, request, model)
         content_type, payload = server.completion(body, call, turn, len(model.calls))
         return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
 

@@ -230,7 +230,7 @@ def _serve(model: ScriptedModel) -> Callable[[httpx.Request], httpx.Response]:
         except UnexpectedModelCall as exc:  # 400: not transient, so no client retries it
             return httpx.Response(400, json={"error": {"message": str(exc), "type": "unexpected_call"}})
         if isinstance(turn, FaultTurn):
-            return server.fault_response(turn, request)
+            return server.fault_response(turn, request, model)
         if isinstance(turn, FinalTurn):
             turn = StepTurn(thought=turn.thought, tool_name="final_answer",
                             tool_args={"answer": turn.reply_text()})

@@ -25,7 +25,7 @@
 
 import { readFileSync } from 'node:fs';
 import { AxAIOpenAI, AxGen, AxMemory, AxSignature } from '@ax-llm/ax';
-import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, json, notifyHang, serve } from '../lib/protocol.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@ax-llm/ax/package.json', import.meta.url), 'utf-8')).version;
 const FIELD_TYPES = { str: 'string', int: 'number', float: 'number', bool: 'boolean', list: 'json', dict: 'json' };
@@ -68,6 +68,8 @@ const KNOWN_FAILURES = {
     "the arguments are JSON.parse'd in JavaScript (dsp/functions.ts, executeFunction), where a float with no fraction is an integer: 0.0 reaches the function as 0",
   'ARGS-2': NO_ARGS_CHECK,
   'ARGS-3': BAD_JSON,
+  'A hung endpoint times out and the call is retried':
+    'apiCall (util/apicall.ts) arms its abort timer only when a timeout is set (n&&setTimeout(...)), and AxAIOpenAI sets none by default: a request to an endpoint that never answers waits for ever',
   "Tool args that break the tool's schema never reach it, and the error names the field": NO_ARGS_CHECK,
   'ARGS-5': NO_ARGS_CHECK,
   'test_a_nontransient_model_failure_is_not_retried_and_fails_the_call_clearly[401]':
@@ -106,7 +108,12 @@ function reply(model, message) {
 
 function fault(turn) {
   if (turn.fault === 'connection') throw new TypeError('fetch failed: scripted connection reset');
-  if (turn.fault === 'timeout') {
+  if (turn.fault === 'hang') {
+    // The endpoint never answers: Ax's own request timeout (AxBaseAI `timeout`, 9e5 ms unless
+    // set) passes on the model's clock, then the request is aborted as that timeout aborts it.
+    notifyHang(typeof service.timeout === 'number' ? service.timeout / 1000 : null);
+  }
+  if (turn.fault === 'timeout' || turn.fault === 'hang') {
     const error = new Error('scripted timeout: the request was aborted');
     error.name = 'AbortError';
     throw error;
@@ -146,10 +153,12 @@ async function scripted(url, init) {
   return reply(body.model, { role: 'assistant', content: turn.thought || null, tool_calls: calls });
 }
 
-// Ax's own client; the retry backoff at zero (its `retry` option) so that retries cost no time.
+// Ax's own client. Its retry backoff keeps its shape (backoffFactor 2, jitter) but starts at
+// 100 ms instead of 1 s (its `retry` option), so that retries cost little time and NET-1 still
+// sees the waits grow, in real time.
 const service = new AxAIOpenAI({
   apiKey: 'scripted', apiURL: 'http://scripted.invalid/v1',
-  options: { fetch: scripted, retry: { initialDelayMs: 0 } },
+  options: { fetch: scripted, retry: { initialDelayMs: 100 } },
 });
 
 function field(f) {

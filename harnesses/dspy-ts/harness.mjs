@@ -59,6 +59,8 @@ const KNOWN_FAILURES = {
   'The chosen tool runs with exactly the chosen args and its result becomes an observation': TEXT_ARGS,
   'An unknown tool name is never run, and the loop goes on':
     'an unknown tool is skipped silently: the next prompt shows the thought under Previous steps and no error (modules/react.js)',
+  'The agent is told that the tool it chose does not exist':
+    'an unknown tool is skipped silently: the next prompt shows the thought under Previous steps and no error (modules/react.js)',
   'LOOP-4': "ReAct.run(input) takes no per-call step cap: only the constructor's maxIterations applies",
   "The model is offered exactly the agent's tools": "the action is free text ('ReActTool: <name>'): no step output constrains the tool name",
   'STEP-2': "the action prompt asks for 'Input: <input_for_tool>', not a JSON object",

@@ -38,6 +38,14 @@ function ask(type, fields) {
   });
 }
 
+/** A `hang` fault's notice: the request's own timeout in seconds (null without one), which the
+ * suite passes on the run's model clock. Send it, then fail the request as that timeout would. */
+export function notifyHang(timeout) {
+  const run = runs.getStore();
+  if (run === undefined) throw new Error('a hang notice outside of any run');
+  send({ type: 'hang', run, timeout });
+}
+
 /** The scripted turn answering `call` (an LMCall); throws if the script did not expect it. */
 export async function askModel(call) {
   const answer = await ask('model', { call });

@@ -69,14 +69,14 @@ def test_public_attributes() -> None:
     agent = ReAct("question -> answer", [add, Tool(explode, name="boom")], max_iters=4,
                   adapter=adapter)
     assert agent.signature == Signature("question -> answer")
-    assert list(agent.tools) == ["add", "boom"] and isinstance(agent.tools["add"], Tool)
+    assert list(agent.tools) == ["add", "boom", "ask_to_user"] and isinstance(agent.tools["add"], Tool)
     assert isinstance(agent.step, Predict) and isinstance(agent.extract, Predict)
     assert agent.max_iters == 4 and agent.adapter is adapter
     assert agent.step.adapter is adapter and agent.extract.adapter is adapter
 
 
 def test_the_step_signature_constrains_the_tool_name_to_the_tools_and_finish() -> None:
-    agent = ReAct("context, question -> answer, sources", [add, explode])
+    agent = ReAct("context, question -> answer, sources", [add, explode], enable_ask_to_user=False)
     sig = agent.step.signature
     assert list(sig.inputs) == ["context", "question", "trajectory"]
     assert list(sig.outputs) == ["next_thought", "next_tool_name", "next_tool_args"]
@@ -277,7 +277,7 @@ def test_a_per_call_cap_overrides_and_each_call_gets_a_fresh_budget(lm: Scripted
 
 @pytest.mark.parametrize(("reply", "says"), [
     (step("t", "rm", {"path": "/"}), "Error: could not parse the step: field 'next_tool_name': "
-                                     "'rm' is not one of add, finish"),
+                                     "'rm' is not one of add, ask_to_user, finish"),
     (step("t", "add", "{a: 1}"), "Error: could not parse the step: field 'next_tool_args': "
                                  "tool arguments are not valid JSON"),
     (step("t", "add", "[1, 2]"), "Error: could not parse the step: field 'next_tool_args': "

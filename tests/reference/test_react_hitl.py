@@ -60,8 +60,9 @@ def names(react: ReAct) -> set[str]:
     return set(get_args(react.step.signature.outputs["next_tool_name"].annotation))
 
 
-def test_ask_to_user_is_absent_unless_enabled() -> None:
-    assert names(agent()) == {"add", "delete_file", "finish"}
+def test_ask_to_user_is_on_by_default_and_absent_when_disabled() -> None:
+    # Seed 004 (HITL-1): built in unless disabled.
+    assert names(agent()) == {"add", "delete_file", "ask_to_user", "finish"}
     assert names(agent(enable_ask_to_user=False)) == {"add", "delete_file", "finish"}
     assert names(agent(enable_ask_to_user=True)) == {"add", "delete_file", "ask_to_user", "finish"}
 
@@ -77,8 +78,8 @@ def test_a_user_tool_may_not_take_the_built_in_name() -> None:
         return question
 
     with pytest.raises(ValueError, match="ask_to_user"):
-        ReAct("question -> answer", [ask_to_user], enable_ask_to_user=True)
-    assert "ask_to_user" in names(ReAct("question -> answer", [ask_to_user]))
+        ReAct("question -> answer", [ask_to_user])  # on by default
+    assert "ask_to_user" in names(ReAct("question -> answer", [ask_to_user], enable_ask_to_user=False))
 
 
 def test_asking_the_user_raises_an_interrupt_with_the_saved_state(lm: ScriptedLM) -> None:

@@ -6,17 +6,25 @@ the tests check that the suite reports the right requirement as failed.
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import json
 import os
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+import httpx
+
 import reference
+import reference._adapters
 from conformance import AgentSpec, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
-from conformance.binding import StepTurn
-from conformance.bindings.reference import ReferenceBinding, _Agent
+from conformance.binding import AdapterName, StepTurn
+from conformance.bindings.reference import _ADAPTERS, ReferenceBinding, _Agent
+from reference._args import unfence
+from reference.react import _model, _Part, _Paused, _Run
 
 # -- bindings that misbehave (binding bugs, not library bugs) ----------------------------------
 
@@ -177,6 +185,7 @@ class RunsUnknownTools(ReferenceBinding):
             built.react = reference.ReAct(
                 react.signature, list(react.tools.values()), max_iters=react.max_iters,
                 adapter=react.adapter, on_max_iters=react.on_max_iters,
+                enable_ask_to_user=False,  # react.tools holds it already if it was enabled
             )
         return built
 
@@ -251,6 +260,7 @@ class _BuildsAs(ReferenceBinding):
             built.react = self.react_class(
                 react.signature, list(react.tools.values()), max_iters=react.max_iters,
                 adapter=react.adapter, on_max_iters=react.on_max_iters,
+                enable_ask_to_user=False,  # react.tools holds it already if it was enabled
             )
         return built
 
@@ -293,3 +303,186 @@ class NamesNoStatus(ReferenceBinding):
         if outcome.error is not None and outcome.error.type == "LMError":
             outcome.error = ErrorInfo(type="RetryError", message="RetryError[<Future at 0x7f3a5008e2d0>]")
         return outcome
+
+
+class AsksNoOneByDefault(ReferenceBinding):
+    """A ReAct whose `ask_to_user` is off unless enabled (seed 004: on unless disabled)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        if spec.enable_ask_to_user is None:
+            spec = spec.model_copy(update={"enable_ask_to_user": False})
+        return super().build(spec, tools)
+
+
+class ApprovesEveryToolByDefault(ReferenceBinding):
+    """A ReAct whose approval is per agent: once one tool needs it, every plain tool waits too."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        built = super().build(spec, tools)
+        if isinstance(built, _Agent) and any(t.interruptible for t in built.react.tools.values()):
+            for name, tool in built.react.tools.items():
+                if name != "ask_to_user":  # the built-in is shared by every agent: left alone
+                    tool.interruptible = True
+        return built
+
+
+class _SkipsUnknownTools(reference.ReAct):
+    """Records a step it cannot carry out as a blank step: the agent is never told what happened."""
+
+    def _iterate(self, run: _Run) -> _Part:
+        try:
+            choice = yield _model(self.step, {**run.inputs, "trajectory": run.text})
+        except reference.AdapterParseError:
+            run.record(reference.Step(thought="", tool_name="", tool_args={}, observation=""))
+            return None
+        return (yield from self._act(run, choice["next_thought"], choice["next_tool_name"],
+                                     choice["next_tool_args"]))
+
+
+class SkipsUnknownTools(_BuildsAs):
+    """A ReAct that skips a call of an unknown tool without any trace (LOOP-5)."""
+
+    react_class = _SkipsUnknownTools
+
+
+def _guess(value: str | Mapping[str, Any]) -> dict[str, Any]:
+    """A "forgiving" parser: strict JSON first, then Python literals and trailing commas."""
+    try:
+        return reference.parse_tool_args(value)
+    except reference.ToolArgsError:
+        if not isinstance(value, str):
+            raise
+        text = re.sub(r",\s*([}\]])", r"\1", unfence(value))
+        try:
+            guess = json.loads(text)
+        except ValueError:
+            try:
+                guess = ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                raise reference.ToolArgsError("tool arguments are not valid JSON") from None
+        if not isinstance(guess, dict):
+            raise
+        return guess
+
+
+class GuessesMalformedArgs(ReferenceBinding):
+    """A ReAct whose argument parser repairs Python literals and trailing commas, and runs the
+    tool on its guess (ARGS-3)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        reference._adapters.parse_tool_args = _guess  # the library's own parser, process-wide
+        return super().build(spec, tools)
+
+
+class _RestartsTheBudget(reference.ReAct):
+    """A resumed run gets a whole new budget, counted from the paused step."""
+
+    def _resumed(self, response: str, interrupt: reference.HumanInTheLoopRequired) -> Any:
+        paused = interrupt.state()
+        if isinstance(paused, _Paused):
+            paused.run.budget = len(paused.run.steps) + self.max_iters
+        return super()._resumed(response, interrupt)
+
+
+class RestartsTheBudgetOnResume(_BuildsAs):
+    """A ReAct whose resume restarts the step budget (HITL-5)."""
+
+    react_class = _RestartsTheBudget
+
+
+class BacksOffConstantly(ReferenceBinding):
+    """A model client that waits the same time before every retry: no exponential backoff (NET-1)."""
+
+    def lm(self, model: ScriptedModel, base_url: str | None, client: httpx.Client) -> reference.LM:
+        lm = super().lm(model, base_url, client)
+        lm.sleep = lambda _: model.sleep(0.5)
+        return lm
+
+
+class WaitsForEver(ReferenceBinding):
+    """A model client without a timeout: a hung endpoint would hold the call for ever (NET-1)."""
+
+    def lm(self, model: ScriptedModel, base_url: str | None, client: httpx.Client) -> reference.LM:
+        lm = super().lm(model, base_url, client)
+        lm.timeout = None  # type: ignore[assignment]
+        return lm
+
+
+class DropsFieldDescriptions(ReferenceBinding):
+    """A ReAct whose signature classes lose their fields' descriptions (SIG-2)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        signature = spec.signature
+        plain = {side: tuple(f.model_copy(update={"description": ""}) for f in getattr(signature, side))
+                 for side in ("inputs", "outputs")}
+        return super().build(spec.model_copy(update={"signature": signature.model_copy(update=plain)}),
+                             tools)
+
+
+class _QuotesTheSignature(reference.ReAct):
+    """Refuses a call that lacks an input by quoting the whole signature: every field is named."""
+
+    def _start(self, inputs: dict[str, Any], max_iters: int | None) -> _Run:
+        if inputs.keys() != self.signature.inputs.keys():
+            raise ValueError(f"the inputs do not match the signature {self.signature}")
+        return super()._start(inputs, max_iters)
+
+
+class NamesEveryInput(_BuildsAs):
+    """A ReAct whose missing-input error names every input, not the missing one (SIG-6)."""
+
+    react_class = _QuotesTheSignature
+
+
+class _DropsMissingFields(reference.JSONAdapter):
+    """Returns the fields the reply has; a missing one is found missing later, as a KeyError."""
+
+    def parse(self, signature: reference.Signature, text: str) -> dict[str, Any]:
+        data = json.loads(unfence(text))
+        present = reference.Signature(inputs=dict.fromkeys(signature.inputs, str), outputs={
+            n: f.annotation for n, f in signature.outputs.items() if n in data})
+        return super().parse(present, text)
+
+
+class _ChatDropsMissingFields(reference.ChatAdapter):
+    def parse(self, signature: reference.Signature, text: str) -> dict[str, Any]:
+        names = set(re.findall(r"\[\[ ## (\w+) ## \]\]", text))
+        present = reference.Signature(inputs=dict.fromkeys(signature.inputs, str), outputs={
+            n: f.annotation for n, f in signature.outputs.items() if n in names})
+        return super().parse(present, text)
+
+
+class CrashesOnAReplyWithoutArgs(ReferenceBinding):
+    """Adapters that skip a missing output field: the loop then crashes on the step reply
+    without next_tool_args (ARGS-3: malformed never crashes)."""
+
+    def configure(self, *, adapter: AdapterName | None) -> None:
+        broken = {"chat": _ChatDropsMissingFields, "json": _DropsMissingFields}
+        reference.configure(adapter=broken[adapter]() if adapter else None)
+
+    def global_adapter(self) -> AdapterName | None:
+        current = reference.settings().adapter
+        return next((n for n, cls in _ADAPTERS.items() if isinstance(current, cls)), None)
+
+
+def _crashing_unfence(text: str) -> str:
+    if text.strip().startswith("```"):
+        raise TypeError("can only concatenate str (not \"NoneType\") to str")
+    return unfence(text)
+
+
+class CrashesOnAFencedReply(ReferenceBinding):
+    """A ReAct whose fence stripping raises a TypeError on args in a code fence (ARGS-3)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        reference._args.unfence = _crashing_unfence  # type: ignore[attr-defined]
+        reference._adapters.unfence = _crashing_unfence
+        return super().build(spec, tools)
+
+
+class IgnoresRetryAfter(ReferenceBinding):
+    """A model client that backs off by its own schedule, whatever Retry-After asks (NET-1)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        reference._lm._retry_after = lambda response, default: default  # type: ignore[attr-defined]
+        return super().build(spec, tools)

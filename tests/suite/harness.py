@@ -53,6 +53,12 @@ class RemoteModel(ScriptedModel):
         super().__init__()
         self.run = run
 
+    def sleep(self, seconds: float) -> None:
+        send(p.Sleep(run=self.run, seconds=seconds))
+
+    def hang(self, timeout: float | None) -> None:
+        send(p.Hang(run=self.run, timeout=timeout))
+
     def answer(self, call: LMCall) -> Turn:
         answer = ask(lambda i: p.ModelRequest(id=i, run=self.run, call=call))
         assert isinstance(answer, p.TurnAnswer)

@@ -80,6 +80,18 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("HidesTheArgumentSchema", "STEP-3"),
         ("NamesNoStatus", "NET-1"),
         ("KeepsTheCallOnTheAgent", "ASYNC-2"),
+        ("AsksNoOneByDefault", "HITL-1"),
+        ("ApprovesEveryToolByDefault", "HITL-3"),
+        ("SkipsUnknownTools", "LOOP-5"),
+        ("GuessesMalformedArgs", "ARGS-3"),
+        ("RestartsTheBudgetOnResume", "HITL-5"),
+        ("BacksOffConstantly", "NET-1"),
+        ("WaitsForEver", "NET-1"),
+        ("IgnoresRetryAfter", "NET-1"),
+        ("DropsFieldDescriptions", "SIG-2"),
+        ("NamesEveryInput", "SIG-6"),
+        ("CrashesOnAReplyWithoutArgs", "ARGS-3"),
+        ("CrashesOnAFencedReply", "ARGS-3"),
     ],
 )
 def test_a_broken_implementation_fails_the_right_requirement(
