@@ -81,6 +81,10 @@ _CAP = ("GraphRecursionError carries no fields (no count, history, tools used, l
         "the run's messages are lost (langgraph/pregel/main.py, Pregel.stream)")
 #: Known failures of every configuration (each checked by a direct run of create_agent).
 _COMMON: dict[str, str] = {
+    "Resuming keeps the budget the steps before the pause used":
+        "a resume (Command(resume=...)) is a new invoke, whose recursion limit counts afresh from "
+        "the checkpoint's step (langgraph/pregel/_loop.py, SyncPregelLoop.__enter__: stop = step + "
+        "recursion_limit + 1): the steps before the pause do not count, so the model is called again",
     "EXH-2": _CAP,
     "EXH-3": _CAP + "; a cap of 0 steps is recursion_limit=0, refused with ValueError "
                     "(langgraph/pregel/main.py, Pregel._defaults)",

@@ -106,6 +106,7 @@ _KNOWN: dict[str, str] = {
         "MaxTurnsExceeded's run_data (exceptions.py RunErrorDetails) holds no partial final answer",
     "An unknown tool name is never run, and the loop goes on": _UNKNOWN,
     "An unknown tool name never crashes the run, also when it is the last step": _UNKNOWN,
+    "The agent is told that the tool it chose does not exist": _UNKNOWN,
     "An edit changes the call before it runs": _NO_EDIT,
     "An edit that names no tool never runs anything, and the agent sees an error": _NO_EDIT,
     "HITL-6": "a RunState snapshot (to_string/from_string, run_state.py) keeps no record that its "
@@ -314,7 +315,7 @@ def _serve(model: ScriptedModel) -> Any:
         except UnexpectedModelCall as exc:  # as the endpoint answers it: not transient
             return httpx.Response(400, json={"error": {"message": str(exc)}})
         if isinstance(turn, FaultTurn):
-            return server.fault_response(turn, request)
+            return server.fault_response(turn, request, model)
         content_type, payload = server.completion(body, call, turn, len(model.calls))
         return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
 
