@@ -10,10 +10,11 @@ by the `ScriptedModel`, in the format the request asks for (chat sections, a JSO
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -26,7 +27,8 @@ from conformance import render
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.binding import ExtractTurn, FaultTurn, FinalTurn, LMCall, StepTurn
 
-__all__ = ["MAX_BODY_BYTES", "ScriptedServer", "completion", "fault_response", "request_call"]
+__all__ = ["MAX_BODY_BYTES", "ScriptedServer", "async_handler", "completion", "fault_response", "handler",
+           "request_call"]
 
 #: The largest request body the server reads; a longer one is refused (413) unread.
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -248,3 +250,38 @@ def _chunks(message: dict[str, Any], number: int) -> Iterator[dict[str, Any]]:
     for index, call in enumerate(message.get("tool_calls", [])):
         yield chunk({"tool_calls": [{"index": index, **call}]})
     yield chunk({}, "tool_calls" if message.get("tool_calls") else "stop")
+
+
+def handler(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] = request_call
+            ) -> Callable[[httpx.Request], httpx.Response]:
+    """An `httpx.MockTransport` handler that answers chat-completions requests from `model`, as the
+    endpoint does, beneath the library's own HTTP client (and so beneath its retries). `call_for`
+    logs a request body as an LMCall. A request the script did not expect gets a 400, which no
+    client retries; the scripted model remembers it for the scenario."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        call = call_for(body)
+        try:
+            turn = model.answer(call)
+        except UnexpectedModelCall as exc:
+            return httpx.Response(400, json={"error": {"message": str(exc)}})
+        if isinstance(turn, FaultTurn):
+            return fault_response(turn, request, model)
+        content_type, payload = completion(body, call, turn, len(model.calls))
+        return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
+
+    return handle
+
+
+def async_handler(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] = request_call
+                  ) -> Callable[[httpx.Request], Coroutine[Any, Any, httpx.Response]]:
+    """`handler` for an async client: each request first yields to the event loop, as a network
+    call would, so that overlapping runs interleave."""
+    answer = handler(model, call_for)
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(0)
+        return answer(request)
+
+    return handle

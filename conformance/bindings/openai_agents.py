@@ -56,7 +56,7 @@ from openai.types.responses import ResponseFunctionToolCall
 from pydantic import JsonValue
 
 from conformance import server
-from conformance._model import ScriptedModel, UnexpectedModelCall
+from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
     AgentSpec,
@@ -64,7 +64,6 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     Event,
-    FaultTurn,
     LMCall,
     Outcome,
     ResumeRequest,
@@ -297,37 +296,16 @@ def _model(model: ScriptedModel, base_url: str | None) -> OpenAIChatCompletionsM
     if base_url is not None:
         client = openai.AsyncOpenAI(base_url=base_url, api_key="placeholder-key")
     else:
-        http = httpx.AsyncClient(transport=httpx.MockTransport(_serve(model)))
+        http = httpx.AsyncClient(transport=httpx.MockTransport(server.async_handler(model, _lm_call)))
         client = openai.AsyncOpenAI(base_url="http://model.invalid/v1", api_key="placeholder-key",
                                     http_client=http)
     return OpenAIChatCompletionsModel(model="scripted", openai_client=client)
 
 
-def _serve(model: ScriptedModel) -> Any:
-    """An httpx handler that answers chat-completion requests from the script, as the endpoint does."""
-
-    async def handle(request: httpx.Request) -> httpx.Response:
-        await asyncio.sleep(0)  # a request yields to the event loop, so overlapping runs interleave
-        body = json.loads(request.content)
-        call = _lm_call(body)
-        try:
-            turn = model.answer(call)
-        except UnexpectedModelCall as exc:  # as the endpoint answers it: not transient
-            return httpx.Response(400, json={"error": {"message": str(exc)}})
-        if isinstance(turn, FaultTurn):
-            return server.fault_response(turn, request, model)
-        content_type, payload = server.completion(body, call, turn, len(model.calls))
-        return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
-
-    return handle
-
 
 def _lm_call(body: dict[str, Any]) -> LMCall:
-    """The request as a native step call, with each assistant message's tool calls in its text."""
+    """The request as a native step call (the endpoint's log shows each assistant's tool calls)."""
     call = server.request_call(body)
-    for message, sent in zip(call.messages, body.get("messages", []), strict=True):
-        if sent.get("tool_calls"):
-            message["content"] = f"{message['content']}\n{json.dumps(sent['tool_calls'])}".strip()
     return LMCall(kind="step", adapter="native", messages=call.messages, tools=call.tools)
 
 

@@ -70,7 +70,7 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.usage import RunUsage, UsageLimits
 
 from conformance import server
-from conformance._model import ScriptedModel, UnexpectedModelCall
+from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
     AgentSpec,
@@ -406,25 +406,6 @@ def _model(model: ScriptedModel, base_url: str | None) -> Model:
         return _function_model(model)
     # A legacy httpx client (pydantic-ai warns it prefers httpx2): server.fault_response raises
     # httpx's timeout and connection errors, which the OpenAI client then meets as a real one would.
-    http = httpx.AsyncClient(transport=httpx.MockTransport(_serve(model)))
+    http = httpx.AsyncClient(transport=httpx.MockTransport(server.async_handler(model)))
     return OpenAIChatModel("scripted", provider=OpenAIProvider(
         base_url="http://model.invalid/v1", api_key="placeholder-key", http_client=http))
-
-
-def _serve(model: ScriptedModel) -> Any:
-    """An httpx handler that answers chat-completion requests from the script, as the endpoint does."""
-
-    async def handle(request: httpx.Request) -> httpx.Response:
-        await asyncio.sleep(0)
-        body = json.loads(request.content)
-        call = server.request_call(body)
-        try:
-            turn = model.answer(call)
-        except UnexpectedModelCall as exc:  # as the endpoint answers it: not transient
-            return httpx.Response(400, json={"error": {"message": str(exc)}})
-        if isinstance(turn, FaultTurn):
-            return server.fault_response(turn, request, model)
-        content_type, payload = server.completion(body, call, turn, len(model.calls))
-        return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
-
-    return handle

@@ -22,8 +22,7 @@ Trajectory, stop reason and step count are read from `agent.memory.steps` and th
 from __future__ import annotations
 
 import inspect
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, ClassVar
@@ -36,7 +35,7 @@ from smolagents.monitoring import LogLevel
 from smolagents.utils import AgentMaxStepsError
 
 from conformance import server
-from conformance._model import ScriptedModel, UnexpectedModelCall
+from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
     AgentSpec,
@@ -44,13 +43,10 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     Event,
-    ExtractTurn,
-    FaultTurn,
-    FinalTurn,
+    LMCall,
     Outcome,
     SignatureSpec,
     Step,
-    StepTurn,
 )
 from conformance.render import json_value, reply_outputs, user_message
 
@@ -214,32 +210,10 @@ def _model(model: ScriptedModel, base_url: str | None) -> OpenAIModel:
     if base_url is not None:
         return OpenAIModel(model_id="scripted", api_base=base_url, api_key="placeholder-key")
     client = openai.OpenAI(base_url="http://model.invalid/v1", api_key="placeholder-key",
-                           http_client=httpx.Client(transport=httpx.MockTransport(_serve(model))))
+                           http_client=httpx.Client(
+                               transport=httpx.MockTransport(server.handler(model, _lm_call))))
     return OpenAIModel(model_id="scripted", client=client)
 
-
-def _serve(model: ScriptedModel) -> Callable[[httpx.Request], httpx.Response]:
-    """A chat-completions handler answering from the script, as the suite's endpoint does, except
-    that a final answer is a call of smolagents' `final_answer` tool."""
-
-    def handle(request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
-        call = server.request_call(body)
-        try:
-            turn = model.answer(call)
-        except UnexpectedModelCall as exc:  # 400: not transient, so no client retries it
-            return httpx.Response(400, json={"error": {"message": str(exc), "type": "unexpected_call"}})
-        if isinstance(turn, FaultTurn):
-            return server.fault_response(turn, request, model)
-        if isinstance(turn, FinalTurn):
-            turn = StepTurn(thought=turn.thought, tool_name="final_answer",
-                            tool_args={"answer": turn.reply_text()})
-        elif isinstance(turn, ExtractTurn):  # the tool-less call on the cap: a plain reply
-            turn = FinalTurn(outputs=turn.outputs)
-        content_type, payload = server.completion(body, call, turn, len(model.calls))
-        return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
-
-    return handle
 
 
 def _state(agent: ToolCallingAgent) -> str:
@@ -290,3 +264,9 @@ def _shown_error(step: ActionStep) -> str | None:
     if isinstance(content, list):
         return "".join(str(part.get("text", "")) for part in content)
     return str(content)
+
+
+def _lm_call(body: dict[str, Any]) -> LMCall:
+    """A request as smolagents makes it: native tool calling, and on the cap one tool-less call
+    (an extraction) answered with a plain reply."""
+    return server.request_call(body).model_copy(update={"adapter": "native"})

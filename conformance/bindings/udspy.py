@@ -33,7 +33,6 @@ cannot parse, inside the same iteration); on the cap udspy always extracts (`max
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, get_args
 
@@ -45,7 +44,7 @@ from udspy.confirmation import ConfirmationRequired
 from udspy.lm import OpenAILM
 
 from conformance import server
-from conformance._model import ScriptedModel, UnexpectedModelCall
+from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
     AdapterName,
@@ -54,7 +53,6 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     Event,
-    FaultTurn,
     Outcome,
     ResumeRequest,
     SignatureSpec,
@@ -290,29 +288,11 @@ def _lm(model: ScriptedModel, base_url: str | None = None) -> Any:
     (http profile) at `base_url`, where its AsyncOpenAI client makes real HTTP requests."""
     if base_url is not None:
         return udspy.LM(model="scripted", base_url=base_url, api_key="placeholder-key")
-    http = httpx.AsyncClient(transport=httpx.MockTransport(_serve(model)))
+    http = httpx.AsyncClient(transport=httpx.MockTransport(server.async_handler(model)))
     client = openai.AsyncOpenAI(base_url="http://model.invalid/v1", api_key="placeholder-key",
                                 http_client=http)
     return OpenAILM(client=client, default_model="scripted")
 
-
-def _serve(model: ScriptedModel) -> Any:
-    """An httpx handler that answers chat-completion requests from the script, as the endpoint does."""
-
-    async def handle(request: httpx.Request) -> httpx.Response:
-        await asyncio.sleep(0)  # a request yields to the event loop, so overlapping runs interleave
-        body = json.loads(request.content)
-        call = server.request_call(body)
-        try:
-            turn = model.answer(call)
-        except UnexpectedModelCall as exc:  # as the endpoint answers it: not transient
-            return httpx.Response(400, json={"error": {"message": str(exc)}})
-        if isinstance(turn, FaultTurn):
-            return server.fault_response(turn, request, model)
-        content_type, payload = server.completion(body, call, turn, len(model.calls))
-        return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
-
-    return handle
 
 
 def _signature(spec: SignatureSpec) -> Any:
