@@ -68,6 +68,7 @@ const KNOWN_FAILURES = {
   'When no tool ran, tools_used is empty': UNKNOWN,
   'An unknown tool name is never run, and the loop goes on': UNKNOWN,
   'An unknown tool name never crashes the run, also when it is the last step': UNKNOWN,
+  'The agent is told that the tool it chose does not exist': UNKNOWN,
   'An edit changes the call before it runs': NO_EDIT,
   'An edit that names no tool never runs anything, and the agent sees an error': NO_EDIT,
   'HITL-6': 'a serialised RunState (toString/fromString, runState.ts) keeps no record that its approval was used: resuming the same snapshot again runs the tool again',
