@@ -38,7 +38,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, isStepCount, streamText, tool } from 'ai';
 import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
-import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, json, notifyHang, serve } from '../lib/protocol.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/ai/package.json', import.meta.url), 'utf-8')).version;
 
@@ -68,6 +68,10 @@ const KNOWN_FAILURES = {
     "a tool-approval-response carries only approvalId, approved and reason (provider-utils types/tool-approval-response.ts): the pending call's args cannot be changed",
   'An edit that names no tool never runs anything, and the agent sees an error':
     'a tool-approval-response carries only approvalId, approved and reason (provider-utils types/tool-approval-response.ts): an edit cannot be given to the SDK',
+  'Resuming keeps the budget the steps before the pause used':
+    "a resume is a new generateText over the paused messages, and its stop conditions see only that call's own steps (generate-text.ts, generateText: `const steps = []`, then isStopConditionMet({ stopConditions, steps })); isStepCount (stop-condition.ts) compares steps.length, so the resumed call gets the whole cap again and asks the model once more",
+  'A hung endpoint times out and the call is retried':
+    "the SDK sets no request timeout: generateText's `timeout` option is unset by default, so setAbortTimeout (util/set-abort-timeout.ts) arms no timer, and postToApi (provider-utils post-to-api.ts) hands fetch only the caller's abortSignal, undefined here: a request to an endpoint that never answers waits for ever",
   'HITL-6': "approvals are stateless message history: resuming from the paused run's messages twice executes the approved call twice (generate-text/collect-tool-approvals.ts skips only approvals whose tool result is already in those messages)",
 };
 
@@ -175,9 +179,16 @@ async function scripted(options) {
 // A scripted transport fault, as the SDK's own OpenAI-compatible client meets it.
 function faultFetch(turn) {
   return async () => {
-    if (turn.fault === 'connection' || turn.fault === 'timeout') {
+    if (turn.fault === 'hang') {
+      // The endpoint never answers: the request's own timeout would pass on the model's clock,
+      // but the SDK gives the request none (no abort signal unless the caller passes one or sets
+      // generateText's `timeout`): the notice says so. The request then fails as a timeout
+      // below, only so that the run ends; the suite judges the missing timeout.
+      notifyHang(null);
+    }
+    if (turn.fault === 'connection' || turn.fault === 'timeout' || turn.fault === 'hang') {
       // What Node's fetch (undici) throws: a TypeError whose cause is the socket's error.
-      const cause = turn.fault === 'timeout'
+      const cause = turn.fault !== 'connection'
         ? Object.assign(new Error('Headers Timeout Error (scripted timeout)'), { name: 'HeadersTimeoutError', code: 'UND_ERR_HEADERS_TIMEOUT' })
         : Object.assign(new Error('read ECONNRESET (scripted connection reset)'), { code: 'ECONNRESET' });
       throw new TypeError('fetch failed', { cause });

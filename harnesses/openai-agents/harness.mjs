@@ -34,7 +34,7 @@ import {
   setTracingDisabled, tool,
 } from '@openai/agents';
 import OpenAI from 'openai';
-import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, json, notifyHang, serve } from '../lib/protocol.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@openai/agents/package.json', import.meta.url), 'utf-8')).version;
 
@@ -68,6 +68,7 @@ const KNOWN_FAILURES = {
   'When no tool ran, tools_used is empty': UNKNOWN,
   'An unknown tool name is never run, and the loop goes on': UNKNOWN,
   'An unknown tool name never crashes the run, also when it is the last step': UNKNOWN,
+  'The agent is told that the tool it chose does not exist': UNKNOWN,
   'An edit changes the call before it runs': NO_EDIT,
   'An edit that names no tool never runs anything, and the agent sees an error': NO_EDIT,
   'HITL-6': 'a serialised RunState (toString/fromString, runState.ts) keeps no record that its approval was used: resuming the same snapshot again runs the tool again',
@@ -143,8 +144,17 @@ function completion(body, reply, number) {
   return new Response(events.join(''), { status: 200, headers: { 'content-type': 'text/event-stream' } });
 }
 
-function fault(turn) {
+function fault(turn, client) {
   if (turn.fault === 'connection') throw new TypeError('fetch failed: scripted connection reset');
+  if (turn.fault === 'hang') {
+    // The endpoint never answers: the client's own request timeout (OpenAI `timeout`, its
+    // DEFAULT_TIMEOUT of 600000 ms unless set; the SDK's chat-completions model sets no
+    // per-request one) passes on the model's clock. Then fetchWithTimeout's timer aborts the
+    // request's controller, and fetch rejects as an aborted fetch does: an AbortError, which the
+    // client retries (client.ts, makeRequest) and reports as APIConnectionTimeoutError.
+    notifyHang(typeof client.timeout === 'number' ? client.timeout / 1000 : null);
+    throw new DOMException('This operation was aborted', 'AbortError');
+  }
   if (turn.fault === 'timeout') {
     const error = new Error('scripted timeout: the request timed out');
     error.name = 'AbortError';
@@ -156,7 +166,7 @@ function fault(turn) {
 }
 
 // The OpenAI client's fetch: each chat-completions request, answered from the script.
-async function scripted(url, init) {
+async function scripted(url, init, client) {
   const body = JSON.parse(init.body);
   sent.set(currentRun(), (sent.get(currentRun()) ?? 0) + 1);
   const call = { kind: 'step', adapter: 'native', messages: body.messages.map(shown),
@@ -168,14 +178,17 @@ async function scripted(url, init) {
     // Not scripted: answer as the suite's endpoint does, 400 (not transient, so not retried).
     return new Response(JSON.stringify({ error: { message: error.message } }), { status: 400, headers: { 'content-type': 'application/json' } });
   }
-  if (turn.kind === 'fault') return fault(turn);
+  if (turn.kind === 'fault') return fault(turn, client);
   return completion(body, message(turn, ++replies), replies);
 }
 
 function runner(baseURL) {
+  // The scripted fetch reads the request timeout of the client it serves.
+  let scriptedClient;
   const client = baseURL == null
-    ? new OpenAI({ apiKey: 'scripted', baseURL: 'http://scripted.invalid/v1', fetch: scripted })
+    ? new OpenAI({ apiKey: 'scripted', baseURL: 'http://scripted.invalid/v1', fetch: (url, init) => scripted(url, init, scriptedClient) })
     : new OpenAI({ apiKey: 'placeholder-key', baseURL });
+  scriptedClient = client;
   return new Runner({ model: new OpenAIChatCompletionsModel(client, 'scripted'), tracingDisabled: true, ...SETTINGS });
 }
 
