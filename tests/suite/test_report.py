@@ -62,6 +62,11 @@ def test_the_comparison_shows_a_known_failure_as_a_failure_with_its_reason() -> 
     assert "1. **lib 1**, ERR-1: a raising tool crashes the run (tools.py, run_tool)" in table
     assert "⛔ blocked" in next(line for line in table.splitlines() if line.startswith("| ERR-3 "))
     assert "- `ask-user`: no such tool" in table
+    # Readable by a team choosing a library: titles, links to each page, a legend, dates, versions.
+    assert "| [lib](lib.md) 1 |" in table
+    assert catalogue()["ERR-1"].title.split("`")[0] in row
+    assert "Legend: ✅ passed: " in table and "⛔ blocked: " in table
+    assert "- **lib 1** (date unknown, suite 0): " in table
 
 
 def test_the_markdown_report_lists_reasons_and_what_is_not_claimed() -> None:
