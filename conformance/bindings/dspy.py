@@ -65,6 +65,8 @@ _FAULTS: dict[str, tuple[Any, int | None]] = {
     "429": (lm15.RateLimitError, 429), "500": (lm15.ServerError, 500), "503": (lm15.ServerError, 503),
     "400": (lm15.InvalidRequestError, 400), "401": (lm15.AuthError, 401),
 }
+#: The read timeout of dspy's default engine (lm15 `Timeouts`), which a hung request ends in.
+_READ_TIMEOUT: float = lm15.Timeouts().read
 _SIG5 = "test_a_malformed_signature_string_fails_at_construction_with_a_clear_error"
 _ARGS3 = "test_malformed_json_tool_args_never_crash_the_run"
 _REPAIRED = "adapters/utils.py parse_value repairs malformed JSON (json_repair): the tool gets the repair"
@@ -102,6 +104,12 @@ class _Engine:
         # the trajectory, where dspy's tool-error tracebacks quote its own `pred.next_tool_name` source.
         kind = render.request_kind(system_text or "\n".join(str(m["content"]) for m in messages))
         turn = self.model.answer(LMCall(kind=kind, adapter=adapter, messages=messages))
+        if isinstance(turn, FaultTurn) and turn.fault == "hang":
+            # A custom engine owns its connection and dspy refuses a timeout for it (clients/lm.py), so
+            # the request's timeout is the one dspy's default engine gives it: lm15's read timeout.
+            self.model.hang(_READ_TIMEOUT)
+            raise lm15.TimeoutError(f"no reply within the {_READ_TIMEOUT:g} s read timeout", status=None,
+                                    retry_after=None)
         if isinstance(turn, FaultTurn):
             error, status = _FAULTS[turn.fault]
             raise error("scripted transport fault", status=status, retry_after=turn.retry_after)
