@@ -65,9 +65,15 @@ _FAULTS: dict[str, tuple[Any, int | None]] = {
     "429": (lm15.RateLimitError, 429), "500": (lm15.ServerError, 500), "503": (lm15.ServerError, 503),
     "400": (lm15.InvalidRequestError, 400), "401": (lm15.AuthError, 401),
 }
+#: The read timeout of dspy's default engine (lm15 `Timeouts`), which a hung request ends in.
+_READ_TIMEOUT: float = lm15.Timeouts().read
 _SIG5 = "test_a_malformed_signature_string_fails_at_construction_with_a_clear_error"
 _ARGS3 = "test_malformed_json_tool_args_never_crash_the_run"
 _REPAIRED = "adapters/utils.py parse_value repairs malformed JSON (json_repair): the tool gets the repair"
+_LITERALS = "test_python_literals_in_tool_args_are_malformed_json_never_guessed_at"
+_SIG6 = "test_the_error_names_exactly_the_missing_input_not_one_the_call_gave"
+_CALLS_ANYWAY = ("Predict logs 'Not all input fields were provided' (predict.py _forward_preprocess) "
+                 "and calls the model anyway")
 _NO_ADAPTER = "dspy.ReAct(signature, tools, max_iters) has no adapter parameter (predict/react.py __init__)"
 _NO_STOP = ("ReAct.forward has no repeated-failure stop: it calls the failing tool until max_iters "
             "(predict/react.py)")
@@ -102,6 +108,12 @@ class _Engine:
         # the trajectory, where dspy's tool-error tracebacks quote its own `pred.next_tool_name` source.
         kind = render.request_kind(system_text or "\n".join(str(m["content"]) for m in messages))
         turn = self.model.answer(LMCall(kind=kind, adapter=adapter, messages=messages))
+        if isinstance(turn, FaultTurn) and turn.fault == "hang":
+            # A custom engine owns its connection and dspy refuses a timeout for it (clients/lm.py), so
+            # the request's timeout is the one dspy's default engine gives it: lm15's read timeout.
+            self.model.hang(_READ_TIMEOUT)
+            raise lm15.TimeoutError(f"no reply within the {_READ_TIMEOUT:g} s read timeout", status=None,
+                                    retry_after=None)
         if isinstance(turn, FaultTurn):
             error, status = _FAULTS[turn.fault]
             raise error("scripted transport fault", status=status, retry_after=turn.retry_after)
@@ -170,10 +182,24 @@ class DSPyBinding(Binding):
             "signature.py _parse_signature collects the fields into a dict: a repeated name merges silently",
         "A signature value whose input and output share a name fails at construction":
             "Signature.append/insert rebuild fields as dict(inputs + outputs): the output replaces the input",
-        "A call that lacks a required input fails before any model call":
-            "Predict logs 'Not all input fields were provided' (predict.py) and calls the model anyway",
+        "A call that lacks a required input fails before any model call": _CALLS_ANYWAY,
+        _SIG6 + '[{"question": "What is 2 + 3?"}-context-question]': _CALLS_ANYWAY,
+        _SIG6 + '[{"context": "Arithmetic."}-question-context]': _CALLS_ANYWAY,
         _ARGS3 + '[{"amount": 50, "recipient": "Ann"]': _REPAIRED,
         _ARGS3 + "[{amount: 50, recipient: Ann}]": _REPAIRED,
+        _ARGS3 + "[{'amount': 50, 'recipient': 'Ann'}]": _REPAIRED,
+        _ARGS3 + '[{"amount": 50, "recipient": "Ann",}]': _REPAIRED,
+        _LITERALS + '[{"recipient": "Ann", "urgent": True}]': _REPAIRED + " (True read as true)",
+        _LITERALS + "[{'recipient': 'Ann', 'urgent': False}]": _REPAIRED + " (quotes and False read as JSON)",
+        _LITERALS + '[{"recipient": "Ann", "urgent": true,}]': _REPAIRED + " (trailing comma dropped)",
+        "test_a_step_reply_without_tool_args_never_crashes_the_run[json]":
+            "JSONAdapter.parse raises AdapterParseError when next_tool_args is missing "
+            "(adapters/json_adapter.py); it is not the ValueError ReAct.forward catches "
+            "(predict/react.py): the run crashes",
+        "The agent is told that the tool it chose does not exist":
+            "on a next_tool_name that is not a tool, ChatAdapter.__call__ re-asks with JSONAdapter "
+            "(adapters/chat_adapter.py) sending the same inputs and trajectory: nothing names the "
+            "unknown tool",
         "Tool args nested a hundred thousand levels deep fail fast with a clear error":
             "parse_value's json_repair raises RecursionError (adapters/utils.py), which neither the adapter "
             "nor ReAct.forward catches: the run crashes",

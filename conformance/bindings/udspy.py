@@ -108,8 +108,15 @@ _KNOWN: dict[str, str] = {
     "Two pauses for the same tool call get different ids":
         "confirmation.py names a confirmation by the md5 of tool name and args: two pauses for the "
         "same call share one id",
-    "HITL-3": "check_tool_confirmation asks 'Confirm execution of <tool> with args: <args>? "
-              "(yes/no/feedback/edit)' and builds its ToolCall without a call id (confirmation.py)",
+    "An interruptible tool does not run before approval":
+        "check_tool_confirmation asks 'Confirm execution of <tool> with args: <args>? "
+        "(yes/no/feedback/edit)' and builds its ToolCall without a call id (confirmation.py)",
+    "A signature class's field descriptions reach the model":
+        "ReAct._build_react_signature and _build_extract_signature rebuild the signature with "
+        "make_signature from the field annotations only (module/react.py): the descriptions are dropped",
+    "The agent is told that the tool it chose does not exist":
+        "_execute_iteration raises a ValueError that lists the tools but not the one chosen; aexecute "
+        "records it as an error episode and goes straight to the extraction call (module/react.py)",
     "HITL-4": _NO_RESUME, "HITL-5": _NO_RESUME, "HITL-6": _NO_RESUME,
     "An async resume gives the same result as a sync resume": _NO_RESUME,
     "Fifty overlapping async runs share no state":
