@@ -7,6 +7,7 @@ import inspect
 import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -83,16 +84,25 @@ def _install(name: str, directory: Path, npm: str) -> None:
 
 
 def load_binding(
-    name: str, *, timeout: float = _guard.DEFAULT_TIMEOUT, transcript: Path | None = None
+    name: str,
+    *,
+    timeout: float = _guard.DEFAULT_TIMEOUT,
+    transcript: Path | None = None,
+    isolate: bool = False,
 ) -> Binding:
     """Instantiate the binding `name`; a bad name is a usage error that lists what exists.
 
-    `timeout` and `transcript` apply to harness processes (`cmd:` and the bundled harnesses).
+    `timeout` and `transcript` apply to harness processes (`cmd:` and the bundled harnesses). With
+    `isolate`, a Python binding runs in a worker process (`conformance._isolate`) behind the
+    process binding, so a crash or `os._exit` in it costs one scenario, not the run.
     """
     if name in HARNESSES:
         return _process(name, harness_command(name), timeout, transcript)
     if name.startswith(CMD):
         return _process(name, name.removeprefix(CMD), timeout, transcript)
+    if isolate:
+        worker = shlex.join([sys.executable, "-m", "conformance._isolate", name])
+        return _process(name, worker, timeout, transcript)
     target: object
     if ":" in name:
         module_name, _, attr = name.partition(":")

@@ -67,6 +67,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-debug", metavar="PATH", default=None, type=Path,
                     help="for a harness process (--impl cmd:...): validate every message in both "
                          "directions against the protocol and append the transcript to PATH")
+    group.addoption("--conformance-isolate", action="store_true", default=False,
+                    help="run a Python binding in a worker process that speaks the harness "
+                         "protocol, so a crash or os._exit in it costs one scenario, not the run")
 
 
 class _Session:
@@ -496,12 +499,21 @@ def _requirement(item: pytest.Item) -> str | None:
     return str(mark.args[0]) if mark is not None else None
 
 
+def _in_another_process(binding: Binding) -> bool:
+    from conformance._process import ProcessBinding
+
+    return isinstance(binding, ProcessBinding)
+
+
 def http_profile(item: pytest.Item, binding: Binding) -> _http.HttpProfile:
     """The endpoint an `http` scenario's calls go to, as the cassette options say."""
     config = item.config
     given = config.getoption("conformance_cassette_dir")
     root = Path(given) if given else _cassettes.bundled_dir()
-    mode = _http.resolve(config.getoption("conformance_cassettes"), root, binding.name)
+    given_mode = config.getoption("conformance_cassettes")
+    # A cassette patches the HTTP client in this process; a harness process (or an isolated
+    # binding's worker) sends its requests from its own, so it always talks to the live server.
+    mode = "off" if _in_another_process(binding) else _http.resolve(given_mode, root, binding.name)
     template = _template(item)
     feature = Path(template.feature.filename).stem if template is not None else "unknown"
     return _http.HttpProfile(mode, _cassettes.cassette_path(root, binding.name, feature, item.name))
@@ -538,7 +550,16 @@ def pytest_configure(config: pytest.Config) -> None:
             "react_conformance.bindings), module:attr, or cmd:<command line>."
         )
     binding = load_binding(name, timeout=config.getoption("conformance_timeout"),
-                           transcript=config.getoption("harness_debug"))
+                           transcript=config.getoption("harness_debug"),
+                           isolate=config.getoption("conformance_isolate"))
+    if _in_another_process(binding) and config.getoption("conformance_cassettes") in ("record",
+                                                                                       "replay"):
+        raise pytest.UsageError(
+            f"--impl {name}: --conformance-cassettes={config.getoption('conformance_cassettes')} "
+            "needs the binding in this process (a cassette patches this process's HTTP client); a "
+            "harness process or --conformance-isolate runs http scenarios against the live "
+            "loopback server (--conformance-cassettes=off)."
+        )
     config.addinivalue_line("markers", "conformance_req(id): the requirement a scenario checks")
     config.addinivalue_line("markers", "conformance_capability(name): a capability it needs "
                                        "(`a|b`: either)")

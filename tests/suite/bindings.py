@@ -106,6 +106,25 @@ class KillsTheProcess(ReferenceBinding):
         return super().run(agent, call, model)
 
 
+class KillsTheProcessInOneScenario(ReferenceBinding):
+    """Ends the process at once in one scenario (LOOP-1's: the agent with a "search" tool, asked
+    "What is 1234 + 4321?"), wherever it runs: in process, or in an isolated worker each time."""
+
+    def __init__(self) -> None:
+        self.tools_of: dict[int, set[str]] = {}
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        built = super().build(spec, tools)
+        self.tools_of[id(built)] = {t.name for t in spec.tools}
+        return built
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        if ("1234 + 4321" in json.dumps(call.inputs) and call.mode == "sync"
+                and call.base_url is None and "search" in self.tools_of.get(id(agent), set())):
+            os._exit(7)
+        return super().run(agent, call, model)
+
+
 class LeaksAThread(ReferenceBinding):
     """Its first build starts a thread that is not a daemon and never ends."""
 
