@@ -3,6 +3,7 @@ both formats, and the committed reports' site in a real headless Chromium."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -21,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "docs" / "conformance"
 SITE = ROOT / "docs" / "site"
 #: The order of the peers session (noxfile.PEERS): the matrix's columns.
-PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax")
+PEERS: tuple[str, ...] = ast.literal_eval(
+    re.search(r"^PEERS = (\(.*?\))", (ROOT / "noxfile.py").read_text(encoding="utf-8"), re.S | re.M)
+    .group(1))  # type: ignore[union-attr]
 
 CATALOGUE = {
     "CORE-1": Requirement(id="CORE-1", title="Passes everywhere.", profile="core"),
