@@ -53,13 +53,23 @@ def _cases(run: CiRun) -> dict[str, tuple[str, dict[str, str], ET.Element]]:
             for case in tree.iter("testcase")}
 
 
+def _scenario_line(feature: str, name: str) -> int:
+    """The line of scenario `name` in `features/<feature>`: where a report must point."""
+    lines = (ROOT / "features" / feature).read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.strip() == f"Scenario: {name}")
+
+
+#: The scenario the binding fails, and the line its report and annotation point at.
+BIG = _scenario_line("tool_args.feature", "Tool args of several megabytes fail fast with a clear error")
+
+
 def test_junit_test_cases_carry_requirement_capability_verdict_and_feature(ci_run: CiRun) -> None:
     cases = _cases(ci_run)
     assert len(cases) > 100
     classname, props, case = cases["test_tool_args_of_several_megabytes_fail_fast_with_a_clear_error"]
     assert classname == "tool_args"
     assert props["requirement"] == "ARGS-5" and props["verdict"] == "failed"
-    assert props["capability"] == "core" and props["scenario"] == "tool_args.feature:116"
+    assert props["capability"] == "core" and props["scenario"] == f"tool_args.feature:{BIG}"
     assert props["reason"].startswith("the tool 'transfer' must not run")
     failure = case.find("failure")
     assert failure is not None and failure.get("message", "").startswith("AssertionError: the tool")
@@ -98,7 +108,7 @@ def test_the_github_step_summary_gets_the_requirement_table(ci_run: CiRun) -> No
 def test_failed_requirements_are_annotated_at_their_scenario(ci_run: CiRun) -> None:
     errors = re.findall(r"^::error (.*)$", ci_run.output, re.M)
     assert errors, ci_run.output[-3000:]
-    [big] = [e for e in errors if "line=116," in e]
-    assert big.startswith("file=features/tool_args.feature,line=116,title=ARGS-5 failed%3A Tool args")
+    [big] = [e for e in errors if f"line={BIG}," in e]
+    assert big.startswith(f"file=features/tool_args.feature,line={BIG},title=ARGS-5 failed%3A Tool args")
     assert "::the tool 'transfer' must not run" in big
     assert len(big) < CAPPED + 300
