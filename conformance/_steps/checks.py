@@ -410,7 +410,8 @@ def tools_offered(world: World, names: str) -> None:
     agent = world.agent
     admitted = _guard.call("step_tool_names", lambda: world.binding.step_tool_names(agent),
                            world.timeout)
-    final_tools = {"finish", "final_answer", "final_result"}
+    # One list of the libraries' final-answer tools, shared with the endpoint that renders them.
+    final_tools = {"finish", *render.FINAL_ANSWER_TOOLS}
     if world.enable_ask_to_user is None and "ask-user" in world.capabilities:
         # The scenario leaves ask_to_user to the library's default, which is on (HITL-1): STEP-1
         # allows it beside the agent's tools, whether the library offers it or not.
