@@ -25,9 +25,9 @@ its own thread; an interrupt is resumed with `Command(resume={interrupt id: {"de
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -52,7 +52,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from conformance import render
+from conformance import render, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
@@ -61,7 +61,6 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     Event,
-    FaultTurn,
     LMCall,
     Outcome,
     ResumeRequest,
@@ -129,9 +128,7 @@ class _ScriptedChat(BaseChatModel):  # type: ignore[misc]
         assert model is not None, "no scripted model installed for this run"
         call = LMCall(kind="step", adapter="native", messages=[_shown(m) for m in messages],
                       tools=list(self.declared) or None)
-        turn = model.answer(call)
-        if isinstance(turn, FaultTurn):  # never scripted: lm-retry is not claimed
-            raise ConnectionError(f"scripted {turn.fault}")
+        turn = translate.answer(model, call)  # lm-retry is not claimed: never a fault
         return ChatResult(generations=[ChatGeneration(message=_reply(turn, len(model.calls)))])
 
     async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
@@ -158,11 +155,13 @@ def _reply(turn: Any, number: int) -> AIMessage:
 def _shown(message: BaseMessage) -> dict[str, Any]:
     """A message as the model is shown it, as text (tool calls included)."""
     text = message.text if isinstance(message.content, list) else str(message.content)
-    if isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
-        calls = [{"name": c["name"], "args": c["args"]} for c in message.tool_calls]
-        calls += [{"name": c["name"], "args": c["args"]} for c in message.invalid_tool_calls]
-        text = f"{text}\n{json.dumps(calls)}"
-    return {"role": _ROLES.get(message.type, message.type), "content": text}
+    calls = [(c["name"], c["args"]) for c in _calls(message)] if isinstance(message, AIMessage) else []
+    return translate.shown(_ROLES.get(message.type, message.type), text, calls)
+
+
+def _calls(message: AIMessage) -> list[Any]:
+    """The tool calls an AIMessage made, valid or not (malformed args are `invalid_tool_calls`)."""
+    return [*message.tool_calls, *message.invalid_tool_calls]
 
 
 def _tool(tool: SuiteTool) -> StructuredTool:
@@ -237,85 +236,48 @@ class LangChainBinding(Binding):
             return ErrorInfo.from_exception(exc)
         return _Agent(graph, spec, nodes_per_step=2 + hooks)
 
-    def _config(self, agent: _Agent, call: CallRequest, thread: str) -> dict[str, Any]:
-        config: dict[str, Any] = {"configurable": {"thread_id": thread}}
-        if agent.spec.on_max_steps != "return" or call.max_steps is not None:
-            cap = agent.spec.max_steps if call.max_steps is None else call.max_steps
-            config["recursion_limit"] = cap * agent.nodes_per_step
-        return config
-
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         if call.mode == "async":
             return asyncio.run(self.arun(agent, call, model))
         thread = uuid.uuid4().hex
-        config = self._config(agent, call, thread)
-        payload = {"messages": [{"role": "user", "content": render.user_message(call.inputs)}]}
-        token = _MODEL.set(model)
-        events: list[Event] = []
-        try:
-            if call.mode == "stream":
-                state = self._stream(agent, payload, config, model, events)
-            else:
-                state = agent.graph.invoke(payload, config)
-        except Exception as exc:
-            return _failed(agent, exc, events if call.mode == "stream" else None)
-        finally:
-            _MODEL.reset(token)
-        return _finished(agent, state, call, thread, events if call.mode == "stream" else None,
-                         len(model.calls))
-
-    def _stream(self, agent: _Agent, payload: Any, config: dict[str, Any], model: ScriptedModel,
-                events: list[Event]) -> Any:
-        state: Any = None
-        pending: dict[str, tuple[str, Any, Any]] = {}  # tool call id -> (thought, name, args)
-        for mode, chunk in agent.graph.stream(payload, config, stream_mode=["updates", "values"]):
-            if mode == "values":
-                state = chunk
-                continue
-            for update in chunk.values():
-                for message in (update or {}).get("messages", []) if isinstance(update, dict) else []:
-                    if isinstance(message, AIMessage):
-                        pending.update({c["id"]: (message.text, c["name"], c["args"])
-                                        for c in message.tool_calls if c["id"]})
-                    elif isinstance(message, ToolMessage) and message.tool_call_id in pending:
-                        thought, name, args = pending.pop(message.tool_call_id)
-                        step = Step(thought=thought, tool_name=name, tool_args=render.json_value(args),
-                                    observation=render.json_value(message.content))
-                        events.append(Event(kind="step", model_calls=len(model.calls), step=step))
-        return state
+        events: list[Event] | None = [] if call.mode == "stream" else None
+        with _serving(model):
+            try:
+                if events is None:
+                    state = agent.graph.invoke(_payload(call), _config(agent, call, thread))
+                else:
+                    state = _stream(agent, _payload(call), _config(agent, call, thread), model, events)
+            except Exception as exc:
+                return _failed(exc, events)
+        return _finished(agent, state, call, thread, events, len(model.calls))
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         thread = uuid.uuid4().hex
-        payload = {"messages": [{"role": "user", "content": render.user_message(call.inputs)}]}
-        token = _MODEL.set(model)
-        try:
-            state = await agent.graph.ainvoke(payload, self._config(agent, call, thread))
-        except Exception as exc:
-            return _failed(agent, exc)
-        finally:
-            _MODEL.reset(token)
+        with _serving(model):
+            try:
+                state = await agent.graph.ainvoke(_payload(call), _config(agent, call, thread))
+            except Exception as exc:
+                return _failed(exc)
         return _finished(agent, state, call, thread)
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         thread, inputs, value = agent.interrupts[request.interrupt_id]
-        decision = _decision(request.response)
+        decision = _decision(translate.approval(request.response))
         decisions = [decision for _ in value.get("action_requests", [])]
         command = Command(resume={request.interrupt_id: {"decisions": decisions}})
-        config = self._config(agent, CallRequest(inputs=inputs), thread)
-        token = _MODEL.set(model)
-        try:
-            if request.mode == "async":
-                state = asyncio.run(agent.graph.ainvoke(command, config))
-            else:
-                state = agent.graph.invoke(command, config)
-        except Exception as exc:
-            return _failed(agent, exc)
-        finally:
-            _MODEL.reset(token)
-        return _finished(agent, state, CallRequest(inputs=inputs), thread)
+        call = CallRequest(inputs=inputs)
+        with _serving(model):
+            try:
+                if request.mode == "async":
+                    state = asyncio.run(agent.graph.ainvoke(command, _config(agent, call, thread)))
+                else:
+                    state = agent.graph.invoke(command, _config(agent, call, thread))
+            except Exception as exc:
+                return _failed(exc)
+        return _finished(agent, state, call, thread)
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
@@ -324,40 +286,61 @@ class LangChainBinding(Binding):
         agent.last.append(AIMessage(content=marker))
 
 
+@contextmanager
+def _serving(model: ScriptedModel) -> Iterator[None]:
+    """`model` answers the chat model's requests in this context (a contextvar: per run and task)."""
+    token = _MODEL.set(model)
+    try:
+        yield
+    finally:
+        _MODEL.reset(token)
+
+
+def _payload(call: CallRequest) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": render.user_message(call.inputs)}]}
+
+
+def _config(agent: _Agent, call: CallRequest, thread: str) -> dict[str, Any]:
+    config: dict[str, Any] = {"configurable": {"thread_id": thread}}
+    if agent.spec.on_max_steps != "return" or call.max_steps is not None:
+        config["recursion_limit"] = translate.step_cap(agent.spec, call) * agent.nodes_per_step
+    return config
+
+
+def _stream(agent: _Agent, payload: Any, config: dict[str, Any], model: ScriptedModel,
+            events: list[Event]) -> Any:
+    """`graph.stream`: a step event once a ToolMessage answers a call; the last values state."""
+    state: Any = None
+    seen: list[BaseMessage] = []
+    for mode, chunk in agent.graph.stream(payload, config, stream_mode=["updates", "values"]):
+        if mode == "values":
+            state = chunk
+            continue
+        for update in chunk.values():
+            seen += (update or {}).get("messages", []) if isinstance(update, dict) else []
+        translate.step_events(model, events, _trajectory(seen))
+    return state
+
 def _overrides(middleware: AgentMiddleware[Any, Any, Any], hook: str) -> int:
     """1 if the middleware has its own `hook` (a graph node per step), else 0."""
     own = getattr(type(middleware), hook, None)
     return int(own is not None and own is not getattr(AgentMiddleware, hook, None))
 
 
-def _decision(response: str) -> dict[str, Any]:
+def _decision(answer: translate.Approval) -> dict[str, Any]:
     """A person's answer as a HumanInTheLoopMiddleware decision."""
-    text = response.strip()
-    if text.lower() in ("yes", "y"):
-        return {"type": "approve"}
-    if text.lower() in ("no", "n"):
-        return {"type": "reject"}
-    try:
-        edit = json.loads(text).get("edit")
-    except (ValueError, AttributeError):
-        edit = None
-    if isinstance(edit, dict):
-        return {"type": "edit", "edited_action": {"name": edit.get("name"), "args": edit.get("args")}}
-    return {"type": "reject", "message": response}
+    if answer.decision == "edit":
+        return {"type": "edit", "edited_action": {"name": answer.name, "args": answer.args}}
+    if answer.decision == "message":
+        return {"type": "reject", "message": answer.text}
+    return {"type": answer.decision}
 
 
 def _trajectory(messages: Sequence[BaseMessage]) -> list[Step]:
     """One Step per tool call the AIMessages made (valid or not), with its ToolMessage's content."""
     results = {m.tool_call_id: m.content for m in messages if isinstance(m, ToolMessage)}
-    steps = []
-    for message in messages:
-        if not isinstance(message, AIMessage):
-            continue
-        for call in [*message.tool_calls, *message.invalid_tool_calls]:
-            steps.append(Step(thought=message.text or None, tool_name=str(call["name"]),
-                              tool_args=render.json_value(call["args"]),
-                              observation=render.json_value(results.get(call["id"] or ""))))
-    return steps
+    return translate.steps([(c["id"], m.text, str(c["name"]), c["args"]) for m in messages
+                            if isinstance(m, AIMessage) for c in _calls(m)], results)
 
 
 def _finished(agent: _Agent, state: Any, call: CallRequest, thread: str,
@@ -383,13 +366,11 @@ def _finished(agent: _Agent, state: Any, call: CallRequest, thread: str,
     )
 
 
-def _failed(agent: _Agent, exc: Exception, events: list[Event] | None = None) -> Outcome:
-    if isinstance(exc, GraphRecursionError):
-        # It carries no structured fields: no count, no history, no last observation.
-        error = ErrorInfo(type=type(exc).__name__, message=str(exc), kind="max-iterations")
-    else:
-        error = ErrorInfo.from_exception(exc)
-    return Outcome(error=error, events=events)
+def _failed(exc: Exception, events: list[Event] | None = None) -> Outcome:
+    # GraphRecursionError carries no structured fields: no count, no history, no last observation.
+    capped = isinstance(exc, GraphRecursionError)
+    return Outcome(error=translate.max_iterations(exc) if capped else ErrorInfo.from_exception(exc),
+                   events=events)
 
 
 def _interrupt(agent: _Agent, interrupt: Any, messages: list[BaseMessage], call: CallRequest,
@@ -400,19 +381,11 @@ def _interrupt(agent: _Agent, interrupt: Any, messages: list[BaseMessage], call:
     asked = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
     ids = [c["id"] for c in (asked.tool_calls if asked else [])
            if c["name"] == request.get("name") and c["args"] == request.get("args")]
-    trajectory = _trajectory(messages)
-    return ErrorInfo(
-        type="Interrupt", message=str(request.get("description", "")), kind="human-in-the-loop",
-        fields={
-            "question": request.get("description"),
-            "interrupt_id": interrupt.id,
-            "tool_call": {"name": request.get("name"), "args": render.json_value(request.get("args")),
-                          "call_id": ids[0] if ids else None},
-            "context": {"trajectory": [s.model_dump(mode="json") for s in trajectory],
-                        "iteration": sum(isinstance(m, AIMessage) for m in messages),
-                        "input_args": render.json_value(call.inputs)},
-        },
-    )
+    return translate.interrupt(
+        "Interrupt", str(request.get("description", "")), interrupt_id=interrupt.id,
+        question=request.get("description"), tool=request.get("name"), args=request.get("args"),
+        call_id=ids[0] if ids else None, trajectory=_trajectory(messages),
+        iteration=sum(isinstance(m, AIMessage) for m in messages), inputs=call.inputs)
 
 
 _REPEATS = ("ToolErrorMiddleware returns every error to the model and never stops: no count of "

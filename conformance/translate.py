@@ -1,0 +1,182 @@
+"""Helpers for what every binding translates: a tool's function and a call's step cap for the
+library, the scripted answer at a seam, and what the library hands back (its tool calls and their
+results, a pause, its step-cap error, its stream) as the contract's data.
+
+`render` writes what the model says in the library's formats; this module reads the library back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from conformance.binding import (
+    AgentSpec,
+    CallRequest,
+    ErrorInfo,
+    Event,
+    ExtractTurn,
+    FaultTurn,
+    FinalTurn,
+    LMCall,
+    Step,
+    StepTurn,
+)
+from conformance.render import json_value
+
+if TYPE_CHECKING:
+    from conformance._model import ScriptedModel
+    from conformance._tools import SuiteTool
+
+__all__ = [
+    "Approval",
+    "NativeCall",
+    "aanswer",
+    "answer",
+    "approval",
+    "documented_function",
+    "done_event",
+    "interrupt",
+    "max_iterations",
+    "shown",
+    "step_cap",
+    "step_event",
+    "step_events",
+    "steps",
+    "tool_args",
+]
+
+#: A tool call as a binding reads it from the library: (call id, thought, tool name, args).
+NativeCall = tuple[str | None, str | None, str, Any]
+
+
+def documented_function(tool: SuiteTool) -> Callable[..., Any]:
+    """`tool.as_function()` with each argument's description in a Google-style `Args:` docstring."""
+    function = tool.as_function()
+    args = "".join(f"\n    {p.name}: {p.description}" for p in tool.spec.parameters if p.description)
+    function.__doc__ = tool.spec.description + (f"\n\nArgs:{args}\n" if args else "")
+    return function
+
+
+def step_cap(spec: AgentSpec, call: CallRequest) -> int:
+    """The step cap of this call: its own (`call.max_steps`, LOOP-4), else the agent's."""
+    return spec.max_steps if call.max_steps is None else call.max_steps
+
+
+def answer(model: ScriptedModel, call: LMCall) -> StepTurn | FinalTurn | ExtractTurn:
+    """`model.answer(call)` at a seam above every transport, which cannot fail as a client would:
+    a scripted transport fault (scripted only for `lm-retry`) raises ConnectionError."""
+    turn = model.answer(call)
+    if isinstance(turn, FaultTurn):
+        raise ConnectionError(f"a scripted transport fault ({turn.fault}) reached a seam above the "
+                              "transport: serve such a script through the library's own client")
+    return turn
+
+
+async def aanswer(model: ScriptedModel, call: LMCall) -> StepTurn | FinalTurn | ExtractTurn:
+    """`answer` for an async seam: it yields to the event loop first, as a network call would, so
+    that overlapping runs interleave (ASYNC-*)."""
+    await asyncio.sleep(0)
+    return answer(model, call)
+
+
+def shown(role: str, content: str | None, calls: Iterable[tuple[str, Any]] = ()) -> dict[str, JsonValue]:
+    """A message as the model is shown it (for `LMCall.messages`): its text, then a line
+    `call name(args)` for each tool call `(name, args)` it made, args as the model wrote them."""
+    text = "" if content is None else content
+    for name, args in calls:
+        text += f"\ncall {name}({args if isinstance(args, str) else json.dumps(args)})"
+    return {"role": role, "content": text}
+
+
+def tool_args(value: Any) -> JsonValue:
+    """Tool-call args as the model wrote them: a JSON text's data, or the text itself where it is
+    not JSON (malformed, or nested too deep to parse); anything else as JSON data."""
+    if not isinstance(value, str):
+        data: JsonValue = json_value(value)
+        return data
+    try:
+        data = json_value(json.loads(value))
+    except (json.JSONDecodeError, RecursionError):
+        return value
+    return data
+
+
+def steps(calls: Iterable[NativeCall], results: Mapping[str, Any]) -> list[Step]:
+    """One Step per tool call `(call id, thought, tool name, args)`, in order, its observation the
+    result filed under its call id (None while it has none)."""
+    return [Step(thought=thought or None, tool_name=name, tool_args=tool_args(args),
+                 observation=json_value(results.get(call_id or "")))
+            for call_id, thought, name, args in calls]
+
+
+def step_event(model: ScriptedModel, step: Step | None) -> Event:
+    """A stream's step event, with the model calls made by the time it arrived (STREAM-1)."""
+    return Event(kind="step", model_calls=len(model.calls), step=step)
+
+
+def step_events(model: ScriptedModel, events: list[Event], trajectory: Sequence[Step]) -> None:
+    """Append to `events` a step event for each step of `trajectory` (the run so far) that has its
+    observation and no event yet: for a stream read by re-reading the run's messages as they grow."""
+    done = [step for step in trajectory if step.observation is not None]
+    events.extend(step_event(model, step) for step in done[sum(e.kind == "step" for e in events):])
+
+
+def done_event(model: ScriptedModel, outputs: dict[str, JsonValue] | None,
+               stop_reason: str | None = None) -> Event:
+    """A stream's final `done` event, with the model calls made by the time it arrived."""
+    return Event(kind="done", model_calls=len(model.calls), outputs=outputs, stop_reason=stop_reason)
+
+
+def max_iterations(exc: BaseException, **fields: JsonValue) -> ErrorInfo:
+    """The library's step-cap error, with the structured fields it carries (EXH-2), if any."""
+    return ErrorInfo(type=type(exc).__name__, message=str(exc), kind="max-iterations", fields=fields)
+
+
+def interrupt(type: str, message: str, *, interrupt_id: str, question: str | None,
+              tool: str | None, args: Any = None, call_id: str | None = None,
+              trajectory: Sequence[Step] = (), iteration: int | None = None,
+              inputs: Any = None) -> ErrorInfo:
+    """A pause for a person (`kind="human-in-the-loop"`) with the fields the contract names: the
+    pending call of `tool` (None: the agent asked a question) and the context it paused in."""
+    return ErrorInfo(type=type, message=message, kind="human-in-the-loop", fields={
+        "question": question,
+        "interrupt_id": interrupt_id,
+        "tool_call": None if tool is None else {"name": tool, "args": tool_args(args), "call_id": call_id},
+        "context": {"trajectory": [s.model_dump(mode="json") for s in trajectory],
+                    "iteration": iteration, "input_args": json_value(inputs)},
+    })
+
+
+class Approval(BaseModel):
+    """A person's answer to a pause (`ResumeRequest.response`), read as a decision."""
+
+    model_config = ConfigDict(frozen=True)
+    #: yes/y approves, no/n rejects, `{"edit": {...}}` edits the call, anything else is a message.
+    decision: Literal["approve", "reject", "edit", "message"]
+    #: The response as the person gave it.
+    text: str
+    #: An edit's tool name (None: it names none) and args.
+    name: str | None = None
+    args: JsonValue = None
+
+
+def approval(response: str) -> Approval:
+    """Read `ResumeRequest.response`: `yes`/`y`, `no`/`n` (any case), an edit, or free text."""
+    word = response.strip().lower()
+    if word in ("yes", "y", "no", "n"):
+        return Approval(decision="approve" if word.startswith("y") else "reject", text=response)
+    try:
+        edit = json.loads(response)
+    except (json.JSONDecodeError, RecursionError):
+        edit = None
+    edit = edit.get("edit") if isinstance(edit, dict) else None
+    if isinstance(edit, dict):
+        name = edit.get("name")
+        return Approval(decision="edit", text=response, name=name if isinstance(name, str) else None,
+                        args=json_value(edit.get("args")))
+    return Approval(decision="message", text=response)
