@@ -28,7 +28,6 @@ raising `ModelBehaviorError`.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -53,9 +52,8 @@ from agents import (
     function_tool,
 )
 from openai.types.responses import ResponseFunctionToolCall
-from pydantic import JsonValue
 
-from conformance import server
+from conformance import server, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
@@ -69,7 +67,7 @@ from conformance.binding import (
     ResumeRequest,
     Step,
 )
-from conformance.render import json_value, reply_outputs, user_message
+from conformance.render import reply_outputs, user_message
 
 _GENERIC = ("function_tool's default failure_error_function, default_tool_error_function (tool.py), "
             "answers every failing tool call with the fixed 'An error occurred while running the tool. "
@@ -169,7 +167,7 @@ class OpenAIAgentsBinding(Binding):
             agent: Agent[Any] = Agent(
                 name="agent",
                 instructions=spec.signature.instructions or None,
-                tools=[function_tool(_documented(t), name_override=t.name,
+                tools=[function_tool(translate.documented_function(t), name_override=t.name,
                                      needs_approval=t.spec.interruptible) for t in tools],
             )
         except Exception as exc:
@@ -188,7 +186,7 @@ class OpenAIAgentsBinding(Binding):
         agent.last = []
         try:
             result = Runner.run_sync(agent.agent, user_message(call.inputs), run_config=self._config(
-                model, call.base_url), max_turns=_cap(agent, call))
+                model, call.base_url), max_turns=translate.step_cap(agent.spec, call))
         except Exception as exc:
             return _failed(agent, exc)
         return _outcome(agent, result, call.base_url)
@@ -198,7 +196,7 @@ class OpenAIAgentsBinding(Binding):
         agent.last = []
         try:
             result = await Runner.run(agent.agent, user_message(call.inputs), run_config=self._config(
-                model, call.base_url), max_turns=_cap(agent, call))
+                model, call.base_url), max_turns=translate.step_cap(agent.spec, call))
         except Exception as exc:
             return _failed(agent, exc)
         return _outcome(agent, result, call.base_url)
@@ -208,35 +206,24 @@ class OpenAIAgentsBinding(Binding):
         agent.last = []
         events: list[Event] = []
         result = Runner.run_streamed(agent.agent, user_message(call.inputs), run_config=self._config(
-            model, call.base_url), max_turns=_cap(agent, call))
+            model, call.base_url), max_turns=translate.step_cap(agent.spec, call))
         seen: list[Any] = []
         try:
             async for event in result.stream_events():
-                if event.type != "run_item_stream_event":
-                    continue
-                seen.append(event.item)
-                if event.name == "tool_output" and isinstance(event.item.raw_item, dict):
-                    step = dict(_tool_steps(seen)).get(str(event.item.raw_item.get("call_id")))
-                    events.append(Event(kind="step", model_calls=len(model.calls), step=step))
+                if event.type == "run_item_stream_event":
+                    seen.append(event.item)
+                    translate.step_events(model, events, _steps(seen))
         except Exception as exc:
-            outcome = _failed(agent, exc)
-            outcome.events = events
-            return outcome
+            return _failed(agent, exc).model_copy(update={"events": events})
         outcome = _outcome(agent, result, call.base_url)
-        events.append(Event(kind="done", model_calls=len(model.calls), stop_reason=outcome.stop_reason,
-                            outputs=outcome.outputs))
-        outcome.events = events
-        return outcome
+        events.append(translate.done_event(model, outcome.outputs, outcome.stop_reason))
+        return outcome.model_copy(update={"events": events})
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         pause = agent.pauses[request.interrupt_id]
-        answer = request.response.strip()
-        try:
-            edit = json.loads(answer)
-        except json.JSONDecodeError:
-            edit = None
-        if isinstance(edit, dict) and "edit" in edit:
+        answer = translate.approval(request.response)
+        if answer.decision == "edit":
             return Outcome(error=ErrorInfo(
                 type="NotSupported", message="the SDK cannot edit a pending tool call: RunState "
                 "offers approve and reject only (run_state.py)"))
@@ -246,12 +233,10 @@ class OpenAIAgentsBinding(Binding):
             try:
                 state = await RunState.from_string(agent.agent, pause.snapshot)
                 item = state.get_interruptions()[0]
-                if answer.lower() in ("yes", "y"):
+                if answer.decision == "approve":
                     state.approve(item)
-                elif answer.lower() in ("no", "n"):
-                    state.reject(item)
-                else:  # free text: the SDK sends a rejection_message to the model as it is
-                    state.reject(item, rejection_message=request.response)
+                else:  # free text is a rejection_message, which the SDK sends to the model as it is
+                    state.reject(item, rejection_message=None if answer.decision == "reject" else answer.text)
                 result = await Runner.run(agent.agent, state,
                                           run_config=self._config(model, pause.base_url))
             except Exception as exc:
@@ -278,19 +263,6 @@ class OpenAIAgentsToolNotFoundBinding(OpenAIAgentsBinding):
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN_OPT_IN
 
 
-def _cap(agent: _Agent, call: CallRequest) -> int:
-    """`max_turns`: one turn is one model call, so N steps are N turns (per call when given)."""
-    return agent.spec.max_steps if call.max_steps is None else call.max_steps
-
-
-def _documented(tool: SuiteTool) -> Any:
-    """The suite tool's function, with its argument descriptions in a docstring `function_tool` reads."""
-    function = tool.as_function()
-    args = "".join(f"\n    {p.name}: {p.description}" for p in tool.spec.parameters if p.description)
-    function.__doc__ = tool.spec.description + (f"\n\nArgs:{args}\n" if args else "")
-    return function
-
-
 def _model(model: ScriptedModel, base_url: str | None) -> OpenAIChatCompletionsModel:
     """The SDK's chat-completions model: at `base_url`, or over a transport answering from `model`."""
     if base_url is not None:
@@ -309,39 +281,21 @@ def _lm_call(body: dict[str, Any]) -> LMCall:
     return LMCall(kind="step", adapter="native", messages=call.messages, tools=call.tools)
 
 
-def _args(text: str) -> JsonValue:
-    """Tool-call arguments as the model wrote them: JSON data, or the text when it is not JSON."""
-    try:
-        value: JsonValue = json_value(json.loads(text))
-        return value
-    except (json.JSONDecodeError, RecursionError):
-        return text
-
-
-def _tool_steps(items: Sequence[Any]) -> list[tuple[str, Step]]:
-    """The tool calls among the SDK's run items, in order, by call id, each with its output and the
-    text of the model reply that made it (its thought)."""
-    outputs: dict[str, JsonValue] = {}
-    for item in items:
-        if isinstance(item, ToolCallOutputItem) and isinstance(item.raw_item, dict):
-            outputs[str(item.raw_item.get("call_id"))] = json_value(item.raw_item.get("output"))
-    steps: list[tuple[str, Step]] = []
+def _steps(items: Sequence[Any]) -> list[Step]:
+    """The tool calls among the SDK's run items, in order, each with its output and the text of the
+    model reply that made it (its thought)."""
+    outputs = {str(i.raw_item.get("call_id")): i.raw_item.get("output") for i in items
+               if isinstance(i, ToolCallOutputItem) and isinstance(i.raw_item, dict)}
+    calls: list[translate.NativeCall] = []
     thought = None
     for item in items:
         if isinstance(item, MessageOutputItem):
-            thought = ItemHelpers.text_message_output(item) or None
+            thought = ItemHelpers.text_message_output(item)
         elif isinstance(item, ToolCallItem) and isinstance(item.raw_item, ResponseFunctionToolCall):
-            raw = item.raw_item
-            steps.append((raw.call_id, Step(thought=thought, tool_name=raw.name,
-                                            tool_args=_args(raw.arguments),
-                                            observation=outputs.get(raw.call_id))))
+            calls.append((item.raw_item.call_id, thought, item.raw_item.name, item.raw_item.arguments))
         elif isinstance(item, ToolCallOutputItem):
             thought = None
-    return steps
-
-
-def _steps(items: Sequence[Any]) -> list[Step]:
-    return [step for _, step in _tool_steps(items)]
+    return translate.steps(calls, outputs)
 
 
 def _outcome(agent: _Agent, result: RunResult | RunResultStreaming, base_url: str | None) -> Outcome:
@@ -353,16 +307,11 @@ def _outcome(agent: _Agent, result: RunResult | RunResultStreaming, base_url: st
         call_id = str(item.call_id)
         pause_id = f"{call_id}#{len(agent.pauses) + 1}"
         agent.pauses[pause_id] = _Pause(result.to_state().to_string(), base_url)
-        return Outcome(trajectory=trajectory, iterations=iterations, error=ErrorInfo(
-            type=type(item).__name__, message=f"the call of {item.tool_name} needs approval",
-            kind="human-in-the-loop", fields={
-                # A ToolApprovalItem carries the call, no question for the person.
-                "question": None,
-                "interrupt_id": pause_id,
-                "tool_call": {"name": item.tool_name, "args": _args(str(item.arguments)), "call_id": call_id},
-                "context": {"trajectory": [s.model_dump() for s in trajectory],
-                            "iteration": iterations, "input": json_value(result.input)},
-            }))
+        # A ToolApprovalItem carries the call, no question for the person.
+        return Outcome(trajectory=trajectory, iterations=iterations, error=translate.interrupt(
+            type(item).__name__, f"the call of {item.tool_name} needs approval", interrupt_id=pause_id,
+            question=None, tool=item.tool_name, args=str(item.arguments), call_id=call_id,
+            trajectory=trajectory, iteration=iterations, inputs=result.input))
     return Outcome(outputs=reply_outputs(agent.spec.signature, result.final_output),
                    trajectory=trajectory, iterations=iterations,
                    stop_reason="finish" if result.final_output is not None else None)
@@ -385,10 +334,8 @@ def _failed(agent: _Agent, exc: Exception) -> Outcome:
     own = {getattr(tool, "name", None) for tool in data.last_agent.tools}
     seen = [s for s in trajectory if s.observation is not None]
     ran = [s for s in seen if s.tool_name in own]
-    return Outcome(trajectory=trajectory, iterations=iterations, stop_reason="max_steps", error=ErrorInfo(
-        type=type(exc).__name__, message=str(exc), kind="max-iterations", fields={
-            "iterations": iterations,
-            "tools_used": [s.tool_name for s in ran],
-            "history": [s.model_dump() for s in trajectory],
-            "last_observation": seen[-1].observation if seen else None,
-        }))
+    return Outcome(trajectory=trajectory, iterations=iterations, stop_reason="max_steps",
+                   error=translate.max_iterations(
+                       exc, iterations=iterations, tools_used=[s.tool_name for s in ran],
+                       history=[s.model_dump() for s in trajectory],
+                       last_observation=seen[-1].observation if seen else None))
