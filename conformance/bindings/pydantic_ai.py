@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -69,7 +68,7 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.usage import RunUsage, UsageLimits
 
-from conformance import server
+from conformance import render, server, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
@@ -79,7 +78,6 @@ from conformance.binding import (
     ErrorInfo,
     Event,
     FaultTurn,
-    FinalTurn,
     LMCall,
     Outcome,
     ResumeRequest,
@@ -185,7 +183,7 @@ class PydanticAIBinding(Binding):
                 result = agent.agent.run_sync(user_message(call.inputs), **kwargs)
             except Exception as exc:
                 return _failed(agent, exc, messages)
-        return _outcome(agent, result, _cap(agent, call), call.inputs)
+        return _outcome(agent, result, translate.step_cap(agent.spec, call), call.inputs)
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         """`Agent.run` (or `Agent.iter` for `mode="stream"`) on the running event loop."""
@@ -200,7 +198,7 @@ class PydanticAIBinding(Binding):
                     result = await _iterate(agent, user_message(call.inputs), kwargs, model, events)
             except Exception as exc:
                 return _failed(agent, exc, messages, events)
-        return _outcome(agent, result, _cap(agent, call), call.inputs, events)
+        return _outcome(agent, result, translate.step_cap(agent.spec, call), call.inputs, events)
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -237,21 +235,14 @@ class PydanticAIBinding(Binding):
 def _tool(tool: SuiteTool) -> Tool[None]:
     """The suite tool as a pydantic-ai Tool over its typed function; the Google-style docstring
     gives pydantic-ai each argument's description for the schema it derives."""
-    function = tool.as_function()
-    args = "".join(f"\n    {p.name}: {p.description}" for p in tool.spec.parameters if p.description)
-    function.__doc__ = tool.spec.description + (f"\n\nArgs:{args}" if args else "")
-    return Tool(function, takes_ctx=False, name=tool.spec.name, description=tool.spec.description,
-                requires_approval=tool.spec.interruptible)
-
-
-def _cap(agent: _Agent, call: CallRequest) -> int:
-    return agent.spec.max_steps if call.max_steps is None else call.max_steps
+    return Tool(translate.documented_function(tool), takes_ctx=False, name=tool.spec.name,
+                description=tool.spec.description, requires_approval=tool.spec.interruptible)
 
 
 def _run_kwargs(agent: _Agent, call: CallRequest, model: ScriptedModel) -> dict[str, Any]:
     # One step is one model request: request_limit=N admits N requests (usage.py).
     return {"model": _model(model, call.base_url),
-            "usage_limits": UsageLimits(request_limit=_cap(agent, call))}
+            "usage_limits": UsageLimits(request_limit=translate.step_cap(agent.spec, call))}
 
 
 async def _iterate(agent: _Agent, prompt: str, kwargs: dict[str, Any], model: ScriptedModel,
@@ -260,15 +251,12 @@ async def _iterate(agent: _Agent, prompt: str, kwargs: dict[str, Any], model: Sc
     async with agent.agent.iter(prompt, **kwargs) as run:
         async for node in run:
             pending = [node.request] if Agent.is_model_request_node(node) else []
-            done = [s for s in _trajectory([*run.all_messages(), *pending]) if s.observation is not None]
-            for step in done[sum(1 for e in events if e.kind == "step"):]:
-                events.append(Event(kind="step", model_calls=len(model.calls), step=step))
+            translate.step_events(model, events, _trajectory([*run.all_messages(), *pending]))
     result = run.result
     assert result is not None
     outputs = None if isinstance(result.output, DeferredToolRequests) else \
         reply_outputs(agent.spec.signature, result.output)
-    events.append(Event(kind="done", model_calls=len(model.calls), outputs=outputs,
-                        stop_reason=None if outputs is None else "finish"))
+    events.append(translate.done_event(model, outputs, None if outputs is None else "finish"))
     return result
 
 
@@ -281,17 +269,11 @@ def _outcome(agent: _Agent, result: Any, cap: int, inputs: dict[str, Any],
     if isinstance(result.output, DeferredToolRequests):
         call = result.output.approvals[0]
         agent.pauses[call.tool_call_id] = _Pause(messages, call, result.usage, cap, inputs)
-        return Outcome(trajectory=trajectory, iterations=iterations, events=events, error=ErrorInfo(
-            type="DeferredToolRequests", kind="human-in-the-loop",
-            message=f"the run ended with {len(result.output.approvals)} call(s) awaiting approval",
-            fields={
-                # DeferredToolRequests holds the pending calls and no question for the person.
-                "question": None, "interrupt_id": call.tool_call_id,
-                "tool_call": {"name": call.tool_name, "args": _args(call), "call_id": call.tool_call_id},
-                # The paused run's messages are its saved state; its user prompt holds the inputs.
-                "context": {"trajectory": [s.model_dump() for s in trajectory], "iteration": iterations,
-                            "input_args": json_value(inputs)},
-            }))
+        # DeferredToolRequests holds the pending calls and no question for the person.
+        return Outcome(trajectory=trajectory, iterations=iterations, events=events, error=translate.interrupt(
+            "DeferredToolRequests", f"the run ended with {len(result.output.approvals)} call(s) awaiting "
+            "approval", interrupt_id=call.tool_call_id, question=None, tool=call.tool_name, args=call.args,
+            call_id=call.tool_call_id, trajectory=trajectory, iteration=iterations, inputs=inputs))
     return Outcome(outputs=reply_outputs(agent.spec.signature, result.output), trajectory=trajectory,
                    stop_reason="finish", iterations=iterations, events=events)
 
@@ -301,8 +283,7 @@ def _failed(agent: _Agent, exc: Exception, messages: list[ModelMessage],
     """An exception the run let escape; its trajectory from `capture_run_messages`."""
     agent.last = messages
     capped = isinstance(exc, UsageLimitExceeded)
-    error = ErrorInfo(type=type(exc).__name__, message=str(exc),
-                      kind="max-iterations" if capped else "other")
+    error = translate.max_iterations(exc) if capped else ErrorInfo.from_exception(exc)
     return Outcome(error=error, trajectory=_trajectory(messages), events=events,
                    stop_reason="max_steps" if capped else None,
                    iterations=sum(isinstance(m, ModelResponse) for m in messages))
@@ -310,49 +291,32 @@ def _failed(agent: _Agent, exc: Exception, messages: list[ModelMessage],
 
 def _answer(call: ToolCallPart, response: str) -> ToolApproved | ToolDenied | ErrorInfo:
     """A person's answer as pydantic-ai's approval result for the pending call."""
-    text = response.strip()
-    if text.lower() in ("yes", "y"):
+    answer = translate.approval(response)
+    if answer.decision == "edit" and answer.name not in (None, call.tool_name):
+        return ErrorInfo(type="UnsupportedEdit", message=(
+            "pydantic-ai's ToolApproved(override_args=...) changes the args of the pending call; "
+            f"it cannot make the call run another tool ({answer.name!r})"))
+    if answer.decision == "edit":
+        return ToolApproved(override_args=answer.args if isinstance(answer.args, dict) else {})
+    if answer.decision == "approve":
         return ToolApproved()
-    if text.lower() in ("no", "n"):
-        return ToolDenied()
-    try:
-        edit = json.loads(text).get("edit") if text.startswith("{") else None
-    except (json.JSONDecodeError, AttributeError):
-        edit = None
-    if isinstance(edit, dict):
-        if edit.get("name", call.tool_name) != call.tool_name:
-            return ErrorInfo(type="UnsupportedEdit", message=(
-                "pydantic-ai's ToolApproved(override_args=...) changes the args of the pending call; "
-                f"it cannot make the call run another tool ({edit.get('name')!r})"))
-        return ToolApproved(override_args=edit.get("args") or {})
-    return ToolDenied(text)  # the message pydantic-ai returns to the model for the denied call
-
-
-def _args(call: ToolCallPart) -> Any:
-    """The call's args as the model wrote them: parsed JSON, else the raw text."""
-    if isinstance(call.args, str):
-        try:
-            return json_value(json.loads(call.args))
-        except (json.JSONDecodeError, RecursionError):
-            return call.args
-    return json_value(call.args)
+    # A message is what pydantic-ai returns to the model for the denied call.
+    return ToolDenied(answer.text) if answer.decision == "message" else ToolDenied()
 
 
 def _trajectory(messages: Sequence[ModelMessage]) -> list[Step]:
     """One Step per tool call in the messages, its observation the tool return the model was shown."""
-    steps: dict[str, Step] = {}
+    calls: list[translate.NativeCall] = []
+    results: dict[str, str] = {}
     for message in messages:
         if isinstance(message, ModelResponse):
-            thought = "".join(p.content for p in message.parts if isinstance(p, TextPart)) or None
-            for part in message.parts:
-                if isinstance(part, ToolCallPart):
-                    steps[part.tool_call_id] = Step(thought=thought, tool_name=part.tool_name,
-                                                    tool_args=_args(part))
+            thought = "".join(p.content for p in message.parts if isinstance(p, TextPart))
+            calls += [(p.tool_call_id, thought, p.tool_name, p.args) for p in message.parts
+                      if isinstance(p, ToolCallPart)]
         else:
-            for rpart in message.parts:
-                if isinstance(rpart, BaseToolReturnPart) and rpart.tool_call_id in steps:
-                    steps[rpart.tool_call_id].observation = rpart.model_response_str()
-    return list(steps.values())
+            results.update({p.tool_call_id: p.model_response_str() for p in message.parts
+                            if isinstance(p, BaseToolReturnPart)})
+    return translate.steps(calls, results)
 
 
 def _lm_call(messages: list[ModelMessage], info: AgentInfo) -> LMCall:
@@ -362,10 +326,9 @@ def _lm_call(messages: list[ModelMessage], info: AgentInfo) -> LMCall:
         shown.append({"role": "system", "content": info.instructions})
     for message in messages:
         if isinstance(message, ModelResponse):
-            text = [p.content for p in message.parts if isinstance(p, TextPart)]
-            calls = [f"{p.tool_name}({p.args_as_json_str()})" for p in message.parts
-                     if isinstance(p, ToolCallPart)]
-            shown.append({"role": "assistant", "content": "\n".join(text + calls)})
+            shown.append(translate.shown("assistant", "\n".join(
+                p.content for p in message.parts if isinstance(p, TextPart)), [
+                (p.tool_name, p.args_as_json_str()) for p in message.parts if isinstance(p, ToolCallPart)]))
             continue
         for part in message.parts:
             if isinstance(part, BaseToolReturnPart):
@@ -383,16 +346,13 @@ def _lm_call(messages: list[ModelMessage], info: AgentInfo) -> LMCall:
 
 def _function_model(model: ScriptedModel) -> FunctionModel:
     async def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        await asyncio.sleep(0)  # a model call yields to the event loop, as a network call would
-        turn = model.answer(_lm_call(messages, info))
         # A script holding a fault runs on the OpenAI model (see _model), never here.
-        assert not isinstance(turn, FaultTurn), "a transport fault cannot reach FunctionModel"
+        turn = await translate.aanswer(model, _lm_call(messages, info))
         if isinstance(turn, StepTurn):
             return ModelResponse(parts=[*([TextPart(turn.thought)] if turn.thought else []), *(
                 ToolCallPart(c.tool_name, c.args_text(), tool_call_id=f"call_{next(_IDS)}")
                 for c in turn.calls())])
-        final = turn if isinstance(turn, FinalTurn) else FinalTurn(outputs=turn.outputs)
-        return ModelResponse(parts=[TextPart(final.reply_text())])
+        return ModelResponse(parts=[TextPart(render.openai_message(turn, 0)["content"])])
 
     return FunctionModel(reply, model_name="scripted")
 
