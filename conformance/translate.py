@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from conformance._tools import _PY_TYPES
 from conformance.binding import (
     AgentSpec,
     CallRequest,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from conformance._tools import SuiteTool
 
 __all__ = [
+    "PYTHON_TYPES",
     "Approval",
     "NativeCall",
     "aanswer",
@@ -49,6 +51,9 @@ __all__ = [
     "steps",
     "tool_args",
 ]
+
+#: The Python type of each field and parameter type the contract names (`FieldSpec.type`).
+PYTHON_TYPES: Mapping[str, type] = _PY_TYPES
 
 #: A tool call as a binding reads it from the library: (call id, thought, tool name, args).
 NativeCall = tuple[str | None, str | None, str, Any]

@@ -38,7 +38,7 @@ import dspy
 from dspy import lm15
 from pydantic import JsonValue
 
-from conformance import render
+from conformance import render, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
@@ -56,9 +56,9 @@ from conformance.binding import (
     Step,
 )
 from conformance.render import json_value
+from conformance.translate import PYTHON_TYPES
 
 _ADAPTERS: dict[AdapterName, Any] = {"chat": dspy.ChatAdapter, "json": dspy.JSONAdapter}
-_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
 #: What dspy's engine contract says a custom engine raises for each transport fault.
 _FAULTS: dict[str, tuple[Any, int | None]] = {
     "timeout": (lm15.TimeoutError, None), "connection": (lm15.TransportError, None),
@@ -338,13 +338,12 @@ async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Ou
                     if "tool" in message:
                         started = message
                     else:
-                        events.append(Event(kind="step", model_calls=len(model.calls), step=Step(
+                        events.append(translate.step_event(model, Step(
                             tool_name=str(started.get("tool")), tool_args=json_value(started.get("args")),
                             observation=json_value(message["observation"]))))
                 elif isinstance(value, dspy.Prediction):
                     prediction = value
-                    events.append(Event(kind="done", model_calls=len(model.calls),
-                                        outputs=_outputs(agent, value)))
+                    events.append(translate.done_event(model, _outputs(agent, value)))
     except Exception as exc:
         return Outcome(error=_error(exc), events=events)
     return Outcome(events=events) if prediction is None else _outcome(agent, prediction, events)
@@ -356,7 +355,7 @@ def _signature(spec: SignatureSpec) -> Any:
     if spec.form == "class":
         namespace: dict[str, Any] = {
             "__doc__": spec.instructions,
-            "__annotations__": {f.name: _TYPES[f.type] for f in (*spec.inputs, *spec.outputs)},
+            "__annotations__": {f.name: PYTHON_TYPES[f.type] for f in (*spec.inputs, *spec.outputs)},
             **{f.name: dspy.InputField(desc=f.description) for f in spec.inputs},
             **{f.name: dspy.OutputField(desc=f.description) for f in spec.outputs},
         }
@@ -364,9 +363,9 @@ def _signature(spec: SignatureSpec) -> Any:
     # A value: built field by field with dspy's own builder, so that dspy sees every field given.
     value = dspy.Signature({}, spec.instructions)
     for f in spec.inputs:
-        value = value.append(f.name, dspy.InputField(desc=f.description), type_=_TYPES[f.type])
+        value = value.append(f.name, dspy.InputField(desc=f.description), type_=PYTHON_TYPES[f.type])
     for f in spec.outputs:
-        value = value.append(f.name, dspy.OutputField(desc=f.description), type_=_TYPES[f.type])
+        value = value.append(f.name, dspy.OutputField(desc=f.description), type_=PYTHON_TYPES[f.type])
     return dspy.Signature(value.fields, spec.instructions or None)
 
 

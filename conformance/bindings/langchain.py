@@ -67,9 +67,9 @@ from conformance.binding import (
     Step,
     StepTurn,
 )
+from conformance.translate import PYTHON_TYPES
 
 _MODEL: ContextVar[ScriptedModel | None] = ContextVar("langchain_scripted_model", default=None)
-_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _LIMIT_TEXT = "Model call limits exceeded"  # ModelCallLimitMiddleware's end-of-run AIMessage
 
@@ -167,7 +167,7 @@ def _calls(message: AIMessage) -> list[Any]:
 def _tool(tool: SuiteTool) -> StructuredTool:
     """The suite tool as a StructuredTool whose pydantic args schema is `spec.json_schema()`."""
     fields: dict[str, Any] = {
-        p.name: (_TYPES[p.type], Field(description=p.description)) for p in tool.spec.parameters
+        p.name: (PYTHON_TYPES[p.type], Field(description=p.description)) for p in tool.spec.parameters
     }
     schema: type[BaseModel] = create_model(  # additionalProperties: false
         f"{tool.name}_args", __config__=ConfigDict(extra="forbid"), **fields)

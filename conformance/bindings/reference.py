@@ -38,12 +38,11 @@ from conformance.binding import (
     Step,
 )
 from conformance.render import json_value
+from conformance.translate import PYTHON_TYPES
 
 _ADAPTERS: dict[AdapterName, type[reference.Adapter]] = {
     "chat": reference.ChatAdapter, "json": reference.JSONAdapter,
 }
-_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool,
-                           "list": list, "dict": dict}
 _STOP_REASONS = {"max_iters": "max_steps"}
 
 
@@ -178,12 +177,12 @@ def _signature(spec: SignatureSpec) -> Any:
     inputs = {f.name: reference.InputField(desc=f.description) for f in spec.inputs}
     outputs = {f.name: reference.OutputField(desc=f.description) for f in spec.outputs}
     if spec.form == "value":
-        types = {f.name: _TYPES[f.type] for f in (*spec.inputs, *spec.outputs)}
+        types = {f.name: PYTHON_TYPES[f.type] for f in (*spec.inputs, *spec.outputs)}
         return reference.Signature(
             inputs={n: types[n] for n in inputs}, outputs={n: types[n] for n in outputs},
             instructions=spec.instructions,
         )
-    annotations = {f.name: _TYPES[f.type] for f in (*spec.inputs, *spec.outputs)}
+    annotations = {f.name: PYTHON_TYPES[f.type] for f in (*spec.inputs, *spec.outputs)}
     namespace = {"__doc__": spec.instructions, "__annotations__": annotations, **inputs, **outputs}
     return type("ScenarioSignature", (reference.Signature,), namespace)
 

@@ -34,7 +34,7 @@ from smolagents.models import OpenAIModel
 from smolagents.monitoring import LogLevel
 from smolagents.utils import AgentMaxStepsError
 
-from conformance import server
+from conformance import server, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
@@ -144,12 +144,10 @@ class SmolagentsBinding(Binding):
                 for item in smol.run(task, stream=True, max_steps=call.max_steps):
                     streamed.append(item)
                     if isinstance(item, ActionStep):
-                        events.extend(Event(kind="step", model_calls=len(model.calls), step=s)
-                                      for s in _steps(item))
+                        events.extend(translate.step_event(model, s) for s in _steps(item))
                     elif isinstance(item, FinalAnswerStep):
                         outputs = reply_outputs(agent.signature, _answer(item.output))
-                        events.append(Event(kind="done", model_calls=len(model.calls),
-                                            stop_reason=_STOP_REASONS[_state(smol)], outputs=outputs))
+                        events.append(translate.done_event(model, outputs, _STOP_REASONS[_state(smol)]))
                 agent.last = streamed
                 output, state = streamed[-1].output, _state(smol)
             else:

@@ -43,7 +43,7 @@ from pydantic import JsonValue
 from udspy.confirmation import ConfirmationRequired
 from udspy.lm import OpenAILM
 
-from conformance import server
+from conformance import server, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
@@ -59,8 +59,8 @@ from conformance.binding import (
     Step,
 )
 from conformance.render import json_value
+from conformance.translate import PYTHON_TYPES
 
-_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
 _SIG5 = "test_a_malformed_signature_string_fails_at_construction_with_a_clear_error"
 _EXTRACT_DOC = ("react.py _build_extract_signature gives the extraction fixed instructions ('Extract the "
                 "final answer from the trajectory'): the signature's own reach only the step calls")
@@ -259,14 +259,13 @@ async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Ou
                     continue
                 if event.module is agent.react.react_module:
                     thought = event.get("next_thought")
-                    events.append(Event(kind="step", model_calls=len(model.calls), step=Step(
+                    events.append(translate.step_event(model, Step(
                         thought=None if thought is None else str(thought),
                         tool_name=str(event.get("next_tool_name")),
                         tool_args=json_value(event.get("next_tool_args")))))
                 elif event.module is agent.react:
                     prediction = event
-                    events.append(Event(kind="done", model_calls=len(model.calls),
-                                        outputs=_outputs(agent, event)))
+                    events.append(translate.done_event(model, _outputs(agent, event)))
     except Exception as exc:
         return _failed(agent, exc, events)
     return Outcome(events=events) if prediction is None else _outcome(agent, prediction, events)
@@ -305,7 +304,7 @@ def _lm(model: ScriptedModel, base_url: str | None = None) -> Any:
 def _signature(spec: SignatureSpec) -> Any:
     if spec.form == "string":
         return spec.arrow()
-    types = {f.name: _TYPES[f.type] for f in (*spec.inputs, *spec.outputs)}
+    types = {f.name: PYTHON_TYPES[f.type] for f in (*spec.inputs, *spec.outputs)}
     if spec.form == "value":
         # udspy's programmatic builder: a Signature class made from two dicts of field types.
         return udspy.make_signature({f.name: types[f.name] for f in spec.inputs},
