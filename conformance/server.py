@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Coroutine, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 from urllib.parse import urlsplit
 
 import httpx
@@ -27,9 +27,16 @@ from conformance import render
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.binding import ExtractTurn, FaultTurn, FinalTurn, LMCall, StepTurn
 
-__all__ = ["MAX_BODY_BYTES", "ScriptedServer", "async_handler", "completion", "fault_response", "handler",
-           "request_call"]
+if TYPE_CHECKING:
+    import openai
 
+__all__ = ["API_KEY", "IN_MEMORY_URL", "MAX_BODY_BYTES", "ScriptedServer", "async_handler", "completion",
+           "fault_response", "handler", "openai_client", "request_call"]
+
+#: The base URL of a client whose requests an in-memory transport answers (`openai_client`).
+IN_MEMORY_URL = "http://model.invalid/v1"
+#: The API key a binding gives its library's client: the endpoint and the transports take any.
+API_KEY = "placeholder-key"
 #: The largest request body the server reads; a longer one is refused (413) unread.
 MAX_BODY_BYTES = 32 * 1024 * 1024
 #: How long a connection may stall (a request line, headers or body not arriving, a reply not
@@ -285,3 +292,22 @@ def async_handler(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMC
         return answer(request)
 
     return handle
+
+
+@overload
+def openai_client(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] = ...,
+                  *, asynchronous: Literal[True] = ...) -> openai.AsyncOpenAI: ...
+@overload
+def openai_client(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] = ...,
+                  *, asynchronous: Literal[False]) -> openai.OpenAI: ...
+def openai_client(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] = request_call,
+                  *, asynchronous: bool = True) -> openai.AsyncOpenAI | openai.OpenAI:
+    """An `openai` client (which many libraries drive) whose requests `model` answers through
+    `async_handler` (or `handler`) on an in-memory transport, beneath the client's own retries."""
+    import openai  # a dependency of the libraries whose bindings call this, not of the suite
+
+    if asynchronous:
+        http = httpx.AsyncClient(transport=httpx.MockTransport(async_handler(model, call_for)))
+        return openai.AsyncOpenAI(base_url=IN_MEMORY_URL, api_key=API_KEY, http_client=http)
+    sync = httpx.Client(transport=httpx.MockTransport(handler(model, call_for)))
+    return openai.OpenAI(base_url=IN_MEMORY_URL, api_key=API_KEY, http_client=sync)

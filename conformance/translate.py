@@ -24,6 +24,7 @@ from conformance.binding import (
     FaultTurn,
     FinalTurn,
     LMCall,
+    SignatureSpec,
     Step,
     StepTurn,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "interrupt",
     "max_iterations",
     "shown",
+    "signature_class",
     "step_cap",
     "step_event",
     "step_events",
@@ -65,6 +67,20 @@ def documented_function(tool: SuiteTool) -> Callable[..., Any]:
     args = "".join(f"\n    {p.name}: {p.description}" for p in tool.spec.parameters if p.description)
     function.__doc__ = tool.spec.description + (f"\n\nArgs:{args}\n" if args else "")
     return function
+
+
+def signature_class(spec: SignatureSpec, base: type, input_field: Callable[[str], Any],
+                    output_field: Callable[[str], Any]) -> type:
+    """The signature's class form (SIG-2): a subclass of `base` whose docstring is the instructions
+    and whose fields are annotated with their types and made by `input_field(description)` or
+    `output_field(description)`."""
+    namespace: dict[str, Any] = {
+        "__doc__": spec.instructions,
+        "__annotations__": {f.name: PYTHON_TYPES[f.type] for f in (*spec.inputs, *spec.outputs)},
+        **{f.name: input_field(f.description) for f in spec.inputs},
+        **{f.name: output_field(f.description) for f in spec.outputs},
+    }
+    return type("ScenarioSignature", (base,), namespace)
 
 
 def step_cap(spec: AgentSpec, call: CallRequest) -> int:

@@ -38,7 +38,7 @@ import dspy
 from dspy import lm15
 from pydantic import JsonValue
 
-from conformance import render, translate
+from conformance import render, server, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
@@ -300,7 +300,7 @@ def _lm(model: ScriptedModel, base_url: str | None = None) -> Any:
     if base_url is not None:
         # dspy reads this documented switch when it first loads model metadata: no network fetch.
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        return dspy.LM("openai/scripted", api_base=base_url, api_key="placeholder-key", cache=False)
+        return dspy.LM("openai/scripted", api_base=base_url, api_key=server.API_KEY, cache=False)
     engine = _Engine(model)
     return dspy.LM("scripted/model", engine=engine, async_engine=_AsyncEngine(engine), cache=False)
 
@@ -353,13 +353,8 @@ def _signature(spec: SignatureSpec) -> Any:
     if spec.form == "string":
         return spec.arrow()
     if spec.form == "class":
-        namespace: dict[str, Any] = {
-            "__doc__": spec.instructions,
-            "__annotations__": {f.name: PYTHON_TYPES[f.type] for f in (*spec.inputs, *spec.outputs)},
-            **{f.name: dspy.InputField(desc=f.description) for f in spec.inputs},
-            **{f.name: dspy.OutputField(desc=f.description) for f in spec.outputs},
-        }
-        return type("ScenarioSignature", (dspy.Signature,), namespace)
+        return translate.signature_class(spec, dspy.Signature, lambda text: dspy.InputField(desc=text),
+                                         lambda text: dspy.OutputField(desc=text))
     # A value: built field by field with dspy's own builder, so that dspy sees every field given.
     value = dspy.Signature({}, spec.instructions)
     for f in spec.inputs:

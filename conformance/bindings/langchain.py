@@ -1,25 +1,22 @@
-"""The binding for LangChain 1.x `create_agent` (a LangGraph graph: model node, tools node, middleware).
+"""The bindings for LangChain 1.x `create_agent` (a LangGraph graph: model node, tools node,
+middleware), with its defaults and with the opt-in `ToolErrorMiddleware` (`langchain+tool-errors`).
 
-Seam: `_ScriptedChat`, a `BaseChatModel` subclass (the documented way to plug in any chat model).
-`create_agent` binds it with `bind_tools` (a copy that keeps the tool declarations as OpenAI
-function dicts); each run's `ScriptedModel` is found through a contextvar, so one built agent serves
-concurrent runs. A step turn becomes an `AIMessage` parsed by langchain-core's own tool-call parser
-(`parse_tool_call`, as the OpenAI integration does), so malformed arguments become
-`invalid_tool_calls` exactly as they would from a provider.
+Seam: `_ScriptedChat`, a `BaseChatModel` subclass (the documented way to plug in a chat model); its
+`bind_tools` keeps the tool declarations as OpenAI function dicts, and a contextvar gives each run
+its `ScriptedModel`, so one agent serves concurrent runs. A step turn becomes an `AIMessage` through
+langchain-core's own `parse_tool_call` (as the OpenAI integration does): malformed arguments become
+`invalid_tool_calls`, as they would from a provider.
 
-Step cap. `create_agent` compiles its graph with `recursion_limit=9_999`: LangGraph counts graph
-super-steps, not model calls. One step is one super-step per node of the loop: the model node, one
-node per `before_model`/`after_model` middleware hook, and the tools node (2 without middleware, 3
-with `HumanInTheLoopMiddleware`'s `after_model`). So a cap of N steps is `recursion_limit = N * k`
-with k nodes per step: the N-th model call may still answer (super-step N*k - k + 1), the (N+1)-th
-step's first node would be super-step N*k + 1 and raises `GraphRecursionError` (checked by a direct
-run: N model calls, N tool runs, no off-by-one). It is set per `invoke` (`config`), so the per-call
-cap (LOOP-4) is the library's own. `on_max_steps="return"` uses the library's other cap,
-`ModelCallLimitMiddleware(run_limit=N, exit_behavior="end")`, which ends the run with an AIMessage
-saying the limit was exceeded.
+Step cap: LangGraph's recursion limit counts graph super-steps, not model calls. A step is one
+super-step per node of the loop: the model node, one per `before_model`/`after_model` middleware
+hook, and the tools node (k = 2, or 3 with `HumanInTheLoopMiddleware`); so N steps are
+`recursion_limit = N * k`: the N-th model call still answers, the (N+1)-th step raises
+`GraphRecursionError` (checked by a direct run: no off-by-one). It is set per `invoke`, so the
+per-call cap (LOOP-4) is the library's own. `on_max_steps="return"` is the library's other cap,
+`ModelCallLimitMiddleware(run_limit=N, exit_behavior="end")`, which ends the run with an AIMessage.
 
-Approval: `HumanInTheLoopMiddleware(interrupt_on={tool: True})` plus an `InMemorySaver`; each run is
-its own thread; an interrupt is resumed with `Command(resume={interrupt id: {"decisions": [...]}})`.
+Approval: `HumanInTheLoopMiddleware(interrupt_on={tool: True})` and an `InMemorySaver`, one thread
+per run, resumed with `Command(resume={interrupt id: {"decisions": [...]}})`.
 """
 
 from __future__ import annotations
@@ -81,9 +78,9 @@ _CAP = ("GraphRecursionError carries no fields (no count, history, tools used, l
 #: Known failures of every configuration (each checked by a direct run of create_agent).
 _COMMON: dict[str, str] = {
     "Resuming keeps the budget the steps before the pause used":
-        "a resume (Command(resume=...)) is a new invoke, whose recursion limit counts afresh from "
-        "the checkpoint's step (langgraph/pregel/_loop.py, SyncPregelLoop.__enter__: stop = step + "
-        "recursion_limit + 1): the steps before the pause do not count, so the model is called again",
+        "a resume (Command(resume=...)) is a new invoke whose recursion limit counts afresh from the "
+        "checkpoint (langgraph/pregel/_loop.py, SyncPregelLoop.__enter__: stop = step + "
+        "recursion_limit + 1): the steps before the pause do not count",
     "EXH-2": _CAP,
     "EXH-3": _CAP + "; a cap of 0 steps is recursion_limit=0, refused with ValueError "
                     "(langgraph/pregel/main.py, Pregel._defaults)",

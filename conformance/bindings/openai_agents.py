@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any, ClassVar
 
-import httpx
 import openai
 from agents import (
     Agent,
@@ -265,14 +264,9 @@ class OpenAIAgentsToolNotFoundBinding(OpenAIAgentsBinding):
 
 def _model(model: ScriptedModel, base_url: str | None) -> OpenAIChatCompletionsModel:
     """The SDK's chat-completions model: at `base_url`, or over a transport answering from `model`."""
-    if base_url is not None:
-        client = openai.AsyncOpenAI(base_url=base_url, api_key="placeholder-key")
-    else:
-        http = httpx.AsyncClient(transport=httpx.MockTransport(server.async_handler(model, _lm_call)))
-        client = openai.AsyncOpenAI(base_url="http://model.invalid/v1", api_key="placeholder-key",
-                                    http_client=http)
+    client = (server.openai_client(model, _lm_call) if base_url is None
+              else openai.AsyncOpenAI(base_url=base_url, api_key=server.API_KEY))
     return OpenAIChatCompletionsModel(model="scripted", openai_client=client)
-
 
 
 def _lm_call(body: dict[str, Any]) -> LMCall:

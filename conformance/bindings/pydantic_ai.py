@@ -41,7 +41,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import httpx
 from pydantic_ai import (
     Agent,
     DeferredToolRequests,
@@ -360,12 +359,10 @@ def _function_model(model: ScriptedModel) -> FunctionModel:
 def _model(model: ScriptedModel, base_url: str | None) -> Model:
     """FunctionModel, or (a scripted fault, or the http profile) pydantic-ai's own OpenAI model."""
     if base_url is not None:
-        provider = OpenAIProvider(base_url=base_url, api_key="placeholder-key")
+        provider = OpenAIProvider(base_url=base_url, api_key=server.API_KEY)
         return OpenAIChatModel("scripted", provider=provider)
     if not any(isinstance(t, FaultTurn) for t in (*model.unused, model.every_step)):
         return _function_model(model)
     # A legacy httpx client (pydantic-ai warns it prefers httpx2): server.fault_response raises
     # httpx's timeout and connection errors, which the OpenAI client then meets as a real one would.
-    http = httpx.AsyncClient(transport=httpx.MockTransport(server.async_handler(model)))
-    return OpenAIChatModel("scripted", provider=OpenAIProvider(
-        base_url="http://model.invalid/v1", api_key="placeholder-key", http_client=http))
+    return OpenAIChatModel("scripted", provider=OpenAIProvider(openai_client=server.openai_client(model)))

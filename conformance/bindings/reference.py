@@ -21,7 +21,7 @@ import httpx
 from pydantic import JsonValue
 
 import reference
-from conformance import server
+from conformance import server, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
@@ -144,10 +144,10 @@ class ReferenceBinding(Binding):
         """The reference's own client, as a user configures it, over `client`."""
         if base_url is not None:
             # As a user configures it: a key (which the cassettes must not keep) and no backoff.
-            return reference.LM("scripted", base_url=base_url, api_key="placeholder-key", backoff=0.0,
+            return reference.LM("scripted", base_url=base_url, api_key=server.API_KEY, backoff=0.0,
                                 http_client=client)
         # Its waits pass on the model's clock, so that backoff is measured without waiting.
-        return reference.LM("scripted", base_url="http://model.invalid/v1", sleep=model.sleep,
+        return reference.LM("scripted", base_url=server.IN_MEMORY_URL, sleep=model.sleep,
                             http_client=client)
 
     def _serving(self, model: ScriptedModel, base_url: str | None = None) -> Any:
@@ -174,17 +174,12 @@ class ReferenceBinding(Binding):
 def _signature(spec: SignatureSpec) -> Any:
     if spec.form == "string":
         return spec.arrow()
-    inputs = {f.name: reference.InputField(desc=f.description) for f in spec.inputs}
-    outputs = {f.name: reference.OutputField(desc=f.description) for f in spec.outputs}
     if spec.form == "value":
-        types = {f.name: PYTHON_TYPES[f.type] for f in (*spec.inputs, *spec.outputs)}
-        return reference.Signature(
-            inputs={n: types[n] for n in inputs}, outputs={n: types[n] for n in outputs},
-            instructions=spec.instructions,
-        )
-    annotations = {f.name: PYTHON_TYPES[f.type] for f in (*spec.inputs, *spec.outputs)}
-    namespace = {"__doc__": spec.instructions, "__annotations__": annotations, **inputs, **outputs}
-    return type("ScenarioSignature", (reference.Signature,), namespace)
+        return reference.Signature(inputs={f.name: PYTHON_TYPES[f.type] for f in spec.inputs},
+                                   outputs={f.name: PYTHON_TYPES[f.type] for f in spec.outputs},
+                                   instructions=spec.instructions)
+    return translate.signature_class(spec, reference.Signature, lambda text: reference.InputField(desc=text),
+                                     lambda text: reference.OutputField(desc=text))
 
 
 @contextmanager

@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, ClassVar
 
-import httpx
-import openai
 from smolagents import ActionStep, FinalAnswerStep, RunResult, Tool, ToolCallingAgent
 from smolagents.models import OpenAIModel
 from smolagents.monitoring import LogLevel
@@ -122,8 +120,8 @@ class SmolagentsBinding(Binding):
             agent = ToolCallingAgent(
                 tools=[_smol_tool(t) for t in tools],
                 # Replaced by the scripted model on each run.
-                model=OpenAIModel(model_id="scripted", api_base="http://model.invalid/v1",
-                                  api_key="placeholder-key"),
+                model=OpenAIModel(model_id="scripted", api_base=server.IN_MEMORY_URL,
+                                  api_key=server.API_KEY),
                 instructions=spec.signature.instructions or None,
                 max_steps=spec.max_steps,
                 verbosity_level=LogLevel.OFF,  # console output only; no behaviour depends on it
@@ -206,12 +204,9 @@ def _model(model: ScriptedModel, base_url: str | None) -> OpenAIModel:
     """smolagents' OpenAIModel answering from `model`: over real HTTP from the endpoint at
     `base_url` (http profile), else over an in-memory transport."""
     if base_url is not None:
-        return OpenAIModel(model_id="scripted", api_base=base_url, api_key="placeholder-key")
-    client = openai.OpenAI(base_url="http://model.invalid/v1", api_key="placeholder-key",
-                           http_client=httpx.Client(
-                               transport=httpx.MockTransport(server.handler(model, _lm_call))))
+        return OpenAIModel(model_id="scripted", api_base=base_url, api_key=server.API_KEY)
+    client = server.openai_client(model, _lm_call, asynchronous=False)
     return OpenAIModel(model_id="scripted", client=client)
-
 
 
 def _state(agent: ToolCallingAgent) -> str:

@@ -36,8 +36,6 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, get_args
 
-import httpx
-import openai
 import udspy
 from pydantic import JsonValue
 from udspy.confirmation import ConfirmationRequired
@@ -293,29 +291,20 @@ def _lm(model: ScriptedModel, base_url: str | None = None) -> Any:
     """udspy's own OpenAI-compatible LM: over an in-memory transport answering from `model`, or
     (http profile) at `base_url`, where its AsyncOpenAI client makes real HTTP requests."""
     if base_url is not None:
-        return udspy.LM(model="scripted", base_url=base_url, api_key="placeholder-key")
-    http = httpx.AsyncClient(transport=httpx.MockTransport(server.async_handler(model)))
-    client = openai.AsyncOpenAI(base_url="http://model.invalid/v1", api_key="placeholder-key",
-                                http_client=http)
-    return OpenAILM(client=client, default_model="scripted")
-
+        return udspy.LM(model="scripted", base_url=base_url, api_key=server.API_KEY)
+    return OpenAILM(client=server.openai_client(model), default_model="scripted")
 
 
 def _signature(spec: SignatureSpec) -> Any:
     if spec.form == "string":
         return spec.arrow()
-    types = {f.name: PYTHON_TYPES[f.type] for f in (*spec.inputs, *spec.outputs)}
     if spec.form == "value":
         # udspy's programmatic builder: a Signature class made from two dicts of field types.
-        return udspy.make_signature({f.name: types[f.name] for f in spec.inputs},
-                                    {f.name: types[f.name] for f in spec.outputs}, spec.instructions)
-    namespace: dict[str, Any] = {
-        "__doc__": spec.instructions,
-        "__annotations__": types,
-        **{f.name: udspy.InputField(description=f.description or None) for f in spec.inputs},
-        **{f.name: udspy.OutputField(description=f.description or None) for f in spec.outputs},
-    }
-    return type("ScenarioSignature", (udspy.Signature,), namespace)
+        return udspy.make_signature({f.name: PYTHON_TYPES[f.type] for f in spec.inputs},
+                                    {f.name: PYTHON_TYPES[f.type] for f in spec.outputs}, spec.instructions)
+    return translate.signature_class(spec, udspy.Signature,
+                                     lambda text: udspy.InputField(description=text or None),
+                                     lambda text: udspy.OutputField(description=text or None))
 
 
 

@@ -1,0 +1,161 @@
+"""The translation helpers bindings share (conformance.translate, server.openai_client)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+
+import pytest
+
+from conformance import server, translate
+from conformance._model import ScriptedModel
+from conformance._tools import SuiteTool
+from conformance.binding import (
+    AgentSpec,
+    CallRequest,
+    FaultTurn,
+    FieldSpec,
+    FinalTurn,
+    LMCall,
+    ParamSpec,
+    SignatureSpec,
+    Step,
+    StepTurn,
+    ToolSpec,
+)
+
+STEP = LMCall(kind="step", adapter="native", messages=[{"role": "user", "content": "?"}])
+TRANSFER = ToolSpec(name="transfer", description="Move money.", parameters=(
+    ParamSpec(name="amount", type="int", description="How much."), ParamSpec(name="to")))
+
+
+def test_tool_args_are_read_as_the_model_wrote_them() -> None:
+    assert translate.tool_args('{"a": [1, 2]}') == {"a": [1, 2]}
+    assert translate.tool_args('{"a": 1') == '{"a": 1'  # malformed: the text itself
+    deep = "[" * 100_000 + "]" * 100_000
+    assert translate.tool_args(deep) == deep  # too deep to parse: the text, no RecursionError
+    args = {"when": object()}
+    assert translate.tool_args(args) == {"when": str(args["when"])}  # a JSON copy
+
+
+def test_steps_pair_each_call_with_the_result_of_its_id_in_call_order() -> None:
+    calls = [("b", "", "second", "{}"), ("a", "think", "first", {"x": 1}), (None, None, "bad", "{oops")]
+    steps = translate.steps(calls, {"a": "one", "b": ["two"], "z": "unasked"})
+    assert steps == [
+        Step(thought=None, tool_name="second", tool_args={}, observation=["two"]),
+        Step(thought="think", tool_name="first", tool_args={"x": 1}, observation="one"),
+        Step(thought=None, tool_name="bad", tool_args="{oops", observation=None),
+    ]
+
+
+def test_step_events_add_each_completed_step_once_with_the_model_calls_made_by_then() -> None:
+    model = ScriptedModel([FinalTurn(outputs={"answer": "x"})] * 3, finish_then_extract=False)
+    events: list = []
+    done, pending = Step(tool_name="a", observation="ok"), Step(tool_name="b")
+    model.answer(STEP)
+    translate.step_events(model, events, [done, pending])
+    model.answer(STEP)
+    translate.step_events(model, events, [done, pending.model_copy(update={"observation": "ok"})])
+    translate.step_events(model, events, [done, pending.model_copy(update={"observation": "ok"})])
+    assert [(e.kind, e.step.tool_name, e.model_calls) for e in events] == [("step", "a", 1), ("step", "b", 2)]
+    end = translate.done_event(model, {"answer": "x"}, "finish")
+    assert (end.kind, end.model_calls, end.outputs, end.stop_reason) == ("done", 2, {"answer": "x"}, "finish")
+
+
+@pytest.mark.parametrize(("response", "decision"), [
+    ("yes", "approve"), (" Y ", "approve"), ("no", "reject"), ("N", "reject"),
+    ("only on weekdays", "message"), ('{"other": 1}', "message"), ('{"edit": "x"}', "message"),
+])
+def test_an_approval_answer_is_read_as_the_contract_words_it(response: str, decision: str) -> None:
+    answer = translate.approval(response)
+    assert (answer.decision, answer.text) == (decision, response)
+
+
+def test_an_edit_carries_its_tool_name_and_args() -> None:
+    edit = translate.approval('{"edit": {"name": "transfer", "args": {"amount": 5}}}')
+    assert (edit.decision, edit.name, edit.args) == ("edit", "transfer", {"amount": 5})
+    assert translate.approval('{"edit": {"args": {}}}').name is None
+
+
+def test_an_interrupt_has_the_fields_the_contract_names() -> None:
+    error = translate.interrupt("Paused", "approve?", interrupt_id="i1", question=None, tool="transfer",
+                                args='{"amount": 5}', call_id="c1", trajectory=[Step(tool_name="look")],
+                                iteration=2, inputs={"question": "q"})
+    assert (error.type, error.message, error.kind) == ("Paused", "approve?", "human-in-the-loop")
+    assert error.fields == {
+        "question": None, "interrupt_id": "i1",
+        "tool_call": {"name": "transfer", "args": {"amount": 5}, "call_id": "c1"},
+        "context": {"trajectory": [Step(tool_name="look").model_dump(mode="json")], "iteration": 2,
+                    "input_args": {"question": "q"}},
+    }
+    asked = translate.interrupt("Asked", "?", interrupt_id="i2", question="Which?", tool=None)
+    assert asked.fields["tool_call"] is None and asked.fields["question"] == "Which?"
+
+
+def test_the_cap_error_is_a_max_iterations_error_with_its_fields() -> None:
+    error = translate.max_iterations(RuntimeError("too many"), iterations=3)
+    assert (error.type, error.message, error.kind, error.fields) == (
+        "RuntimeError", "too many", "max-iterations", {"iterations": 3})
+
+
+def test_a_message_is_shown_with_each_tool_call_it_made() -> None:
+    assert translate.shown("assistant", "thinking", [("a", {"x": 1}), ("b", "{raw")]) == {
+        "role": "assistant", "content": 'thinking\ncall a({"x": 1})\ncall b({raw)'}
+    assert translate.shown("tool", None) == {"role": "tool", "content": ""}
+
+
+def test_a_documented_function_describes_its_arguments_and_runs_the_tool() -> None:
+    tool = SuiteTool(TRANSFER)
+    function = translate.documented_function(tool)
+    assert function.__doc__ == "Move money.\n\nArgs:\n    amount: How much.\n"
+    assert list(inspect.signature(function).parameters) == ["amount", "to"]
+    function(amount=5, to="Ann")
+    assert tool.calls == [{"amount": 5, "to": "Ann"}]
+    assert translate.documented_function(SuiteTool(ToolSpec(name="t", description="T."))).__doc__ == "T."
+
+
+def test_the_step_cap_is_the_calls_own_else_the_agents() -> None:
+    spec = AgentSpec(signature=SignatureSpec(), tools=(), max_steps=7)
+    assert translate.step_cap(spec, CallRequest(inputs={})) == 7
+    assert translate.step_cap(spec, CallRequest(inputs={}, max_steps=0)) == 0
+
+
+def test_a_signature_class_has_the_instructions_types_and_fields() -> None:
+    spec = SignatureSpec(inputs=(FieldSpec(name="q", description="asked"),),
+                         outputs=(FieldSpec(name="n", type="int"),), instructions="Count.", form="class")
+    cls = translate.signature_class(spec, object, lambda d: ("in", d), lambda d: ("out", d))
+    assert issubclass(cls, object) and cls.__doc__ == "Count."
+    assert cls.__annotations__ == {"q": str, "n": int}
+    assert (cls.q, cls.n) == (("in", "asked"), ("out", ""))  # type: ignore[attr-defined]
+
+
+def test_a_seam_above_the_transport_refuses_a_fault_and_an_async_one_yields_first() -> None:
+    with pytest.raises(ConnectionError, match="timeout"):
+        translate.answer(ScriptedModel([FaultTurn(fault="timeout")]), STEP)
+    step = StepTurn(thought="t", tool_name="a")
+    model, order = ScriptedModel([step, step]), []
+
+    async def other() -> None:
+        order.append("other")
+
+    async def both() -> None:
+        await asyncio.gather(translate.aanswer(model, STEP), other())
+        order.append("answered" if len(model.calls) == 1 else "not answered")
+
+    asyncio.run(both())
+    assert order == ["other", "answered"]  # the other task ran before the answer was given
+
+
+def test_an_openai_client_is_answered_from_the_script_beneath_its_retries() -> None:
+    pytest.importorskip("openai")  # installed with the peers extra, which the bindings need
+    step = StepTurn(thought="add", tool_name="add", tool_args={"a": 1})
+    model = ScriptedModel([step, FaultTurn(fault="500", retry_after=0.001), step], finish_then_extract=False)
+    tools = [{"type": "function", "function": {"name": "add", "parameters": {}}}]
+    sync = server.openai_client(model, asynchronous=False)
+    reply = sync.chat.completions.create(model="m", messages=[{"role": "user", "content": "?"}], tools=tools)
+    assert reply.choices[0].message.tool_calls[0].function.name == "add"
+    client = server.openai_client(model)
+    retried = asyncio.run(client.with_options(max_retries=1).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "?"}], tools=tools))
+    assert retried.choices[0].message.tool_calls[0].function.arguments == '{"a": 1}'
+    assert [c.kind for c in model.calls] == ["step", "step", "step"]  # the 500 was retried
