@@ -17,8 +17,8 @@ before reaching the model. It is an argument of `Runner.run`, so the per-call ov
 Approval: `function_tool(..., needs_approval=True)` pauses the run with `result.interruptions`
 (`ToolApprovalItem`s); `result.to_state()` is the pause, answered with `RunState.approve` / `reject`
 (`rejection_message` carries free text to the model) and `Runner.run(agent, state)`. The SDK has no
-edit of a pending call. Streaming is `Runner.run_streamed(...).stream_events()`: a step event per
-`tool_output` run item.
+edit of a pending call. Streaming is `Runner.run_streamed(...).stream_events()`: a step event as
+each tool call's output item arrives.
 
 `openai-agents+tool-not-found` is the documented opt-in `RunConfig(tool_not_found_behavior=
 "return_error_to_model")`, which answers a call of an unknown tool with an error output instead of
@@ -77,6 +77,7 @@ _DICT_ARG = ("function_tool's default strict_mode refuses a dict-typed argument 
              "ensure_strict_json_schema: 'additionalProperties should not be set for object types'): "
              "the agent cannot be built")
 _NO_EDIT = "RunState offers approve and reject only (run_state.py): the SDK cannot edit a pending call"
+_NO_PARTIAL = "MaxTurnsExceeded's run_data (exceptions.py RunErrorDetails) holds no partial final answer"
 _UNKNOWN = ("run_internal/turn_resolution.py process_model_response raises ModelBehaviorError('Tool "
             "<name> not found in agent <agent>') out of Runner.run unless tool_not_found_behavior opts out")
 _KNOWN: dict[str, str] = {
@@ -96,10 +97,9 @@ _KNOWN: dict[str, str] = {
     "Tool args of several megabytes fail fast with a clear error":
         "the SDK puts no size limit on tool arguments: the 5 MB string passes validation and the tool runs",
     "MaxIterationsError carries the run's structured context":
-        "MaxTurnsExceeded carries its message and run_data (exceptions.py RunErrorDetails: input, "
-        "new_items, raw_responses, ...): no max_iterations, no partial final answer",
-    "A budget of zero steps raises with an empty history and no last observation":
-        "MaxTurnsExceeded's run_data (exceptions.py RunErrorDetails) holds no partial final answer",
+        _NO_PARTIAL + " and no max_iterations: it carries its message and run_data (input, new_items, "
+        "raw_responses, ...)",
+    "A budget of zero steps raises with an empty history and no last observation": _NO_PARTIAL,
     "An unknown tool name is never run, and the loop goes on": _UNKNOWN,
     "An unknown tool name never crashes the run, also when it is the last step": _UNKNOWN,
     "The agent is told that the tool it chose does not exist": _UNKNOWN,
@@ -110,8 +110,7 @@ _KNOWN: dict[str, str] = {
 }
 _KNOWN_OPT_IN: dict[str, str] = {
     **{k: v for k, v in _KNOWN.items() if v != _UNKNOWN},
-    "When no tool ran, tools_used is empty":
-        "MaxTurnsExceeded's run_data (exceptions.py RunErrorDetails) holds no partial final answer",
+    "When no tool ran, tools_used is empty": _NO_PARTIAL,
     "The user's answer to ask_to_user is the observation of that step":
         "the SDK has no ask_to_user tool: the call gets the output \"Tool 'ask_to_user' not found.\" "
         "and the run asks the model again instead of pausing (run_internal/turn_resolution.py)",
@@ -321,10 +320,8 @@ def _failed(agent: _Agent, exc: Exception) -> Outcome:
     iterations = len(data.raw_responses)
     if not isinstance(exc, MaxTurnsExceeded):
         return Outcome(trajectory=trajectory, iterations=iterations, error=ErrorInfo.from_exception(exc))
-    # MaxTurnsExceeded carries its message and run_data (RunErrorDetails: input, new_items,
-    # raw_responses, ...): no max_iterations field, no partial final answer.
-    # A call of a name the agent lacks (answered with an error under tool_not_found_behavior)
-    # used no tool.
+    # The fields its run_data gives (no max_iterations, no partial answer). A call of a name the
+    # agent lacks (answered with an error under tool_not_found_behavior) used no tool.
     own = {getattr(tool, "name", None) for tool in data.last_agent.tools}
     seen = [s for s in trajectory if s.observation is not None]
     ran = [s for s in seen if s.tool_name in own]

@@ -1,36 +1,28 @@
 """The binding for pydantic-ai's `Agent` (pydantic-ai-slim 2.68).
 
-Seam: pydantic-ai's own test double, `FunctionModel(fn)` (pydantic_ai.models.function), passed per
-run (`agent.run_sync(..., model=...)`): pydantic-ai hands `fn` each request's messages and
-`AgentInfo.function_tools`, the binding logs them as one `LMCall` (the instructions, the user prompt,
-every response's text and tool calls, every tool return and retry prompt as text; the tools as
-OpenAI-style function declarations), and answers with a `ModelResponse`: a `TextPart` with the
-thought and one `ToolCallPart` per call, its args the JSON text the model wrote (verbatim when
-malformed, so pydantic-ai's own parser meets it), or a `TextPart` with the final answer. pydantic-ai
-then parses, validates and runs the tools itself. Tools are `Tool(function, takes_ctx=False, name=...,
-description=...)` over the suite tool's typed function: pydantic-ai derives the argument schema
-(the suite's, with `additionalProperties: false`) from the signature and validates every call with
-it (`Tool.from_schema` would declare the suite's schema but, by its docstring, skip validation).
+Seam: pydantic-ai's own test double, `FunctionModel(fn)`, passed per run (`model=...`): `fn` gets
+each request's messages and `AgentInfo.function_tools`, logs them as one `LMCall` (every part as
+text, the tools as OpenAI-style function declarations) and answers with a `ModelResponse`: the
+thought as a `TextPart` and one `ToolCallPart` per call, its args the JSON text the model wrote
+(verbatim when malformed), or a `TextPart` with the final answer; pydantic-ai then parses, validates
+and runs the tools itself. Tools are `Tool(function, ...)` over the suite tool's typed function, so
+pydantic-ai derives the schema and validates every call with it (`Tool.from_schema` would skip
+validation, by its docstring).
 
-Step cap: `UsageLimits(request_limit=N)` per run, so N steps are N model requests; a final answer on
-request N is accepted, and the request after the N-th raises `UsageLimitExceeded` (the tools the N-th
-response chose have run). The error carries only its message; the run's messages come from the
-documented `capture_run_messages`. A per-call cap is the same per-run `usage_limits`.
+Step cap: `UsageLimits(request_limit=N)` per run (so per call too): N steps are N model requests,
+and the request after the N-th raises `UsageLimitExceeded`, which carries only its message; the
+run's messages come from the documented `capture_run_messages`.
 
-Approval: a suite tool that is interruptible is a `requires_approval=True` tool, and the agent's
-output type is `[str, DeferredToolRequests]`: the run then ends with the pending calls, reported as
-an interrupt whose id is the call's `tool_call_id`. A resume is pydantic-ai's: a new run with the
-paused run's messages, `DeferredToolResults` (yes → `ToolApproved()`, no → `ToolDenied()`, free text
-→ `ToolDenied(text)`, an edit → `ToolApproved(override_args=...)`) and its usage so far.
+Approval: an interruptible tool has `requires_approval=True` and the output type is
+`[str, DeferredToolRequests]`: the run ends with the pending calls (an interrupt whose id is the
+call's `tool_call_id`); a resume is a new run with the paused run's messages, its usage and
+`DeferredToolResults` (`ToolApproved()`, `ToolDenied(text)`, `ToolApproved(override_args=...)`).
 
 Transport (`lm-retry`, `http`): FunctionModel sits above every retry layer, so a script holding a
-transport fault, and every `http` call, runs on pydantic-ai's `OpenAIChatModel` with its own
-`OpenAIProvider`, whose AsyncOpenAI client retries by default (2 retries of 408/409/429/5xx,
-timeouts and dropped connections, after about 0.5 s and 1 s or a Retry-After; no public setting
-zeroes the waits): over an in-memory httpx transport answering from the script, or at `base_url`.
-
-Streaming is `agent.iter`: a step event when the graph reaches the model request that carries a
-call's tool return, `done` after its End node.
+transport fault, and every `http` call, runs on pydantic-ai's `OpenAIChatModel` and
+`OpenAIProvider`, whose AsyncOpenAI client retries by default (2 retries, after about 0.5 s and
+1 s or a Retry-After; no public setting zeroes the waits). Streaming is `agent.iter`: a step event
+when a model request node carries a call's tool return, `done` after its End node.
 """
 
 from __future__ import annotations

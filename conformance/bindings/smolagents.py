@@ -51,6 +51,8 @@ from conformance.render import json_value, reply_outputs, user_message
 _PY_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool,
                               "array": list, "object": dict}
 _STOP_REASONS = {"success": "finish", "max_steps_error": "max_steps"}
+_TWICE = ("after _handle_max_steps_reached, MultiStepAgent._run_stream yields the last ActionStep a "
+          "second time (`yield action_step`): the stream shows the last step twice")
 
 
 @dataclass
@@ -98,12 +100,8 @@ class SmolagentsBinding(Binding):
             "the model for a fifth step",
         "EXH-5": "on the cap MultiStepAgent._handle_max_steps_reached returns only the text of the "
                  "tool-less provide_final_answer call: no word of the tools tried or the last error",
-        "A streaming run stopped by the step cap still ends with one done event":
-            "after _handle_max_steps_reached, MultiStepAgent._run_stream yields the last ActionStep a "
-            "second time (`yield action_step`): the stream shows the last step twice",
-        "A streamed call's own step cap applies to that call":
-            "after _handle_max_steps_reached, MultiStepAgent._run_stream yields the last ActionStep a "
-            "second time (`yield action_step`): the stream shows the last step twice",
+        "A streaming run stopped by the step cap still ends with one done event": _TWICE,
+        "A streamed call's own step cap applies to that call": _TWICE,
         "ARGS-5": "validate_tool_arguments (tools.py) checks only argument names and top-level types: no "
                   "size or depth limit, so a 200-level nested object or a 5 MB string reaches the tool",
     }
