@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import JsonValue
 
-from conformance import render
+from conformance import render, translate
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.binding import ExtractTurn, FaultTurn, FinalTurn, LMCall, StepTurn
 
@@ -90,7 +90,7 @@ class ScriptedServer:
 def request_call(body: dict[str, Any]) -> LMCall:
     """A chat-completions request body as the scripted model logs it: its kind and its format."""
     messages: list[dict[str, JsonValue]] = [
-        {"role": str(m.get("role")), "content": _text(m.get("content")) + _calls_text(m)}
+        translate.shown(str(m.get("role")), _text(m.get("content")), _calls(m))
         for m in body.get("messages", [])
     ]
     system = next((str(m["content"]) for m in messages if m["role"] == "system"), "")
@@ -104,10 +104,10 @@ def request_call(body: dict[str, Any]) -> LMCall:
     return LMCall(kind=kind, adapter=adapter, messages=messages, tools=tools)
 
 
-def _calls_text(message: dict[str, Any]) -> str:
-    """The tool calls an assistant message made, as text: part of the trajectory the model is shown."""
+def _calls(message: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The tool calls an assistant message made: part of the trajectory the model is shown."""
     calls = [c.get("function", {}) for c in message.get("tool_calls") or [] if isinstance(c, dict)]
-    return "".join(f"\ncall {c.get('name')}({c.get('arguments')})" for c in calls if isinstance(c, dict))
+    return [(str(c.get("name")), c.get("arguments")) for c in calls if isinstance(c, dict)]
 
 
 def _text(content: Any) -> str:

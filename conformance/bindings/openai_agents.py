@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import version
 from typing import Any, ClassVar
 
@@ -126,14 +126,14 @@ class _Pause:
     base_url: str | None
 
 
+@dataclass
 class _Agent:
     """A built `agents.Agent`, its spec, what its last call handed out, the pauses it reported."""
 
-    def __init__(self, agent: Agent[Any], spec: AgentSpec) -> None:
-        self.agent = agent
-        self.spec = spec
-        self.last: list[list[Any]] = []
-        self.pauses: dict[str, _Pause] = {}
+    agent: Agent[Any]
+    spec: AgentSpec
+    last: list[list[Any]] = field(default_factory=list)
+    pauses: dict[str, _Pause] = field(default_factory=dict)
 
 
 class OpenAIAgentsBinding(Binding):

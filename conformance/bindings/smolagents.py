@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import version
 from typing import Any, ClassVar
 
 from smolagents import ActionStep, FinalAnswerStep, RunResult, Tool, ToolCallingAgent
@@ -48,8 +48,6 @@ from conformance.binding import (
 )
 from conformance.render import json_value, reply_outputs, user_message
 
-_PY_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool,
-                              "array": list, "object": dict}
 _STOP_REASONS = {"success": "finish", "max_steps_error": "max_steps"}
 _TWICE = ("after _handle_max_steps_reached, MultiStepAgent._run_stream yields the last ActionStep a "
           "second time (`yield action_step`): the stream shows the last step twice")
@@ -108,10 +106,7 @@ class SmolagentsBinding(Binding):
 
     @property
     def version(self) -> str:
-        try:
-            return version("smolagents")
-        except PackageNotFoundError:
-            return "unknown"
+        return version("smolagents")
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         try:
@@ -179,8 +174,8 @@ def _smol_tool(tool: SuiteTool) -> Tool:
     schema = tool.spec.json_schema()
     inputs = {name: {"type": prop["type"], "description": prop["description"]}
               for name, prop in schema["properties"].items()}
-    params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                annotation=_PY_TYPES[prop["type"]]) for name, prop in inputs.items()]
+    params = [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                annotation=translate.PYTHON_TYPES[p.type]) for p in tool.spec.parameters]
     signature = inspect.Signature(params, return_annotation=Any)
 
     def forward(self: Tool, *args: Any, **kwargs: Any) -> Any:
