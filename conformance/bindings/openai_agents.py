@@ -97,8 +97,8 @@ _KNOWN: dict[str, str] = {
     "Tool args of several megabytes fail fast with a clear error":
         "the SDK puts no size limit on tool arguments: the 5 MB string passes validation and the tool runs",
     "MaxIterationsError carries the run's structured context":
-        _NO_PARTIAL + " and no max_iterations: it carries its message and run_data (input, new_items, "
-        "raw_responses, ...)",
+        "MaxTurnsExceeded carries its message and run_data (exceptions.py RunErrorDetails: input, "
+        "new_items, raw_responses, ...): no max_iterations, no partial final answer",
     "A budget of zero steps raises with an empty history and no last observation": _NO_PARTIAL,
     "An unknown tool name is never run, and the loop goes on": _UNKNOWN,
     "An unknown tool name never crashes the run, also when it is the last step": _UNKNOWN,
