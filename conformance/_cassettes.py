@@ -51,7 +51,7 @@ _CREDENTIAL_NAME = (r"(?:api[-_]?key|key|(?:access|auth|refresh|id|session)[-_]?
 #: 2024) and its maintained fork bc-detect-secrets were tried on cassettes. Both miss a bearer token,
 #: an `sk-proj-` key (neither knows OpenAI's current keys), an `api-key` header and a credential in a
 #: JSON body (a cassette holds every body as one string); detect-secrets also misses `key=` in a
-#: query string. And both take four to six times as long on a cassette as these patterns.
+#: query string. And both take four to seven times as long on a cassette as these patterns.
 SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
     "an authorization header": re.compile(r"^\s*-?\s*['\"]?(proxy-)?authorization['\"]?\s*:", re.I | re.M),
     "a cookie header": re.compile(r"^\s*-?\s*['\"]?(set-)?cookie['\"]?\s*:", re.I | re.M),
