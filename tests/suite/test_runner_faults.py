@@ -78,6 +78,12 @@ def _judged_on_all_their_scenarios(report: Report, every_scenario: dict[str, str
         assert ran == {i for i, r in every_scenario.items() if r == rid}, rid
 
 
+def _parallel_report(workdir: Path, binding: str) -> Report:
+    run = suite_run(workdir, f"{B}:{binding}", "-n", "2")
+    assert run.report is not None, run.output[-3000:]
+    return Report.model_validate(run.report)
+
+
 def test_an_interrupted_parallel_run_reports_the_requirements_it_finished(
     tmp_path: Path, every_scenario: dict[str, str]
 ) -> None:
@@ -103,9 +109,7 @@ def test_a_worker_process_ending_in_a_scenario_costs_that_scenario_errored(
 ) -> None:
     # Under -n 2 the scenario a worker died in was once left out of the report, and its
     # requirement passed on the scenarios that remained.
-    run = suite_run(tmp_path, f"{B}:KillsTheProcessInOneScenario", "-n", "2")
-    assert run.report is not None, run.output[-3000:]
-    report = Report.model_validate(run.report)
+    report = _parallel_report(tmp_path, "KillsTheProcessInOneScenario")
     errored = [s for s in report.scenarios if s.verdict == "errored"]
     assert len(errored) == 1 and errored[0].requirement == "LOOP-1", errored
     assert "the process running this scenario ended in it" in errored[0].message
@@ -120,9 +124,7 @@ def test_a_parallel_run_that_runs_out_of_workers_is_partial_and_says_so(
 ) -> None:
     # Every worker process ends at its fifth run; pytest-xdist gives up after a few: the report once
     # said complete, and judged requirements on the few scenarios that had run.
-    run = suite_run(tmp_path, f"{B}:KillsTheProcess", "-n", "2")
-    assert run.report is not None, run.output[-3000:]
-    report = Report.model_validate(run.report)
+    report = _parallel_report(tmp_path, "KillsTheProcess")
     assert report.complete is False
     assert report.stopped_by and "selected scenarios never ran" in report.stopped_by
     assert "worker processes ended in a scenario" in report.stopped_by
