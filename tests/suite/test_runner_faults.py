@@ -152,17 +152,3 @@ def test_a_non_outcome_from_concurrent_runs_is_errored(
     assert run.report["scenarios"], run.output[-3000:]
     assert _verdicts(run) == {"errored"}, run.report["scenarios"]
     assert all("not a valid Outcome" in s["message"] for s in run.report["scenarios"])
-
-
-@pytest.mark.parametrize("binding", ["BrokenSmoke", "ExitsInBuild", "Raising"])
-def test_a_broken_binding_gets_the_same_verdicts_serially_and_in_parallel(
-    tmp_path: Path, binding: str
-) -> None:
-    (tmp_path / "serial").mkdir()
-    (tmp_path / "parallel").mkdir()
-    serial = suite_run(tmp_path / "serial", f"{B}:{binding}")
-    parallel = suite_run(tmp_path / "parallel", f"{B}:{binding}", "-n", "2")
-    assert serial.report is not None and parallel.report is not None, parallel.output[-3000:]
-    assert parallel.report["requirements"] == serial.report["requirements"]
-    assert ({s["id"]: s["verdict"] for s in parallel.report["scenarios"]}
-            == {s["id"]: s["verdict"] for s in serial.report["scenarios"]})
