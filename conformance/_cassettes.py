@@ -48,10 +48,11 @@ _CREDENTIAL_NAME = (r"(?:api[-_]?key|key|(?:access|auth|refresh|id|session)[-_]?
 #: drops whole.
 #:
 #: Hand-written rather than a maintained detector's: detect-secrets 1.5 (its last release in May
-#: 2024) and its maintained fork bc-detect-secrets were tried on cassettes. Both miss a bearer token,
-#: an `sk-proj-` key (neither knows OpenAI's current keys), an `api-key` header and a credential in a
-#: JSON body (a cassette holds every body as one string); detect-secrets also misses `key=` in a
-#: query string. And both take four to seven times as long on a cassette as these patterns.
+#: 2024) and its maintained fork bc-detect-secrets were tried on cassettes. Both miss a bearer token
+#: (a header or a prompt), an `api-key` header, `api_key` or `access_token` in a JSON body (a
+#: cassette holds each body as one quoted string) and an `sk-proj-` key in a message; detect-secrets
+#: also misses `key=` in a query string. What they do catch of these they mostly catch by entropy,
+#: as it happens to be quoted. And both take four to seven times as long on a cassette.
 SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
     "an authorization header": re.compile(r"^\s*-?\s*['\"]?(proxy-)?authorization['\"]?\s*:", re.I | re.M),
     "a cookie header": re.compile(r"^\s*-?\s*['\"]?(set-)?cookie['\"]?\s*:", re.I | re.M),
