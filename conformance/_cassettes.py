@@ -2,10 +2,12 @@
 
 A cassette holds one scenario's exchanges with the scripted endpoint. Requests match on method,
 path and body (compared as JSON), never on host or port: the loopback server's port changes on
-every run. Only the headers body matching and replay need are kept, and query parameters named like
-a credential (`key`, `api_key`, `access_token`, `sig`, ...) are dropped from the URL, so a cassette
-cannot carry a credential or a cookie there; `secrets_in` scans cassettes for any that slipped
-through anyway (in a body, say), and a recording that holds one is deleted.
+every run. Only the headers body matching and replay need are kept, query parameters named like a
+credential (`key`, `api_key`, `access_token`, `sig`, ...) are dropped from the URL, and a
+credential's value in the URL or a request or response body is replaced by `[REDACTED]` (the live
+request is scrubbed the same way before it is matched, so it still replays). `secrets_in` scans
+cassettes for any credential that slipped through anyway; a recording that holds one is never
+written.
 """
 
 from __future__ import annotations
@@ -41,22 +43,33 @@ _RESPONSE_HEADERS = frozenset({"content-type", "retry-after"})
 _CREDENTIAL_NAME = (r"(?:api[-_]?key|key|(?:access|auth|refresh|id|session)[-_]?token|token"
                     r"|(?:client[-_]?)?secret|password|passwd|sig|signature)")
 
-#: What must never appear in a cassette, by what it would be.
+#: What must never appear in a cassette, by what it would be. A pattern's `secret` group is the value
+#: that recording replaces in a URL or a body; a pattern without one finds a header, which recording
+#: drops whole.
+#:
+#: Hand-written rather than a maintained detector's: detect-secrets 1.5 (its last release in May
+#: 2024) and its maintained fork bc-detect-secrets were tried on cassettes. Both miss a bearer token
+#: (a header or a prompt), an `api-key` header, `api_key` or `access_token` in a JSON body (a
+#: cassette holds each body as one quoted string) and an `sk-proj-` key in a message; detect-secrets
+#: also misses `key=` in a query string. What they do catch of these they mostly catch by entropy,
+#: as it happens to be quoted. And both take four to seven times as long on a cassette.
 SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
     "an authorization header": re.compile(r"^\s*-?\s*['\"]?(proxy-)?authorization['\"]?\s*:", re.I | re.M),
     "a cookie header": re.compile(r"^\s*-?\s*['\"]?(set-)?cookie['\"]?\s*:", re.I | re.M),
     "an API-key header": re.compile(r"^\s*-?\s*['\"]?([a-z0-9]+-)*api[-_]?key['\"]?\s*:", re.I | re.M),
-    "a bearer token": re.compile(r"bearer\s+[a-z0-9._~+/=-]{8,}", re.I),
-    "an API key": re.compile(r"\b(sk|rk|pk)-[a-z0-9_-]{16,}|\bAIza[0-9a-z_-]{30,}|\bgsk_[a-z0-9]{20,}",
-                             re.I),
+    "a bearer token": re.compile(r"bearer\s+(?P<secret>[a-z0-9._~+/=-]{8,})", re.I),
+    "an API key": re.compile(
+        r"(?P<secret>\b(sk|rk|pk)-[a-z0-9_-]{16,}|\bAIza[0-9a-z_-]{30,}|\bgsk_[a-z0-9]{20,})", re.I),
     # A value of 16 or more token characters, a digit among them, after a credential's name: a key
     # with no telling prefix (Azure OpenAI's are 32 hex digits) in a URL, a form or a JSON body
     # (quotes possibly escaped). Ids are not named like credentials (`id`, `call_id`,
     # `idempotency_key`), so a hex id is not one.
     "a credential": re.compile(
         r"(?<![\w-])" + _CREDENTIAL_NAME + r"(?:\\*['\"])?\s*[:=]\s*(?:\\*['\"])?"
-        r"(?=[\w.~+/=-]{16,})(?=[\w.~+/=-]*\d)", re.I),
+        r"(?P<secret>(?=[\w.~+/=-]*\d)[\w.~+/=-]{16,})", re.I),
 }
+#: What a credential's value becomes in a recorded URL or body: no pattern above matches it.
+REDACTED = "[REDACTED]"
 _CREDENTIAL_PARAMETER = re.compile(_CREDENTIAL_NAME, re.I)
 
 
@@ -87,15 +100,45 @@ def _scrub_request(request: Request) -> Request:
     netloc = parts.netloc
     if parts.hostname in ("127.0.0.1", "localhost", "::1"):  # the loopback port changes every run
         netloc = parts.hostname
-    request.uri = urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    request.uri = scrub(urlunsplit((parts.scheme, netloc, parts.path, query, "")))
     request.headers = {k: v for k, v in request.headers.items() if k.lower() in _REQUEST_HEADERS}
+    request.body = _scrub_body(request.body)
     return request
 
 
 def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
     response["headers"] = {k: v for k, v in response["headers"].items()
                            if k.lower() in _RESPONSE_HEADERS}
+    body = response.get("body")
+    if isinstance(body, dict) and "string" in body:
+        body["string"] = _scrub_body(body["string"])
     return response
+
+
+def scrub(text: str) -> str:
+    """`text` with every credential's value (a `SECRET_PATTERNS` `secret` group) made `REDACTED`."""
+    for pattern in SECRET_PATTERNS.values():
+        if "secret" in pattern.groupindex:
+            text = pattern.sub(_redact, text)
+    return text
+
+
+def _redact(match: re.Match[str]) -> str:
+    start, end = (i - match.start() for i in match.span("secret"))
+    return match[0][:start] + REDACTED + match[0][end:]
+
+
+def _scrub_body(body: bytes | str | None) -> bytes | str | None:
+    if isinstance(body, str):
+        return scrub(body)
+    if isinstance(body, bytes):
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return body  # binary: not text a credential could be found in
+        scrubbed = scrub(text)
+        return body if scrubbed == text else scrubbed.encode("utf-8")
+    return body
 
 
 def use_cassette(path: Path, record_mode: Literal["all", "none", "once"],
@@ -111,7 +154,7 @@ def use_cassette(path: Path, record_mode: Literal["all", "none", "once"],
         # Re-recording drops stale interactions; replaying must never write (vcrpy would rewrite
         # the cassette with only the interactions a failed replay used).
         drop_unused_requests=record_mode == "all",
-    ).get_merged_config(path=str(path))
+    ).get_merged_config(path=str(path), persister=_scanning_persister())
     return (cassette_class or Cassette).use(**config)  # type: ignore[no-any-return]
 
 
@@ -163,11 +206,39 @@ def replay_cassette() -> type[Cassette]:
     return _ReplayCassette
 
 
+@cache
+def _scanning_persister() -> type[Any]:
+    """vcrpy's file persister, but a cassette is scanned before it is written, and one that holds a
+    credential recording could not scrub is not written at all: deleting it afterwards would leave
+    the credential on disk for a moment, and for good if the run died first."""
+    from vcr.persisters.filesystem import FilesystemPersister
+    from vcr.serialize import serialize
+
+    class _ScanningPersister(FilesystemPersister):  # type: ignore[misc]
+        @staticmethod
+        def save_cassette(cassette_path: str | Path, cassette_dict: dict[str, Any], serializer: Any) -> None:
+            path = Path(cassette_path)
+            found = [f"{path.name}:{line}: {what}"
+                     for line, what in _findings(serialize(cassette_dict, serializer))]
+            if found:
+                raise AssertionError(
+                    # binding/feature/scenario only: a report must not carry this machine's paths
+                    f"the recorded cassette {Path(*path.parts[-3:])} holds a credential that recording "
+                    f"could not scrub, so it was not written: {found}. Keep the credential out of the "
+                    "request (a header, the URL or a body), and record again.")
+            FilesystemPersister.save_cassette(path, cassette_dict, serializer)
+
+    return _ScanningPersister
+
+
+def _findings(text: str) -> Iterator[tuple[int, str]]:
+    for what, pattern in SECRET_PATTERNS.items():
+        for match in pattern.finditer(text):
+            yield text.count("\n", 0, match.start()) + 1, what
+
+
 def secrets_in(root: Path) -> Iterator[str]:
     """`<file>:<line>: <what>` for every credential-like text in the cassettes under `root`."""
     for path in sorted(root.rglob("*.yaml")):
-        text = path.read_text(encoding="utf-8")
-        for what, pattern in SECRET_PATTERNS.items():
-            for match in pattern.finditer(text):
-                line = text.count("\n", 0, match.start()) + 1
-                yield f"{path.relative_to(root)}:{line}: {what}"
+        for line, what in _findings(path.read_text(encoding="utf-8")):
+            yield f"{path.relative_to(root)}:{line}: {what}"

@@ -7,8 +7,11 @@ project's test run.
 from __future__ import annotations
 
 import importlib
+import json
 import os
+import shutil
 import sys
+import tempfile
 import threading
 from collections.abc import Generator
 from datetime import UTC, datetime
@@ -33,6 +36,10 @@ _NOT_RUN = "not run: binding broken ("
 #: test's node id can be copied to rerun it (`pytest --impl NAME <node id>`) from any directory.
 SUITE_ID = "conformance/_suite/test_conformance.py"
 _PROPERTY = "conformance"
+#: The workerinput key naming the file an xdist worker writes its selection to (see `_Selection`).
+_SELECTION = "conformance_selection"
+#: Each selected scenario's node id, with its requirement, feature file and scenario name.
+_Selection = dict[str, tuple[str, str, str]]
 #: The whole failure text (traceback and message) may be this many times a message's limit.
 _LONGREPR_LINES = 10
 
@@ -83,9 +90,16 @@ class _Session:
         #: `tool_args.feature:116`, the scenario of each node id (for GitHub annotations).
         self.locations: dict[str, str] = {}
         self.broken: str | None = None
-        #: The requirement of each selected scenario (unknown to an xdist controller: it collects
-        #: nothing), to tell which requirements a partial run judged on all their scenarios.
-        self.selected: dict[str, str] | None = None
+        #: Every selected scenario, to tell which requirements a partial run judged on all their
+        #: scenarios. An xdist controller collects nothing: its workers write theirs to
+        #: `selection_file` (every worker collects the same scenarios).
+        self.selected: _Selection | None = None
+        self.selection_file: Path | None = None
+        #: The xdist workers that stopped on a KeyboardInterrupt (the scenario each was running has
+        #: no verdict, as in a serial run), and how many ended in a scenario.
+        self.interrupted_workers: set[str] = set()
+        self.crashed_workers = 0
+        self.interrupted_in: str | None = None
         self.running: str | None = None
         self.stopped_by: str | None = None
         self.smoke_checked = False
@@ -119,8 +133,54 @@ class _Session:
         items.sort(key=lambda item: 0 if item.get_closest_marker("conformance_smoke") else 1)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.selected = {item.nodeid: req for item in session.items
+        self.selected = {item.nodeid: (req, *_feature_and_name(item)) for item in session.items
                          if (req := _requirement(item)) is not None}
+        path = getattr(self.config, "workerinput", {}).get(_SELECTION)
+        if path:
+            _report.write_atomically(Path(path), json.dumps(self.selected))
+
+    def selection(self) -> _Selection | None:
+        """The selected scenarios, if known yet (an xdist controller knows them once a worker has
+        collected)."""
+        if self.selected is None and self.selection_file is not None and self.selection_file.is_file():
+            raw = json.loads(self.selection_file.read_text(encoding="utf-8"))
+            self.selected = {nodeid: (req, feature, name) for nodeid, (req, feature, name) in raw.items()}
+        return self.selected
+
+    # -- pytest-xdist (a dependency, but `-p no:xdist` unloads it: hence optional hooks) ----------
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.selection_file is None:
+            self.selection_file = Path(tempfile.mkdtemp(prefix="conformance-")) / "selection.json"
+        node.workerinput[_SELECTION] = str(self.selection_file)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        if error == "keyboard-interrupt":
+            self.interrupted_workers.add(str(node.gateway.id))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """A worker process that ended in a scenario: that scenario is errored (the binding, or the
+        library beneath it, ended the process), unless the worker was interrupted."""
+        node = getattr(report, "node", None)
+        if node is not None and str(node.gateway.id) in self.interrupted_workers:
+            self.interrupted_in = crashitem
+            return
+        known = (self.selection() or {}).get(crashitem)
+        if known is None:
+            return
+        self.crashed_workers += 1
+        requirement, feature, name = known
+        result = ScenarioResult(
+            id=crashitem.split("::", 1)[-1], feature=feature, name=name, requirement=requirement,
+            verdict="errored", message=(
+                f"the process running this scenario ended in it ({report.longrepr}): the binding, "
+                "or the library beneath it, ended the process (os._exit, a crash in native code). "
+                "pytest-xdist started another process for the scenarios after it. Run this "
+                "scenario alone to see where it ends the process."))
+        report.user_properties.append((_PROPERTY, result.model_dump_json()))
 
     def _missing(self, item: pytest.Item) -> list[str]:
         """The capability tags of `item` the binding does not meet (`a|b`: it claims neither)."""
@@ -211,13 +271,13 @@ class _Session:
         smoke = item.get_closest_marker("conformance_smoke")
         if verdict in ("failed", "errored") and smoke and not self.broken:
             self.broken = f"smoke scenario {_scenario_name(item)!r} {verdict}"
-        template = _template(item)
         message = _report.capped(message)
         _cap_longrepr(report)
+        feature, name = _feature_and_name(item)
         result = ScenarioResult(
             id=item.nodeid.split("::", 1)[-1],
-            feature=Path(template.feature.filename).name if template else "",
-            name=_scenario_name(item),
+            feature=feature,
+            name=name,
             requirement=requirement,
             verdict=verdict,
             message=message,
@@ -250,8 +310,13 @@ class _Session:
             self._write(complete=False)
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-        where = f" in {self.running.split('::', 1)[-1]}" if self.running else ""
-        self.stopped_by = f"interrupted by {excinfo.typename}{where}"
+        running = self.running
+        typename = excinfo.typename
+        if type(excinfo.value).__module__.startswith("xdist"):
+            # pytest-xdist's Interrupted: a worker stopped on a KeyboardInterrupt, in its scenario.
+            running, typename = self.interrupted_in, "KeyboardInterrupt in a pytest-xdist worker"
+        where = f" in {running.split('::', 1)[-1]}" if running else ""
+        self.stopped_by = f"interrupted by {typename}{where}"
 
     # -- reporting --------------------------------------------------------------------------
 
@@ -261,10 +326,11 @@ class _Session:
         verdicts = _report.requirement_verdicts(results, catalogue())
         if not complete:
             # Never judge a requirement on part of its scenarios.
-            unfinished = {req for nodeid, req in (self.selected or {}).items()
+            selected = self.selection()
+            unfinished = {req for nodeid, (req, _, _) in (selected or {}).items()
                           if nodeid not in self.results}
             verdicts = {rid: v for rid, v in verdicts.items()
-                        if self.selected is not None and rid not in unfinished}
+                        if selected is not None and rid not in unfinished}
         return Report(
             binding=_report.BindingInfo(
                 name=b.name, version=_safe_version(b), capabilities=sorted(self.capabilities),
@@ -287,6 +353,14 @@ class _Session:
             self.stopped_by = f"stopped early: {session.shouldstop}"
         if session.shouldfail and not self.stopped_by:
             self.stopped_by = f"stopped early: {session.shouldfail}"
+        selected = self.selection() or {}
+        never_ran = [nodeid for nodeid in selected if nodeid not in self.results]
+        if never_ran and not self.stopped_by and not hasattr(self.config, "workerinput"):
+            # pytest-xdist stops replacing workers that end in a scenario after a few, and then the
+            # session ends without a word to the plugin.
+            why = (f": {self.crashed_workers} worker processes ended in a scenario, and "
+                   "pytest-xdist stops starting new ones after a few" if self.crashed_workers else "")
+            self.stopped_by = f"{len(never_ran)} of the {len(selected)} selected scenarios never ran{why}"
         self.complete = self.stopped_by is None and exitstatus != pytest.ExitCode.INTERRUPTED
         self._write(self.complete)
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -321,6 +395,8 @@ class _Session:
         """A thread the binding leaked would keep the process alive for ever: end it once the
         reports are written and the output flushed (not in an xdist worker, whose controller
         still reads from it)."""
+        if self.selection_file is not None:
+            shutil.rmtree(self.selection_file.parent, ignore_errors=True)
         if hasattr(config, "workerinput") or not self.leaked_threads():
             return
         sys.stdout.flush()
@@ -492,6 +568,12 @@ def _template(item: pytest.Item) -> Any:
 def _scenario_name(item: pytest.Item) -> str:
     template = _template(item)
     return str(template.name) if template is not None else item.name
+
+
+def _feature_and_name(item: pytest.Item) -> tuple[str, str]:
+    """The feature file's name and the scenario's name of a suite item."""
+    template = _template(item)
+    return (Path(template.feature.filename).name if template else ""), _scenario_name(item)
 
 
 def _requirement(item: pytest.Item) -> str | None:

@@ -94,6 +94,18 @@ class InterruptedInBuild(ReferenceBinding):
         raise KeyboardInterrupt
 
 
+class InterruptedLater(ReferenceBinding):
+    """Its 40th build in a process raises KeyboardInterrupt: a run stopped with Ctrl-C midway."""
+
+    builds: ClassVar[int] = 0
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        InterruptedLater.builds += 1
+        if InterruptedLater.builds == 40:
+            raise KeyboardInterrupt
+        return super().build(spec, tools)
+
+
 class KillsTheProcess(ReferenceBinding):
     """Its fifth run ends the process at once, as a crashing native extension would."""
 

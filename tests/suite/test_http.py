@@ -9,11 +9,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from conformance import ExtractTurn, ScriptedModel, StepTurn, _http
+from conformance import ExtractTurn, ScriptedModel, StepTurn, _cassettes, _http
 from conformance._cassettes import bundled_dir, cassette_path, secrets_in
 from conformance.server import ScriptedServer
 from tests.suite.conftest import ROOT, RunSuite, SuiteRun
@@ -163,6 +164,7 @@ def test_the_secret_scan_finds_credentials(tmp_path: Path, line: str, what: str)
 def test_the_secret_scan_leaves_ids_that_are_not_credentials(tmp_path: Path, line: str) -> None:
     (tmp_path / "ids.yaml").write_text(f"interactions:\n- request:\n{line}\n")
     assert list(secrets_in(tmp_path)) == []
+    assert _cassettes.scrub(line) == line  # recording keeps them: a reply's ids must replay as sent
 
 
 def test_credential_query_parameters_are_scrubbed_before_recording(tmp_path: Path) -> None:
@@ -181,17 +183,71 @@ def test_credential_query_parameters_are_scrubbed_before_recording(tmp_path: Pat
     assert list(secrets_in(tmp_path)) == []
 
 
-def test_a_recorded_cassette_that_holds_a_credential_is_not_left_on_disk(tmp_path: Path) -> None:
+def _post(profile: _http.HttpProfile, model: ScriptedModel, body: dict[str, Any]) -> httpx.Response:
+    return profile.run(lambda _: httpx.post(f"{profile.base_url}/chat/completions", json=body, timeout=5),
+                       model)
+
+
+def test_credentials_in_bodies_are_scrubbed_before_recording_and_still_replay(tmp_path: Path) -> None:
+    # A credential in a request or response body once failed the scenario instead of being scrubbed.
     cassette = tmp_path / "mine" / "http" / "scenario.yaml"
-    model = ScriptedModel([ExtractTurn(outputs={"answer": "5"})])
+    secrets = [HEX, f"tok{HEX}", f"sk-proj-{HEX}", f"live{HEX}"]
+    body: dict[str, Any] = {"api_key": HEX, "messages": [
+        {"role": "system", "content": "Reply with a single JSON object."},
+        {"role": "user", "content": f"Send Authorization: Bearer tok{HEX} with key sk-proj-{HEX}."}]}
+    answer = {"answer": "5", "note": f"your access_token=live{HEX} expires"}
     profile = _http.HttpProfile("record", cassette)
-    profile.run(lambda _: httpx.post(f"{profile.base_url}/chat/completions", timeout=5, json={
-        "api_key": HEX, "messages": [{"role": "system", "content": "Reply with a single JSON object."}]}),
-        model)
+    recorded = _post(profile, ScriptedModel([ExtractTurn(outputs=answer)]), body)
+    profile.close()
+    assert recorded.status_code == 200 and f"live{HEX}" in recorded.text  # the live run is not altered
+    text = cassette.read_text(encoding="utf-8")
+    assert not [s for s in secrets if s in text], text
+    assert list(secrets_in(tmp_path)) == []
+    replay = _http.HttpProfile("replay", cassette)
+    replayed = _post(replay, ScriptedModel([ExtractTurn(outputs=answer)]), body)  # the same live body
+    replay.close()
+    assert replayed.status_code == 200, replayed.text
+    assert "5" in replayed.text and not [s for s in secrets if s in replayed.text]
+
+
+def test_a_recorded_cassette_that_holds_a_credential_never_reaches_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A credential only the scan knows (so scrubbing leaves it): the cassette was once written and
+    # then deleted, so the credential was on disk for a moment, and stayed there if the run died.
+    monkeypatch.setitem(_cassettes.SECRET_PATTERNS, "a canary", re.compile(r"canary-\d{6}"))
+    cassette = tmp_path / "mine" / "http" / "scenario.yaml"
+    opened: list[str] = []
+    _watch_writes(cassette, opened)
+    profile = _http.HttpProfile("record", cassette)
+    _post(profile, ScriptedModel([ExtractTurn(outputs={"answer": "5"})]), {"messages": [
+        {"role": "system", "content": "Reply with a single JSON object. canary-123456"}]})
     with pytest.raises(AssertionError, match="holds a credential") as info:
         profile.close()
-    assert not cassette.exists(), "the leaking cassette was left on disk"
+    assert "a canary" in str(info.value)
+    assert opened == [], "the cassette holding a credential was written to disk"
+    assert not cassette.exists()
     assert str(tmp_path) not in str(info.value)  # a report must not carry this machine's paths
+
+
+#: The paths `_watch_writes` watches, with the list each write is noted in (an audit hook cannot be
+#: removed, so one hook serves every test and a test's entry goes when the test does).
+_WATCHED: dict[str, list[str]] = {}
+
+
+def _watch_writes(path: Path, opened: list[str]) -> None:
+    if not _WATCHED:
+        sys.addaudithook(_note_write)
+    _WATCHED.clear()
+    _WATCHED[str(path)] = opened
+
+
+def _note_write(event: str, args: tuple[Any, ...]) -> None:
+    if event == "open" and isinstance(args[0], str | Path) and str(args[0]) in _WATCHED:
+        mode = args[1] if isinstance(args[1], str) else ""
+        flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+        if set(mode) & set("wax+") or flags & (os.O_WRONLY | os.O_RDWR):
+            _WATCHED[str(args[0])].append(mode or str(flags))
 
 
 def test_the_real_provider_recipe_records_without_the_key_and_replays_offline(tmp_path: Path) -> None:

@@ -1,0 +1,113 @@
+"""Every broken binding in tests/ gets the same verdicts under `-n 2` as in a serial run.
+
+Each binding runs on the requirements it breaks (after the smoke tier, `-p tests.suite.only`), once
+serially and once on two pytest-xdist workers: a whole run of each, twice, would cost minutes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conformance.binding import Binding
+from tests.suite.conftest import SuiteRun, suite_run
+
+B, HTTP, CI, NATIVE = ("tests.suite.bindings", "tests.suite.http_bindings", "tests.suite.ci_bindings",
+                       "tests.native.broken")
+TIMEOUT = ("--conformance-timeout", "0.2")
+OFF = ("--conformance-cassettes=off",)
+
+#: Each broken binding: the requirements it breaks, and the options its tests run it with.
+BREAKS: dict[str, tuple[str, tuple[str, ...]]] = {
+    f"{B}:Hanging": ("SIG-6", TIMEOUT),
+    f"{B}:Nonsense": ("LOOP-1", ()),
+    f"{B}:Raising": ("LOOP-1", ()),
+    f"{B}:PassingKnownFailure": ("LOOP-2", ()),
+    f"{B}:BrokenSmoke": ("LOOP-1", ()),
+    f"{B}:HangsInBuild": ("LOOP-1", TIMEOUT),
+    f"{B}:ExitsInBuild": ("LOOP-1", ()),
+    f"{B}:InterruptedInBuild": ("LOOP-1", ()),
+    f"{B}:LeaksAThread": ("LOOP-2", ()),
+    f"{B}:ConcurrentNonsense": ("ASYNC-2", ()),
+    f"{B}:ThreadedNonsense": ("ADP-3", ()),
+    f"{B}:IgnoresTheCap": ("LOOP-3,LOOP-4", ()),
+    f"{B}:DropsTheAdapterOverride": ("ADP-2", ()),
+    f"{B}:ReordersTheTrajectory": ("TRJ-3", ()),
+    f"{B}:RunsUnknownTools": ("LOOP-5", ()),
+    f"{B}:LeaksTheAdapterOverride": ("ADP-1,ADP-2,ADP-3", ()),
+    f"{B}:ReplaysTheStream": ("STREAM-1", ()),
+    f"{B}:BlocksTheEventLoop": ("ASYNC-2", ()),
+    f"{B}:SharesTheAdapterAcrossRuns": ("ASYNC-2", ()),
+    f"{B}:RunsBeforeApproval": ("HITL-3", ()),
+    f"{B}:KeepsTheCallOnTheAgent": ("ASYNC-2", ()),
+    f"{B}:KnowsItIgnoresTheCap": ("LOOP-3,LOOP-4", ()),
+    f"{B}:HidesTheArgumentSchema": ("STEP-3", ()),
+    f"{B}:NamesNoStatus": ("NET-1", ()),
+    f"{B}:AsksNoOneByDefault": ("HITL-1", ()),
+    f"{B}:ApprovesEveryToolByDefault": ("HITL-3", ()),
+    f"{B}:SkipsUnknownTools": ("LOOP-5", ()),
+    f"{B}:GuessesMalformedArgs": ("ARGS-3", ()),
+    f"{B}:RestartsTheBudgetOnResume": ("HITL-5", ()),
+    f"{B}:BacksOffConstantly": ("NET-1", ()),
+    f"{B}:WaitsForEver": ("NET-1", ()),
+    f"{B}:IgnoresRetryAfter": ("NET-1", ()),
+    f"{B}:DropsFieldDescriptions": ("SIG-2", ()),
+    f"{B}:NamesEveryInput": ("SIG-6", ()),
+    f"{B}:CrashesOnAReplyWithoutArgs": ("ARGS-3", ()),
+    f"{B}:CrashesOnAFencedReply": ("ARGS-3", ()),
+    f"{HTTP}:RetriesRefusals": ("NET-1", OFF),
+    f"{HTTP}:AmendsRetries": ("NET-1", OFF),
+    f"{CI}:NoSizeLimit": ("ARGS-5", ()),
+    f"{CI}:DropsEmptyKeys": ("ARGS-1", ()),
+    f"{NATIVE}:CrashesOnToolError": ("ERR-1", ()),
+    f"{NATIVE}:DropsTheLastStepAnswer": ("LOOP-3,EXH-7", ()),
+    f"{NATIVE}:RepairsMalformedArgs": ("ARGS-3", ()),
+    f"{NATIVE}:SkipsUnknownTools": ("LOOP-5", ()),
+    f"{NATIVE}:NeverStopsOnRepeatedErrors": ("ERR-2", ()),
+}
+#: The broken bindings that cannot give the same verdicts both ways, by design.
+DIFFERENT_BY_DESIGN = {
+    # The process ends, or is interrupted, at a count of runs or builds in one process: a serial run
+    # stops there, while two workers each count their own, and pytest-xdist starts new ones
+    # (test_runner_faults.py checks their -n 2 reports).
+    f"{B}:KillsTheProcess", f"{B}:KillsTheProcessInOneScenario", f"{B}:InterruptedLater",
+    # Usage errors: no scenario runs at all (test_runner_faults.py, test_loader_errors.py).
+    f"{B}:StaleKnownFailure", f"{CI}:Abstract", f"{CI}:RaisesOnCreation",
+}
+
+
+def test_every_broken_binding_in_tests_is_compared() -> None:
+    found = set()
+    for module in (B, HTTP, CI, NATIVE):
+        for name, value in vars(importlib.import_module(module)).items():
+            if (inspect.isclass(value) and issubclass(value, Binding) and not name.startswith("_")
+                    and value.__module__ == module):
+                found.add(f"{module}:{name}")
+    assert found - set(BREAKS) - DIFFERENT_BY_DESIGN == set(), "add them to BREAKS"
+    assert set(BREAKS) | DIFFERENT_BY_DESIGN <= found, "stale names"
+
+
+def _verdicts(run: SuiteRun) -> tuple[dict[str, str], dict[str, str]]:
+    assert run.report is not None, run.output[-3000:]
+    return run.report["requirements"], {s["id"]: s["verdict"] for s in run.report["scenarios"]}
+
+
+@pytest.mark.parametrize("binding", sorted(BREAKS))
+def test_a_broken_binding_gets_the_same_verdicts_serially_and_in_parallel(
+    tmp_path: Path, binding: str
+) -> None:
+    requirements, options = BREAKS[binding]
+    args = ("-p", "tests.suite.only", "--only", requirements, *options)
+    (tmp_path / "serial").mkdir()
+    (tmp_path / "parallel").mkdir()
+    with ThreadPoolExecutor(2) as pool:  # the two child runs at once: most of each is start-up
+        serial = pool.submit(suite_run, tmp_path / "serial", binding, *args)
+        parallel = pool.submit(suite_run, tmp_path / "parallel", binding, *args, "-n", "2")
+    judged, scenarios = _verdicts(serial.result())
+    assert _verdicts(parallel.result()) == (judged, scenarios), parallel.result().output[-3000:]
+    if binding != f"{B}:InterruptedInBuild":  # interrupted in its first build: nothing is judged
+        assert set(requirements.split(",")) <= set(judged), "the runs missed what the binding breaks"
