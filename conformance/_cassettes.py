@@ -26,6 +26,8 @@ from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.server import request_call
 
 if TYPE_CHECKING:
+    from detect_secrets.plugins.base import RegexBasedDetector
+
     # vcrpy is imported only when an http scenario opens a cassette: its import costs a noticeable
     # part of the suite's start-up, and most runs (a binding without `http`, `-k`) never need it.
     from vcr.cassette import Cassette
@@ -47,12 +49,11 @@ _CREDENTIAL_NAME = (r"(?:api[-_]?key|key|(?:access|auth|refresh|id|session)[-_]?
 #: that recording replaces in a URL or a body; a pattern without one finds a header, which recording
 #: drops whole.
 #:
-#: Hand-written rather than a maintained detector's: detect-secrets 1.5 (its last release in May
-#: 2024) and its maintained fork bc-detect-secrets were tried on cassettes. Both miss a bearer token
-#: (a header or a prompt), an `api-key` header, `api_key` or `access_token` in a JSON body (a
-#: cassette holds each body as one quoted string) and an `sk-proj-` key in a message; detect-secrets
-#: also misses `key=` in a query string. What they do catch of these they mostly catch by entropy,
-#: as it happens to be quoted. And both take four to seven times as long on a cassette.
+#: These cover what the maintained detector (detect-secrets, whose provider patterns `scrub` and the
+#: scan also apply) misses in a cassette: a bearer token (a header or a prompt), an `api-key`
+#: header, `api_key` or `access_token` in a JSON body (a cassette holds each body as one quoted
+#: string), `key=` in a query string and an `sk-proj-` key in a message (it knows only OpenAI's
+#: legacy keys).
 SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
     "an authorization header": re.compile(r"^\s*-?\s*['\"]?(proxy-)?authorization['\"]?\s*:", re.I | re.M),
     "a cookie header": re.compile(r"^\s*-?\s*['\"]?(set-)?cookie['\"]?\s*:", re.I | re.M),
@@ -116,11 +117,36 @@ def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def scrub(text: str) -> str:
-    """`text` with every credential's value (a `SECRET_PATTERNS` `secret` group) made `REDACTED`."""
+    """`text` with every credential's value (a `SECRET_PATTERNS` `secret` group, or what the
+    detector finds) made `REDACTED`."""
     for pattern in SECRET_PATTERNS.values():
         if "secret" in pattern.groupindex:
             text = pattern.sub(_redact, text)
+    for _, value in _detected(text):
+        text = text.replace(value, REDACTED)
     return text
+
+
+@cache
+def _detectors() -> tuple[RegexBasedDetector, ...]:
+    """detect-secrets' provider detectors (AWS, GitHub, Slack, Stripe, private keys, JWTs, ...):
+    its regular-expression ones, less the public-IP one (an address is not a credential). Its
+    entropy and keyword detectors flag every completion's random id, so they are left out."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+    from detect_secrets.plugins.ip_public import IPPublicDetector
+
+    plugins: list[type[Any]] = list(get_mapping_from_secret_type_to_class().values())
+    return tuple(plugin() for plugin in plugins
+                 if issubclass(plugin, RegexBasedDetector) and plugin is not IPPublicDetector)
+
+
+def _detected(text: str) -> Iterator[tuple[str, str]]:
+    """(what, value) of every credential the detector finds in `text`."""
+    for detector in _detectors():
+        for value in detector.analyze_string(text):
+            if value and value != REDACTED:
+                yield f"a secret detect-secrets knows ({detector.secret_type})", value
 
 
 def _redact(match: re.Match[str]) -> str:
@@ -235,6 +261,8 @@ def _findings(text: str) -> Iterator[tuple[int, str]]:
     for what, pattern in SECRET_PATTERNS.items():
         for match in pattern.finditer(text):
             yield text.count("\n", 0, match.start()) + 1, what
+    for what, value in _detected(text):
+        yield text.count("\n", 0, text.index(value)) + 1, what
 
 
 def secrets_in(root: Path) -> Iterator[str]:

@@ -167,6 +167,26 @@ def test_the_secret_scan_leaves_ids_that_are_not_credentials(tmp_path: Path, lin
     assert _cassettes.scrub(line) == line  # recording keeps them: a reply's ids must replay as sent
 
 
+#: Credentials only the maintained detector knows by their shape: no credential's name introduces
+#: them, so no hand-written pattern sees them.
+_PROVIDER_SECRETS = {
+    "AWS Access Key": "AKIAIOSFODNN7EXAMPLE",
+    "GitHub Token": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "Slack Token": "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "Private Key": "-----BEGIN RSA PRIVATE KEY-----",
+}
+
+
+@pytest.mark.parametrize("what", sorted(_PROVIDER_SECRETS))
+def test_the_scan_and_scrubbing_know_the_detectors_provider_secrets(tmp_path: Path, what: str) -> None:
+    line = f"    body: '{{\"content\": \"deploy with {_PROVIDER_SECRETS[what]} now\"}}'"
+    (tmp_path / "leak.yaml").write_text(f"interactions:\n- request:\n{line}\n")
+    found = list(secrets_in(tmp_path))
+    assert found == [f"leak.yaml:3: a secret detect-secrets knows ({what})"], found
+    scrubbed = _cassettes.scrub(line)
+    assert _PROVIDER_SECRETS[what] not in scrubbed and "deploy with" in scrubbed, scrubbed
+
+
 def test_credential_query_parameters_are_scrubbed_before_recording(tmp_path: Path) -> None:
     # An API key in the request URL's query string was once written to every cassette.
     cassette = tmp_path / "mine" / "http" / "scenario.yaml"
