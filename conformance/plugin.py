@@ -119,6 +119,7 @@ class _Session:
         items.sort(key=lambda item: 0 if item.get_closest_marker("conformance_smoke") else 1)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        _freeze_heap()
         self.selected = {item.nodeid: req for item in session.items
                          if (req := _requirement(item)) is not None}
 
@@ -575,10 +576,23 @@ def pytest_configure(config: pytest.Config) -> None:
     examples = config.getoption("conformance_examples")
     if examples is not None and examples < 1:
         raise pytest.UsageError("--conformance-examples must be at least 1.")
+    _freeze_heap()
     config.stash[_SESSION] = session = _Session(config, binding)
     config.pluginmanager.register(session, "react-conformance-session")
     for module in MODULES:
         config.pluginmanager.register(importlib.import_module(module), module)
+
+
+def _freeze_heap() -> None:
+    """Move every object alive now (modules, classes, pydantic schemas, collected items: all live
+    until the process ends) out of the garbage collector's reach. Each full collection otherwise
+    walks them all, about 0.1 s here: pytest runs five at the end of a session (looking for
+    unraisable exceptions), hypothesis one before its first example, and Python some during the
+    run. Objects made by the scenarios are still collected as usual; what little cyclic garbage
+    start-up left is kept until the process ends."""
+    import gc
+
+    gc.freeze()
 
 
 def _keep_hypothesis_out_of_the_working_tree() -> None:
