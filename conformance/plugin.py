@@ -60,7 +60,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "ones shipped with react-conformance)")
     group.addoption("--conformance-examples", metavar="N", type=int, default=None,
                     help="how many generated tool arguments ARGS-1 sends (default: the feature's "
-                         "count, 40); more fuzzes the binding harder")
+                         "count, 40, or the --hypothesis-profile's max_examples if larger: the `fuzz` "
+                         "profile's is 5000); more fuzzes the binding harder")
     group.addoption("--conformance-seed", metavar="SEED", default=None,
                     help="seed the generated tool arguments with SEED (an integer, or `random` for "
                          "a fresh one, printed); default: derandomised, the same examples every run")
@@ -541,6 +542,7 @@ def _suite_version() -> str:
 # -- the plugin's entry: inert unless --impl is given -------------------------------------------
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     name = config.getoption("impl", default=None)
     if name is None:
@@ -569,7 +571,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args = [str(_SUITE)]
     else:
         config.args = [_rerun_arg(config, arg) for arg in config.args]
-    _keep_hypothesis_out_of_the_working_tree()
+    if config.getoption("hypothesis_profile", None):
+        from conformance._fuzz import register_fuzz_profile
+
+        register_fuzz_profile()  # before hypothesis's plugin loads the profile named
     from conformance._steps.run import fuzz_seed
 
     fuzz_seed(config.getoption("conformance_seed"))  # a bad seed is a usage error before any test
@@ -593,18 +598,6 @@ def _freeze_heap() -> None:
     import gc
 
     gc.freeze()
-
-
-def _keep_hypothesis_out_of_the_working_tree() -> None:
-    """Hypothesis keeps a cache (and, if enabled, its example database) under `.hypothesis/` in the
-    working directory: put it in the user's cache directory instead, unless
-    HYPOTHESIS_STORAGE_DIRECTORY says where."""
-    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
-        return
-    from hypothesis.configuration import set_hypothesis_home_dir
-
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    set_hypothesis_home_dir(cache / "react-conformance" / "hypothesis")
 
 
 def _rerun_arg(config: pytest.Config, arg: str) -> str:
