@@ -581,6 +581,9 @@ def pytest_configure(config: pytest.Config) -> None:
     examples = config.getoption("conformance_examples")
     if examples is not None and examples < 1:
         raise pytest.UsageError("--conformance-examples must be at least 1.")
+    from conformance._bdd import cache_step_lookup
+
+    cache_step_lookup()
     _freeze_heap()
     config.stash[_SESSION] = session = _Session(config, binding)
     config.pluginmanager.register(session, "react-conformance-session")
