@@ -25,9 +25,9 @@ def cache_step_lookup() -> None:
     """Replace pytest-bdd's step lookup with the cached one (once per process)."""
     # Imported by name: `pytest_bdd.scenario` the attribute is the `scenario` function.
     scenario = importlib.import_module("pytest_bdd.scenario")
-    if all(hasattr(scenario, name) for name in _NEEDS) and not isinstance(
-            scenario.find_fixturedefs_for_step, _CachedLookup):
-        scenario.find_fixturedefs_for_step = _CachedLookup(scenario)
+    current = getattr(scenario, "find_fixturedefs_for_step", None)
+    if all(hasattr(scenario, name) for name in _NEEDS) and not isinstance(current, _CachedLookup):
+        scenario.find_fixturedefs_for_step = _CachedLookup(scenario)  # type: ignore[attr-defined]
 
 
 class _CachedLookup:
