@@ -323,6 +323,7 @@ class _Session:
         """A thread the binding leaked would keep the process alive for ever: end it once the
         reports are written and the output flushed (not in an xdist worker, whose controller
         still reads from it)."""
+        _freeze_heap(collect=True)
         if hasattr(config, "workerinput") or not self.leaked_threads():
             return
         sys.stdout.flush()
@@ -502,9 +503,8 @@ def _requirement(item: pytest.Item) -> str | None:
 
 
 def _in_another_process(binding: Binding) -> bool:
-    from conformance._process import ProcessBinding
-
-    return isinstance(binding, ProcessBinding)
+    process = sys.modules.get("conformance._process")  # not imported: no binding can be one
+    return process is not None and isinstance(binding, process.ProcessBinding)
 
 
 def http_profile(item: pytest.Item, binding: Binding) -> _http.HttpProfile:
@@ -591,15 +591,19 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(importlib.import_module(module), module)
 
 
-def _freeze_heap() -> None:
+def _freeze_heap(collect: bool = False) -> None:
     """Move every object alive now (modules, classes, pydantic schemas, collected items: all live
     until the process ends) out of the garbage collector's reach. Each full collection otherwise
-    walks them all, about 0.1 s here: pytest runs five at the end of a session (looking for
-    unraisable exceptions), hypothesis one before its first example, and Python some during the
-    run. Objects made by the scenarios are still collected as usual; what little cyclic garbage
-    start-up left is kept until the process ends."""
+    walks them all, about 0.1 s with the peers installed: pytest runs five at the end of a session
+    (looking for unraisable exceptions), hypothesis one before its first example, and Python some
+    during the run. Objects made afterwards are collected as usual; what little cyclic garbage
+    start-up left is kept until the process ends. At the end of the run (`collect`), one collection
+    first: the garbage the scenarios left is collected (and its unraisable exceptions reported)
+    once, not five times over everything imported on the way (vcrpy, hypothesis)."""
     import gc
 
+    if collect:
+        gc.collect()
     gc.freeze()
 
 
