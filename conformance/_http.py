@@ -15,12 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
-from conformance._cassettes import ReplayCassette, replay_cassette, secrets_in, use_cassette
 from conformance._guard import BindingError
 from conformance._model import ScriptedModel
-from conformance.server import ScriptedServer
+
+if TYPE_CHECKING:
+    # Imported when an http scenario opens its endpoint: the server imports httpx, the cassettes
+    # vcrpy, and a run (or an xdist controller) with no http scenario needs neither.
+    from conformance._cassettes import ReplayCassette
+    from conformance.server import ScriptedServer
 
 T = TypeVar("T")
 Mode = Literal["auto", "off", "record", "replay"]
@@ -49,6 +53,9 @@ class HttpProfile:
         self._stack = ExitStack()
         self._server: ScriptedServer | None = None
         self._replay: ReplayCassette | None = None
+        from conformance._cassettes import replay_cassette, use_cassette
+        from conformance.server import ScriptedServer
+
         if mode == "replay":
             if not cassette.is_file():
                 raise MissingCassette(
@@ -90,6 +97,8 @@ class HttpProfile:
     def close(self) -> None:
         """Stop the server; in `record` mode write the cassette and check it holds no secret (one
         that does is deleted: a credential must not stay on disk, nor be committed by mistake)."""
+        from conformance._cassettes import secrets_in
+
         self._stack.close()
         if self.mode == "record" and self.cassette.is_file():
             leaks = [f for f in secrets_in(self.cassette.parent) if f.startswith(self.cassette.name)]

@@ -20,7 +20,7 @@ import pytest
 from _pytest.runner import runtestprotocol
 from pytest_bdd.exceptions import StepDefinitionNotFoundError
 
-from conformance import _cassettes, _guard, _http, _report
+from conformance import _guard, _http, _report
 from conformance._features import catalogue
 from conformance._loader import load_binding
 from conformance._report import Report, ScenarioResult, Verdict
@@ -509,6 +509,8 @@ def _in_another_process(binding: Binding) -> bool:
 
 def http_profile(item: pytest.Item, binding: Binding) -> _http.HttpProfile:
     """The endpoint an `http` scenario's calls go to, as the cassette options say."""
+    from conformance import _cassettes
+
     config = item.config
     given = config.getoption("conformance_cassette_dir")
     root = Path(given) if given else _cassettes.bundled_dir()
