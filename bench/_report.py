@@ -84,12 +84,13 @@ def _notes(r: Results) -> list[str]:
             "imports and plugin loading of pytest, pytest-bdd, hypothesis and the conformance plugin.")
     own = r.suite_own
     if own is not None and any(name.startswith("the suite ") for name in missed):
+        parallel = any(name.startswith("the suite with -n 2") for name in missed)
         notes.append(
-            f"- The serial run's {own.serial_wall_s.median:.2f} s are {own.startup_s.median:.2f} s of "
-            f"start-up, {own.scenarios_s.median:.2f} s of scenarios and {own.teardown_s.median:.2f} s "
-            f"after them; `-n 2` pays the start-up three times (the controller, then two workers "
-            f"starting together) for the scenarios' {own.scenarios_s.median:.2f} s shared by two. "
-            f"CPU time, less disturbed by the machine's other work: {own.serial_cpu_s.median:.2f} s "
+            f"- A serial run is {own.startup_s.median:.2f} s of start-up, {own.scenarios_s.median:.2f} s "
+            f"of scenarios and {own.teardown_s.median:.2f} s after them (medians)"
+            + ("; `-n 2` pays the start-up three times (the controller, then two workers starting "
+               "together) to share the scenarios between two" if parallel else "")
+            + f". CPU time, less disturbed by the machine's other work: {own.serial_cpu_s.median:.2f} s "
             f"serial, {own.parallel_cpu_s.median:.2f} s with `-n 2`.")
     return ["", "## Missed targets", "", *notes] if notes else []
 
@@ -102,12 +103,13 @@ def _suite_own(r: Results) -> list[str]:
     def row(name: str, s: Spread) -> str:
         return f"| {name} | {s.median:.2f} | {s.min:.2f}-{s.max:.2f} |"
 
-    total = own.serial_wall_s.median
+    # The three phases that follow one another; their medians need not add up to the median run.
+    total = own.startup_s.median + own.scenarios_s.median + own.teardown_s.median
     phases = [("start-up: the interpreter, imports, plugins, loading the binding", own.plugins_s),
               (f"start-up: collecting the {own.scenarios} scenarios", own.collection_s),
-              ("start-up in all, to the first scenario", own.startup_s),
-              ("the scenarios, first start to last end", own.scenarios_s),
-              ("after the last scenario: reports, summary, exit", own.teardown_s)]
+              ("**start-up in all, to the first scenario**", own.startup_s),
+              ("**the scenarios, first start to last end**", own.scenarios_s),
+              ("**after the last scenario: reports, summary, exit**", own.teardown_s)]
     lines = ["", "## The suite's own time", "",
              "Against the reference: `python -m pytest --impl reference -q -p no:cacheprovider`, "
              f"{own.runs} serial runs", f"and {own.runs} with `-n 2`, alternating, after one untimed run "
@@ -118,8 +120,8 @@ def _suite_own(r: Results) -> list[str]:
              row("serial, wall s", own.serial_wall_s), row("serial, CPU s", own.serial_cpu_s),
              row("`-n 2`, wall s", own.parallel_wall_s), row("`-n 2`, CPU s", own.parallel_cpu_s),
              f"| **`-n 2` speed-up**: serial wall over `-n 2` wall, medians | **{own.speedup:.2f}x** | |",
-             "", "Where a serial run's wall time goes (medians; the shares are of the median run, "
-             f"{total:.2f} s):", "",
+             "", "Where a serial run's wall time goes (medians; the shares are of the sum of the three "
+             f"phases in bold, {total:.2f} s):", "",
              "| phase | s | min-max | share |", "|---|---:|---:|---:|"]
     lines += [f"| {name} | {s.median:.2f} | {s.min:.2f}-{s.max:.2f} | {s.median / total:.0%} |"
               for name, s in phases]

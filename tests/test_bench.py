@@ -47,7 +47,7 @@ def test_the_quick_benchmark_writes_valid_json_and_the_page_renders_from_it(tmp_
     assert "| import reference, in ms: at most 1/3 of import udspy | 120 | 60 | **missed** |" in page
     speedup = f"| **`-n 2` speed-up**: serial wall over `-n 2` wall, medians | **{own.speedup:.2f}x** | |"
     assert speedup in page
-    assert f"| start-up in all, to the first scenario | {own.startup_s.median:.2f} |" in page
+    assert f"| **start-up in all, to the first scenario** | {own.startup_s.median:.2f} |" in page
     floor = results.import_ms["pydantic"].median
     assert f"Importing pydantic and defining one model takes {floor:.0f} ms" in page
 
