@@ -82,7 +82,57 @@ def _notes(r: Results) -> list[str]:
             f"- Of the {suite.median:.1f} s wall time against the reference, pytest's session (collecting "
             f"and running the scenarios) is {session:.1f} s; the rest is the interpreter's start and the "
             "imports and plugin loading of pytest, pytest-bdd, hypothesis and the conformance plugin.")
+    own = r.suite_own
+    if own is not None and any(name.startswith("the suite ") for name in missed):
+        parallel = any(name.startswith("the suite with -n 2") for name in missed)
+        notes.append(
+            f"- A serial run is {own.startup_s.median:.2f} s of start-up, {own.scenarios_s.median:.2f} s "
+            f"of scenarios and {own.teardown_s.median:.2f} s after them (medians)"
+            + ("; `-n 2` pays the start-up three times (the controller, then two workers starting "
+               "together) to share the scenarios between two" if parallel else "")
+            + f". CPU time, less disturbed by the machine's other work: {own.serial_cpu_s.median:.2f} s "
+            f"serial, {own.parallel_cpu_s.median:.2f} s with `-n 2`.")
     return ["", "## Missed targets", "", *notes] if notes else []
+
+
+def _suite_own(r: Results) -> list[str]:
+    own = r.suite_own
+    if own is None:
+        return []
+
+    def row(name: str, s: Spread) -> str:
+        return f"| {name} | {s.median:.2f} | {s.min:.2f}-{s.max:.2f} |"
+
+    # The three phases that follow one another; their medians need not add up to the median run.
+    total = own.startup_s.median + own.scenarios_s.median + own.teardown_s.median
+    phases = [("start-up: the interpreter, imports, plugins, loading the binding", own.plugins_s),
+              (f"start-up: collecting the {own.scenarios} scenarios", own.collection_s),
+              ("**start-up in all, to the first scenario**", own.startup_s),
+              ("**the scenarios, first start to last end**", own.scenarios_s),
+              ("**after the last scenario: reports, summary, exit**", own.teardown_s)]
+    lines = ["", "## The suite's own time", "",
+             "Against the reference: `python -m pytest --impl reference -q -p no:cacheprovider`, "
+             f"{own.runs} serial runs", f"and {own.runs} with `-n 2`, alternating, after one untimed run "
+             "of each (bytecode cached, as after", "an install). Wall time of the whole process, and CPU "
+             "time of it and every process it started", "(xdist's workers). The serial runs also note "
+             "when start-up ended and when each scenario ran", "(`bench/_suite_clock.py`).", "",
+             "| run | median | min-max |", "|---|---:|---:|",
+             row("serial, wall s", own.serial_wall_s), row("serial, CPU s", own.serial_cpu_s),
+             row("`-n 2`, wall s", own.parallel_wall_s), row("`-n 2`, CPU s", own.parallel_cpu_s),
+             f"| **`-n 2` speed-up**: serial wall over `-n 2` wall, medians | **{own.speedup:.2f}x** | |",
+             "", "Where a serial run's wall time goes (medians; the shares are of the sum of the three "
+             f"phases in bold, {total:.2f} s):", "",
+             "| phase | s | min-max | share |", "|---|---:|---:|---:|"]
+    lines += [f"| {name} | {s.median:.2f} | {s.min:.2f}-{s.max:.2f} | {s.median / total:.0%} |"
+              for name, s in phases]
+    median, cpu = own.scenario_median_ms.median, own.scenario_cpu_median_ms.median
+    lines += ["", f"Per scenario ({own.scenarios} scenarios, setup to teardown): the median one takes "
+              f"{median:.1f} ms of wall time", f"({cpu:.1f} ms of CPU), the mean "
+              f"{own.scenario_mean_ms.median:.1f} ms. The slowest:", "",
+              "| scenario | wall ms, median | min-max |", "|---|---:|---:|"]
+    lines += [f"| `{name}` | {_fmt(s.median)} | {_fmt(s.min)}-{_fmt(s.max)} |"
+              for name, s in own.slowest_ms.items()]
+    return lines
 
 
 def growth(r: Results) -> dict[str, float]:
@@ -207,7 +257,8 @@ def markdown(results: Results) -> str:
                   "|---|---:|---:|---:|---:|"]
         lines += [f"| {b} | {s.median:.1f} | {s.min:.1f}-{s.max:.1f} | {r.session_s[b].median:.1f} | "
                   f"{r.session_s[b].min:.1f}-{r.session_s[b].max:.1f} |" for b, s in r.suite_s.items()]
-    lines += ["", "## Targets (issue 7), from this run", "",
+    lines += _suite_own(r)
+    lines += ["", "## Targets (issues 7 and 18), from this run", "",
               "| target | value | limit | |", "|---|---:|---:|---|"]
     lines += [f"| {t.name} | {t.value:.3g} | {t.limit:.3g} | {'met' if t.met else '**missed**'} |"
               for t in r.targets]

@@ -46,6 +46,37 @@ class Machine(BaseModel):
     load_average: list[float]
 
 
+class SuiteOwn(BaseModel):
+    """The suite's own time against the reference (bench._suite): seconds unless named `_ms`."""
+
+    runs: int
+    scenarios: int
+    #: The whole process (tree), serial and with `-n 2`.
+    serial_wall_s: Spread
+    serial_cpu_s: Spread
+    parallel_wall_s: Spread
+    parallel_cpu_s: Spread
+    #: Serial runs, on the wall clock: process start to the end of pytest's configure (interpreter,
+    #: imports, plugins, loading the binding); then collection; both together and up to the first
+    #: scenario (start-up); first scenario start to last scenario end; then to the process's exit.
+    plugins_s: Spread
+    collection_s: Spread
+    startup_s: Spread
+    scenarios_s: Spread
+    teardown_s: Spread
+    #: Per run, the median and the mean scenario (wall ms), and the median scenario's CPU ms.
+    scenario_median_ms: Spread
+    scenario_mean_ms: Spread
+    scenario_cpu_median_ms: Spread
+    #: The slowest scenarios (by median over the runs), wall ms.
+    slowest_ms: dict[str, Spread]
+
+    @property
+    def speedup(self) -> float:
+        """Serial wall time over `-n 2` wall time, medians: above 1, `-n 2` is faster."""
+        return self.serial_wall_s.median / self.parallel_wall_s.median
+
+
 class Results(BaseModel):
     """One benchmark run. Per-step figures are microseconds per step, keyed by implementation then N."""
 
@@ -66,6 +97,8 @@ class Results(BaseModel):
     suite_s: dict[str, Spread]
     #: binding -> the session seconds pytest reports for that run: without start-up and plugin loading.
     session_s: dict[str, Spread]
+    #: The suite's own start-up, per-scenario time and `-n 2` speed-up (None in runs without the reference).
+    suite_own: SuiteOwn | None = None
     targets: list[Target]
 
     def median_us(self, impl: str, n: int) -> float:

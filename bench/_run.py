@@ -10,10 +10,12 @@ spread, in CPU time of the worker process (all its threads; the loop is CPU-boun
 far less disturbed than wall time by other work on a shared machine) and in wall time.
 
 Import time: CPU time of each import in a fresh interpreter, interleaved, median of the runs. Suite
-time: `python -m pytest --impl NAME -q -p no:cacheprovider`, whole process, per bundled binding.
+time: `python -m pytest --impl NAME -q -p no:cacheprovider`, whole process, per bundled binding. The
+suite's own time (bench._suite): start-up, per-scenario time and the `-n 2` speed-up, against the
+reference.
 
-`--quick PATH` does the same with fewer repetitions and no suite runs, in under a minute, and writes
-only the JSON, to PATH.
+`--quick PATH` does the same with fewer repetitions, one run of the suite's own time and no other
+suite runs, in under a minute, and writes only the JSON, to PATH.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from bench import _report, _targets
+from bench import _report, _suite, _targets
 from bench._episodes import IMPLS
 from bench._results import Machine, Results, Spread
 
@@ -66,10 +68,11 @@ class Plan:
     batch: float  # seconds a timed batch of episodes should last, at least
     import_runs: int
     suite_runs: int
+    own_runs: int  # serial and `-n 2` runs of the suite against the reference, for its own time
 
 
-FULL = Plan(repetitions=15, warmups=2, batch=0.05, import_runs=15, suite_runs=3)
-QUICK = Plan(repetitions=5, warmups=1, batch=0.01, import_runs=2, suite_runs=0)
+FULL = Plan(repetitions=15, warmups=2, batch=0.05, import_runs=15, suite_runs=3, own_runs=7)
+QUICK = Plan(repetitions=5, warmups=1, batch=0.01, import_runs=2, suite_runs=0, own_runs=1)
 
 
 class Worker:
@@ -224,7 +227,10 @@ def main(argv: list[str] | None = None) -> int:
                       import_ms=import_ms(packages, plan.import_runs), suite_s={}, session_s={}, targets=[])
     results.per_step_us, results.per_step_wall_us = per_step(impls, steps, plan)
     results.suite_s, results.session_s = suite_s([b for b in BINDINGS if b in impls], plan.suite_runs)
-    results.targets = _targets.check(results.per_step_us, results.import_ms, results.suite_s)
+    if "reference" in impls:
+        results.suite_own = _suite.measure(ROOT, ENV, plan.own_runs)
+    results.targets = _targets.check(results.per_step_us, results.import_ms, results.suite_s,
+                                     results.suite_own)
     if args.quick:
         args.quick.write_text(results.model_dump_json(indent=1) + "\n", encoding="utf-8")
         print(f"wrote {args.quick}")

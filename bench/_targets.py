@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from bench._results import Spread, Target
+from bench._results import Spread, SuiteOwn, Target
 
 PEERS = ("dspy", "udspy")
 
 
 def check(per_step_us: dict[str, dict[str, Spread]], import_ms: dict[str, Spread],
-          suite_s: dict[str, Spread]) -> list[Target]:
+          suite_s: dict[str, Spread], own: SuiteOwn | None = None) -> list[Target]:
     """Each target whose figures this run has, with its value and limit (medians throughout)."""
 
     def us(impl: str, n: int) -> float | None:
@@ -36,4 +36,8 @@ def check(per_step_us: dict[str, dict[str, Spread]], import_ms: dict[str, Spread
            ref_import.median if ref_import else None, udspy_import.median / 3 if udspy_import else None)
     suite = suite_s.get("reference")
     target("full suite against the reference, wall s: under 5", suite.median if suite else None, 5.0)
+    if own is not None:  # issue 18
+        target("the suite against the reference, serial, wall s: at most 3", own.serial_wall_s.median, 3.0)
+        target("the suite with -n 2 over serial, wall time: under 1 (-n 2 faster)",
+               own.parallel_wall_s.median / own.serial_wall_s.median, 1.0)
     return found

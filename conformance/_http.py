@@ -15,12 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
-from conformance._cassettes import ReplayCassette, replay_cassette, use_cassette
 from conformance._guard import BindingError
 from conformance._model import ScriptedModel
-from conformance.server import ScriptedServer
+
+if TYPE_CHECKING:
+    # Imported when an http scenario opens its endpoint: the server imports httpx, the cassettes
+    # vcrpy, and a run (or an xdist controller) with no http scenario needs neither.
+    from conformance._cassettes import ReplayCassette
+    from conformance.server import ScriptedServer
 
 T = TypeVar("T")
 Mode = Literal["auto", "off", "record", "replay"]
@@ -49,6 +53,9 @@ class HttpProfile:
         self._stack = ExitStack()
         self._server: ScriptedServer | None = None
         self._replay: ReplayCassette | None = None
+        from conformance._cassettes import replay_cassette, use_cassette
+        from conformance.server import ScriptedServer
+
         if mode == "replay":
             if not cassette.is_file():
                 raise MissingCassette(

@@ -7,7 +7,6 @@ the library did, including the exceptions the library raised, as data.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -457,6 +456,7 @@ class Binding(ABC):
         it answers (`await asyncio.sleep(0)`), as a real network call would. The default gathers
         `arun` over the calls: all the isolation is the library's own.
         """
+        import asyncio  # here: `import conformance` (and an xdist controller) never needs it
 
         async def every_call() -> list[Outcome]:
             return list(await asyncio.gather(*(self.arun(a, c, m) for a, c, m in calls)))

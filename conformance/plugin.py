@@ -23,7 +23,7 @@ import pytest
 from _pytest.runner import runtestprotocol
 from pytest_bdd.exceptions import StepDefinitionNotFoundError
 
-from conformance import _cassettes, _guard, _http, _report
+from conformance import _guard, _http, _report
 from conformance._features import catalogue
 from conformance._loader import load_binding
 from conformance._report import Report, ScenarioResult, Verdict
@@ -67,7 +67,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "ones shipped with react-conformance)")
     group.addoption("--conformance-examples", metavar="N", type=int, default=None,
                     help="how many generated tool arguments ARGS-1 sends (default: the feature's "
-                         "count, 40); more fuzzes the binding harder")
+                         "count, 40, or the --hypothesis-profile's max_examples if larger: the `fuzz` "
+                         "profile's is 5000); more fuzzes the binding harder")
     group.addoption("--conformance-seed", metavar="SEED", default=None,
                     help="seed the generated tool arguments with SEED (an integer, or `random` for "
                          "a fresh one, printed); default: derandomised, the same examples every run")
@@ -133,6 +134,7 @@ class _Session:
         items.sort(key=lambda item: 0 if item.get_closest_marker("conformance_smoke") else 1)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        _freeze_heap()
         self.selected = {item.nodeid: (req, *_feature_and_name(item)) for item in session.items
                          if (req := _requirement(item)) is not None}
         path = getattr(self.config, "workerinput", {}).get(_SELECTION)
@@ -395,6 +397,7 @@ class _Session:
         """A thread the binding leaked would keep the process alive for ever: end it once the
         reports are written and the output flushed (not in an xdist worker, whose controller
         still reads from it)."""
+        _freeze_heap(collect=True)
         if self.selection_file is not None:
             shutil.rmtree(self.selection_file.parent, ignore_errors=True)
         if hasattr(config, "workerinput") or not self.leaked_threads():
@@ -582,13 +585,14 @@ def _requirement(item: pytest.Item) -> str | None:
 
 
 def _in_another_process(binding: Binding) -> bool:
-    from conformance._process import ProcessBinding
-
-    return isinstance(binding, ProcessBinding)
+    process = sys.modules.get("conformance._process")  # not imported: no binding can be one
+    return process is not None and isinstance(binding, process.ProcessBinding)
 
 
 def http_profile(item: pytest.Item, binding: Binding) -> _http.HttpProfile:
     """The endpoint an `http` scenario's calls go to, as the cassette options say."""
+    from conformance import _cassettes
+
     config = item.config
     given = config.getoption("conformance_cassette_dir")
     root = Path(given) if given else _cassettes.bundled_dir()
@@ -622,6 +626,7 @@ def _suite_version() -> str:
 # -- the plugin's entry: inert unless --impl is given -------------------------------------------
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     name = config.getoption("impl", default=None)
     if name is None:
@@ -650,29 +655,40 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args = [str(_SUITE)]
     else:
         config.args = [_rerun_arg(config, arg) for arg in config.args]
-    _keep_hypothesis_out_of_the_working_tree()
+    if config.getoption("hypothesis_profile", None):
+        from conformance._fuzz import register_fuzz_profile
+
+        register_fuzz_profile()  # before hypothesis's plugin loads the profile named
     from conformance._steps.run import fuzz_seed
 
     fuzz_seed(config.getoption("conformance_seed"))  # a bad seed is a usage error before any test
     examples = config.getoption("conformance_examples")
     if examples is not None and examples < 1:
         raise pytest.UsageError("--conformance-examples must be at least 1.")
+    from conformance._bdd import cache_step_lookup
+
+    cache_step_lookup()
+    _freeze_heap()
     config.stash[_SESSION] = session = _Session(config, binding)
     config.pluginmanager.register(session, "react-conformance-session")
     for module in MODULES:
         config.pluginmanager.register(importlib.import_module(module), module)
 
 
-def _keep_hypothesis_out_of_the_working_tree() -> None:
-    """Hypothesis keeps a cache (and, if enabled, its example database) under `.hypothesis/` in the
-    working directory: put it in the user's cache directory instead, unless
-    HYPOTHESIS_STORAGE_DIRECTORY says where."""
-    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
-        return
-    from hypothesis.configuration import set_hypothesis_home_dir
+def _freeze_heap(collect: bool = False) -> None:
+    """Move every object alive now (modules, classes, pydantic schemas, collected items: all live
+    until the process ends) out of the garbage collector's reach. Each full collection otherwise
+    walks them all, about 0.1 s with the peers installed: pytest runs five at the end of a session
+    (looking for unraisable exceptions), hypothesis one before its first example, and Python some
+    during the run. Objects made afterwards are collected as usual; what little cyclic garbage
+    start-up left is kept until the process ends. At the end of the run (`collect`), one collection
+    first: the garbage the scenarios left is collected (and its unraisable exceptions reported)
+    once, not five times over everything imported on the way (vcrpy, hypothesis)."""
+    import gc
 
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    set_hypothesis_home_dir(cache / "react-conformance" / "hypothesis")
+    if collect:
+        gc.collect()
+    gc.freeze()
 
 
 def _rerun_arg(config: pytest.Config, arg: str) -> str:

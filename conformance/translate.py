@@ -7,7 +7,6 @@ results, a pause, its step-cap error, its stream) as the contract's data.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -101,6 +100,8 @@ def answer(model: ScriptedModel, call: LMCall) -> StepTurn | FinalTurn | Extract
 async def aanswer(model: ScriptedModel, call: LMCall) -> StepTurn | FinalTurn | ExtractTurn:
     """`answer` for an async seam: it yields to the event loop first, as a network call would, so
     that overlapping runs interleave (ASYNC-*)."""
+    import asyncio  # only async runs need it: a sync run's start-up does not pay its import
+
     await asyncio.sleep(0)
     return answer(model, call)
 

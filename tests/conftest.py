@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+import pytest
 
-# too_slow is flaky on busy CI machines; deadlines likewise.
-settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("fuzz", parent=settings.get_profile("default"), max_examples=5000)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+@pytest.hookimpl(tryfirst=True)  # before hypothesis's plugin loads `--hypothesis-profile`
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("impl", None):
+        # The conformance suite's own run (`pytest --impl NAME` here): its plugin registers the
+        # profile it needs, and hypothesis is imported only if it fuzzes.
+        return
+    from hypothesis import HealthCheck, settings
+
+    from conformance._fuzz import register_fuzz_profile
+
+    # too_slow is flaky on busy CI machines; deadlines likewise.
+    settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    register_fuzz_profile()  # the profile `--hypothesis-profile fuzz` loads wherever the suite runs
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench._report import GROWTH_CAUSES, growth, markdown
 from bench._results import Machine, Results, Spread, Target
 
@@ -26,14 +28,26 @@ def test_the_quick_benchmark_writes_valid_json_and_the_page_renders_from_it(tmp_
             assert len(spread.samples) == results.repetitions
             assert 0 < spread.min <= spread.median <= spread.max
     assert set(results.import_ms) == {"reference", "pydantic"} and results.suite_s == results.session_s == {}
-    # Only the targets whose figures a two-implementation run has: reference against the bare loop needs N=50.
-    assert results.targets == []
+    own = results.suite_own  # the suite's own time: one serial and one `-n 2` run of it
+    assert own is not None and own.runs == 1 and own.scenarios > 100
+    assert 0 < own.plugins_s.median < own.startup_s.median < own.serial_wall_s.median
+    assert own.startup_s.median + own.scenarios_s.median + own.teardown_s.median == pytest.approx(
+        own.serial_wall_s.median)
+    assert 0 < own.scenario_median_ms.median <= max(s.median for s in own.slowest_ms.values())
+    # Only the targets whose figures a two-implementation run has: reference against the bare loop
+    # needs N=50; the suite's own time has its two.
+    assert [t.name for t in results.targets] == [
+        "the suite against the reference, serial, wall s: at most 3",
+        "the suite with -n 2 over serial, wall time: under 1 (-n 2 faster)"]
     # The page renders from that JSON (without matplotlib), and explains a missed target from the figures.
     results.targets = [Target(name="import reference, in ms: at most 1/3 of import udspy", value=120.0,
                               limit=60.0, met=False)]
     page = markdown(results)
     assert "| 1 | " in page and "| 3 | " in page and "bare loop (floor)" in page
     assert "| import reference, in ms: at most 1/3 of import udspy | 120 | 60 | **missed** |" in page
+    speedup = f"| **`-n 2` speed-up**: serial wall over `-n 2` wall, medians | **{own.speedup:.2f}x** | |"
+    assert speedup in page
+    assert f"| **start-up in all, to the first scenario** | {own.startup_s.median:.2f} |" in page
     floor = results.import_ms["pydantic"].median
     assert f"Importing pydantic and defining one model takes {floor:.0f} ms" in page
 

@@ -8,9 +8,6 @@ import threading
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import seed as hypothesis_seed
-from hypothesis import strategies as st
 from pydantic import JsonValue
 from pytest_bdd import parsers, when
 
@@ -48,27 +45,6 @@ def caller_mutates(world: World) -> None:
                 lambda: world.binding.mutate_last_result(agent, MUTATION_MARKER), world.timeout)
 
 
-def _json_scalars() -> st.SearchStrategy[Any]:
-    return (
-        st.none()
-        | st.booleans()
-        | st.integers(min_value=-(2**53), max_value=2**53)
-        | st.floats(allow_nan=False, allow_infinity=False)
-        | st.text(max_size=20)
-    )
-
-
-_json_objects = st.dictionaries(
-    st.text(max_size=10),
-    st.recursive(
-        _json_scalars(),
-        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-        max_leaves=12,
-    ),
-    max_size=5,
-)
-
-
 def canonical(value: Any) -> str:
     """JSON with sorted keys: equal only if the values are equal *and* of the same JSON types.
 
@@ -90,19 +66,16 @@ def _numbers(value: Any) -> Any:
 
 @when(parsers.parse('the model sends {count:d} generated JSON objects as arguments to "{tool}"'))
 def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Config) -> None:
+    from conformance import _fuzz  # hypothesis, imported only by a run that fuzzes
+
     recorder = world.tool(tool)
     names = [p.name for p in recorder.spec.parameters]
     assert names == ["text", "data"], f"this step needs a tool taking text and data, not {names}"
     world.sent_args = []
-    examples = pytestconfig.getoption("conformance_examples", None) or count
+    examples = _fuzz.example_count(pytestconfig, count)
     seed = fuzz_seed(pytestconfig.getoption("conformance_seed", None))
     last: list[dict[str, JsonValue]] = []
 
-    # Derandomised unless a seed is given, so every binding is fed the same objects and a failure
-    # reproduces. No example database: nothing is written to the user's working tree.
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=seed is None,
-              report_multiple_bugs=False, suppress_health_check=list(HealthCheck))
-    @given(text=st.text(max_size=40), data=_json_objects)
     def send(text: str, data: dict[str, Any]) -> None:
         args: dict[str, JsonValue] = {"text": text, "data": data}
         last[:] = [args]
@@ -119,7 +92,7 @@ def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Con
         )
 
     try:
-        (send if seed is None else hypothesis_seed(seed)(send))()
+        _fuzz.check(send, examples, seed)
     except AssertionError as exc:
         # Hypothesis replays the shrunk example last: that is the one the message shows.
         raise AssertionError(f"{exc}\n\n{_reproduce(seed, examples, last)}") from None

@@ -15,13 +15,12 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, ClassVar, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, get_args
 
-import httpx
 from pydantic import JsonValue
 
 import reference
-from conformance import server, translate
+from conformance import translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import (
@@ -39,6 +38,11 @@ from conformance.binding import (
 )
 from conformance.render import json_value
 from conformance.translate import PYTHON_TYPES
+
+if TYPE_CHECKING:
+    # httpx and the endpoint are imported by the first call: loading the binding (as an xdist
+    # controller does, which runs nothing) then costs no HTTP client.
+    import httpx
 
 _ADAPTERS: dict[AdapterName, type[reference.Adapter]] = {
     "chat": reference.ChatAdapter, "json": reference.JSONAdapter,
@@ -142,6 +146,8 @@ class ReferenceBinding(Binding):
 
     def lm(self, model: ScriptedModel, base_url: str | None, client: httpx.Client) -> reference.LM:
         """The reference's own client, as a user configures it, over `client`."""
+        from conformance import server
+
         if base_url is not None:
             # As a user configures it: a key (which the cassettes must not keep) and no backoff.
             return reference.LM("scripted", base_url=base_url, api_key=server.API_KEY, backoff=0.0,
@@ -153,6 +159,8 @@ class ReferenceBinding(Binding):
     def _serving(self, model: ScriptedModel, base_url: str | None = None) -> Any:
         """reference.LM answering from `model`, for this thread or task only: over an in-memory
         transport, or (http profile) over real HTTP from the endpoint at `base_url`."""
+        import httpx
+
         client = httpx.Client() if base_url is not None else httpx.Client(
             transport=httpx.MockTransport(_serve(model)))
         return _serving_lm(self.lm(model, base_url, client), client)
@@ -234,6 +242,9 @@ def _event(agent: _Agent, event: reference.Event, model_calls: int) -> Event:
 
 def _serve(model: ScriptedModel) -> Any:
     """An httpx handler that answers chat-completion requests from the script, as the endpoint does."""
+    import httpx
+
+    from conformance import server
 
     def handle(request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)

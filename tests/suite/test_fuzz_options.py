@@ -66,3 +66,22 @@ def test_the_hypothesis_cache_goes_where_hypothesis_storage_directory_says(tmp_p
         del os.environ["HYPOTHESIS_STORAGE_DIRECTORY"]
     assert run.returncode == 0, run.output[-3000:]
     assert not (tmp_path / ".hypothesis").exists() and storage.is_dir()
+
+
+def test_the_fuzz_profile_exists_outside_the_checkout_and_raises_the_example_count(tmp_path: Path) -> None:
+    verdict, message = _message(tmp_path, "tests.suite.ci_bindings:DropsEmptyKeys",
+                                "--hypothesis-profile", "fuzz")
+    assert verdict == "failed"
+    assert "5000 examples, derandomised" in message
+
+
+def test_a_profile_never_lowers_the_example_count_and_the_option_sets_it(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(
+        "from hypothesis import settings\nsettings.register_profile('quick', max_examples=5)\n"
+    )
+    _, message = _message(tmp_path, "tests.suite.ci_bindings:DropsEmptyKeys", "--hypothesis-profile",
+                          "quick")
+    assert "40 examples, derandomised" in message
+    _, message = _message(tmp_path, "tests.suite.ci_bindings:DropsEmptyKeys", "--hypothesis-profile",
+                          "fuzz", "--conformance-examples", "60")
+    assert "60 examples, derandomised" in message
