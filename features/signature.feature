@@ -91,7 +91,7 @@ Feature: Signature polymorphism
   Scenario: A call that lacks a required input fails before any model call
     Given a ReAct agent with the signature "context, question -> answer"
     When the agent is called with {"question": "What is 2 + 3?"}
-    Then the call fails with an error that names "context"
+    Then the call fails with a clear error that names "context"
     And the model was never called
     And no tool ran
 
@@ -99,7 +99,7 @@ Feature: Signature polymorphism
   Scenario Outline: The error names exactly the missing input, not one the call gave
     Given a ReAct agent with the signature "context, question -> answer"
     When the agent is called with <inputs>
-    Then the call fails with an error that names "<missing>", not "<given>"
+    Then the call fails with a clear error that names "<missing>", not "<given>"
     And the model was never called
 
     Examples:

@@ -453,6 +453,21 @@ class NamesEveryInput(_BuildsAs):
     react_class = _QuotesTheSignature
 
 
+class _LooksUpTheInputs(reference.ReAct):
+    """Checks no input: the first prompt's lookup of the missing one raises a bare KeyError."""
+
+    def _start(self, inputs: dict[str, Any], max_iters: int | None) -> _Run:
+        for name in self.signature.inputs:
+            inputs[name]  # the lookup is the check
+        return super()._start(inputs, max_iters)
+
+
+class NamesTheInputBare(_BuildsAs):
+    """A ReAct whose missing-input error is a KeyError: it names the field, and says nothing (SIG-6)."""
+
+    react_class = _LooksUpTheInputs
+
+
 class _DropsMissingFields(reference.JSONAdapter):
     """Returns the fields the reply has; a missing one is found missing later, as a KeyError."""
 

@@ -90,6 +90,7 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("IgnoresRetryAfter", "NET-1"),
         ("DropsFieldDescriptions", "SIG-2"),
         ("NamesEveryInput", "SIG-6"),
+        ("NamesTheInputBare", "SIG-6"),
         ("CrashesOnAReplyWithoutArgs", "ARGS-3"),
         ("CrashesOnAFencedReply", "ARGS-3"),
     ],
