@@ -106,3 +106,17 @@ Feature: Signature polymorphism
       | inputs                              | missing  | given    |
       | {"question": "What is 2 + 3?"}      | context  | question |
       | {"context": "Arithmetic."}          | question | context  |
+
+  @req:SIG-6 @capability:signature
+  Scenario: A call that lacks every input fails naming one of them
+    Given a ReAct agent with the signature "context, question -> answer"
+    When the agent is called with {}
+    Then the call fails with a clear error that names "context" or "question"
+    And the model was never called
+
+  @req:SIG-6 @capability:signature
+  Scenario: A call with a misspelled input fails naming the input it lacks
+    Given a ReAct agent with the signature "context, question -> answer"
+    When the agent is called with {"contexts": "Arithmetic.", "question": "What is 2 + 3?"}
+    Then the call fails with a clear error that names "context"
+    And the model was never called

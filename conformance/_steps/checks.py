@@ -86,12 +86,18 @@ def call_fails(world: World, name: str) -> None:
     )
 
 
-@then(parsers.parse('the call fails with a clear error that names "{name}"'))
-def call_fails_clearly(world: World, name: str) -> None:
-    """SIG-6: a clear error naming the missing field, in words."""
-    call_fails(world, name)
+@then(parsers.re(r'the call fails with a clear error that names (?P<names>"\w+"(?: or "\w+")*)$'))
+def call_fails_clearly(world: World, names: str) -> None:
+    """SIG-6: a clear error naming the missing field (one of them, when several are missing), in
+    words. A name is a whole token: "contexts" does not name "context"."""
     error = world.last.error
-    assert error is not None
+    assert error is not None, "the call returned a prediction; it should have failed"
+    shown = f"{error.message} {canonical(error.fields)}"
+    wanted = _QUOTED.findall(names)
+    assert any(re.search(rf"(?<![0-9A-Za-z_]){re.escape(n)}(?![0-9A-Za-z_])", shown) for n in wanted), (
+        f"the error should name {' or '.join(map(repr, wanted))}: {error.type}: {error.message} "
+        f"{error.fields or ''}"
+    )
     _says_in_words("the error", error)
 
 
@@ -99,7 +105,7 @@ def call_fails_clearly(world: World, name: str) -> None:
 def call_fails_naming_only(world: World, name: str, other: str) -> None:
     """SIG-6: the error names the missing field, and not a field the call gave (an error that
     names every field does not say which one is missing)."""
-    call_fails_clearly(world, name)
+    call_fails_clearly(world, f'"{name}"')
     error = world.last.error
     assert error is not None
     token = re.compile(rf"(?<![0-9A-Za-z_]){re.escape(other)}(?![0-9A-Za-z_])")

@@ -468,6 +468,38 @@ class NamesTheInputBare(_BuildsAs):
     react_class = _LooksUpTheInputs
 
 
+class _ReportsTheUnexpectedInput(reference.ReAct):
+    """Refuses an unexpected input first, naming only it: a misspelled input hides the missing one."""
+
+    def _start(self, inputs: dict[str, Any], max_iters: int | None) -> _Run:
+        unexpected = sorted(set(inputs) - set(self.signature.inputs))
+        if unexpected:
+            raise ValueError(f"unexpected input(s) {', '.join(unexpected)}")
+        return super()._start(inputs, max_iters)
+
+
+class NamesOnlyTheMisspelledInput(_BuildsAs):
+    """A ReAct whose error for a misspelled input names the misspelling, not the input it lacks (SIG-6)."""
+
+    react_class = _ReportsTheUnexpectedInput
+
+
+class _CountsTheMissingInputs(reference.ReAct):
+    """Names a missing input when one is missing, only counts them when several are."""
+
+    def _start(self, inputs: dict[str, Any], max_iters: int | None) -> _Run:
+        missing = [n for n in self.signature.inputs if n not in inputs]
+        if len(missing) > 1:
+            raise ValueError(f"{len(missing)} inputs are missing; pass every input of the signature")
+        return super()._start(inputs, max_iters)
+
+
+class CountsTheMissingInputs(_BuildsAs):
+    """A ReAct whose error for a call lacking several inputs names none of them (SIG-6)."""
+
+    react_class = _CountsTheMissingInputs
+
+
 class _DropsMissingFields(reference.JSONAdapter):
     """Returns the fields the reply has; a missing one is found missing later, as a KeyError."""
 
