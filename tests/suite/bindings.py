@@ -20,6 +20,7 @@ import httpx
 
 import reference
 import reference._adapters
+import reference._signature
 from conformance import AgentSpec, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
 from conformance.binding import AdapterName, StepTurn
 from conformance.bindings.reference import _ADAPTERS, ReferenceBinding, _Agent
@@ -498,6 +499,15 @@ class CountsTheMissingInputs(_BuildsAs):
     """A ReAct whose error for a call lacking several inputs names none of them (SIG-6)."""
 
     react_class = _CountsTheMissingInputs
+
+
+class ReadsArrowStringsAsText(ReferenceBinding):
+    """A ReAct whose arrow-string parser accepts the type names and makes every field text (EXT-1)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        # the library's own table, process-wide
+        reference._signature._TYPES = dict.fromkeys(reference._signature._TYPES, str)
+        return super().build(spec, tools)
 
 
 class _DropsMissingFields(reference.JSONAdapter):

@@ -93,6 +93,7 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("NamesTheInputBare", "SIG-6"),
         ("NamesOnlyTheMisspelledInput", "SIG-6"),
         ("CountsTheMissingInputs", "SIG-6"),
+        ("ReadsArrowStringsAsText", "EXT-1"),
         ("CrashesOnAReplyWithoutArgs", "ARGS-3"),
         ("CrashesOnAFencedReply", "ARGS-3"),
     ],
