@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -63,6 +64,16 @@ def _current_worker() -> _Worker:
         if _worker is None:
             _worker = _Worker()
         return _worker
+
+
+def _forget_worker() -> None:
+    # A forked child (mutmut forks one per mutant) inherits `_worker` but not its thread: a job
+    # queued for it would never run, and every operation would time out as hung.
+    global _worker, _worker_lock
+    _worker, _worker_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_worker)
 
 
 def _abandon(worker: _Worker) -> None:

@@ -48,3 +48,12 @@ Feature: Output extraction
       | final | done    | | {"count": 4, "ratio": 0.5, "ok": true, "things": ["a", 1], "note": "fine"} |
     When the agent is called with {"question": "Count them"}
     Then the prediction's outputs are exactly {"count": 4, "ratio": 0.5, "ok": true, "things": ["a", 1], "note": "fine"}
+
+  @req:EXT-1 @capability:signature
+  Scenario: An arrow string's outputs hold the types it declares
+    Given a ReAct agent with the signature "question -> count: int, ratio: float, ok: bool, things: list, note"
+    And the model replies
+      | turn  | thought | tool | args                                                                          |
+      | final | done    |      | {"count": 4, "ratio": 0.5, "ok": true, "things": ["a", 1], "note": "fine"} |
+    When the agent is called with {"question": "Count them"}
+    Then the prediction's outputs are exactly {"count": 4, "ratio": 0.5, "ok": true, "things": ["a", 1], "note": "fine"}

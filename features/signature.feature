@@ -91,7 +91,7 @@ Feature: Signature polymorphism
   Scenario: A call that lacks a required input fails before any model call
     Given a ReAct agent with the signature "context, question -> answer"
     When the agent is called with {"question": "What is 2 + 3?"}
-    Then the call fails with an error that names "context"
+    Then the call fails with a clear error that names "context"
     And the model was never called
     And no tool ran
 
@@ -99,10 +99,24 @@ Feature: Signature polymorphism
   Scenario Outline: The error names exactly the missing input, not one the call gave
     Given a ReAct agent with the signature "context, question -> answer"
     When the agent is called with <inputs>
-    Then the call fails with an error that names "<missing>", not "<given>"
+    Then the call fails with a clear error that names "<missing>", not "<given>"
     And the model was never called
 
     Examples:
       | inputs                              | missing  | given    |
       | {"question": "What is 2 + 3?"}      | context  | question |
       | {"context": "Arithmetic."}          | question | context  |
+
+  @req:SIG-6 @capability:signature
+  Scenario: A call that lacks every input fails naming one of them
+    Given a ReAct agent with the signature "context, question -> answer"
+    When the agent is called with {}
+    Then the call fails with a clear error that names "context" or "question"
+    And the model was never called
+
+  @req:SIG-6 @capability:signature
+  Scenario: A call with a misspelled input fails naming the input it lacks
+    Given a ReAct agent with the signature "context, question -> answer"
+    When the agent is called with {"contexts": "Arithmetic.", "question": "What is 2 + 3?"}
+    Then the call fails with a clear error that names "context"
+    And the model was never called

@@ -12,7 +12,7 @@ from conformance import _guard, render
 from conformance._steps import parse_json
 from conformance._steps.run import MUTATION_MARKER, canonical
 from conformance._world import World
-from conformance.binding import FinalTurn, LMCall, Outcome, StepTurn
+from conformance.binding import ErrorInfo, FinalTurn, LMCall, Outcome, StepTurn
 
 #: What an observation that reports an error looks like, in any library's words.
 ERROR_WORDS = re.compile(
@@ -64,9 +64,14 @@ def construction_fails(world: World, names: str) -> None:
     assert names.lower() in error.message.lower(), (
         f"the construction error should name {names!r}: {error.type}: {error.message}"
     )
+    _says_in_words("the construction error", error)
+
+
+def _says_in_words(what: str, error: ErrorInfo) -> None:
+    """A clear error says what is wrong in a sentence: a bare name (`KeyError('question')`, whose
+    message is `'question'`) names the field but explains nothing."""
     assert len(re.findall(r"[A-Za-z]{2,}", error.message)) >= 3, (
-        f"the construction error should say what is wrong in words, not only name it: "
-        f"{error.type}: {error.message}"
+        f"{what} should say what is wrong in words, not only name it: {error.type}: {error.message}"
     )
 
 
@@ -81,11 +86,26 @@ def call_fails(world: World, name: str) -> None:
     )
 
 
-@then(parsers.parse('the call fails with an error that names "{name}", not "{other}"'))
+@then(parsers.re(r'the call fails with a clear error that names (?P<names>"\w+"(?: or "\w+")*)$'))
+def call_fails_clearly(world: World, names: str) -> None:
+    """SIG-6: a clear error naming the missing field (one of them, when several are missing), in
+    words. A name is a whole token: "contexts" does not name "context"."""
+    error = world.last.error
+    assert error is not None, "the call returned a prediction; it should have failed"
+    shown = f"{error.message} {canonical(error.fields)}"
+    wanted = _QUOTED.findall(names)
+    assert any(re.search(rf"(?<![0-9A-Za-z_]){re.escape(n)}(?![0-9A-Za-z_])", shown) for n in wanted), (
+        f"the error should name {' or '.join(map(repr, wanted))}: {error.type}: {error.message} "
+        f"{error.fields or ''}"
+    )
+    _says_in_words("the error", error)
+
+
+@then(parsers.parse('the call fails with a clear error that names "{name}", not "{other}"'))
 def call_fails_naming_only(world: World, name: str, other: str) -> None:
     """SIG-6: the error names the missing field, and not a field the call gave (an error that
     names every field does not say which one is missing)."""
-    call_fails(world, name)
+    call_fails_clearly(world, f'"{name}"')
     error = world.last.error
     assert error is not None
     token = re.compile(rf"(?<![0-9A-Za-z_]){re.escape(other)}(?![0-9A-Za-z_])")

@@ -185,6 +185,8 @@ class DSPyBinding(Binding):
         "A call that lacks a required input fails before any model call": _CALLS_ANYWAY,
         _SIG6 + '[{"question": "What is 2 + 3?"}-context-question]': _CALLS_ANYWAY,
         _SIG6 + '[{"context": "Arithmetic."}-question-context]': _CALLS_ANYWAY,
+        "A call that lacks every input fails naming one of them": _CALLS_ANYWAY,
+        "A call with a misspelled input fails naming the input it lacks": _CALLS_ANYWAY,
         _ARGS3 + '[{"amount": 50, "recipient": "Ann"]': _REPAIRED,
         _ARGS3 + "[{amount: 50, recipient: Ann}]": _REPAIRED,
         _ARGS3 + "[{'amount': 50, 'recipient': 'Ann'}]": _REPAIRED,

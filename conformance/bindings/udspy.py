@@ -85,6 +85,9 @@ _KNOWN: dict[str, str] = {
         "Signature.from_string collects the input names in a dict (signature.py): a repeat merges silently",
     _SIG5 + "[question -> question-question]": _SAME_NAME,
     "A signature value whose input and output share a name fails at construction": _SAME_NAME,
+    "An arrow string's outputs hold the types it declares":
+        "Signature.from_string splits each side on commas only (signature.py): `count: int` becomes a "
+        "text field named 'count: int', so the prediction never holds a typed `count`",
     "An unknown tool name is never run, and the loop goes on":
         "react.py _execute_iteration raises ValueError on an unknown tool name; aexecute records an error "
         "episode and breaks out of the loop to extraction",

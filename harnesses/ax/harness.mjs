@@ -166,7 +166,9 @@ function field(f) {
 }
 
 function signature(spec) {
-  if (spec.form === 'string') return spec.text ?? `${spec.inputs.map((f) => f.name).join(', ')} -> ${spec.outputs.map((f) => f.name).join(', ')}`;
+  // An arrow string's types are written in Ax's own names (`count:number`, not `count: int`).
+  if (spec.form === 'string' && spec.text != null) return spec.text.replace(/:\s*(str|int|float|bool|list|dict)\b/g, (_, t) => `:${FIELD_TYPES[t]}`);
+  if (spec.form === 'string') return `${spec.inputs.map((f) => f.name).join(', ')} -> ${spec.outputs.map((f) => f.name).join(', ')}`;
   const config = { description: spec.instructions || undefined, inputs: spec.inputs.map(field), outputs: spec.outputs.map(field) };
   return spec.form === 'class' ? new AxSignature(config) : config;
 }

@@ -54,6 +54,8 @@ const KNOWN_FAILURES = {
   'SIG-3': NO_INSTRUCTIONS,
   'The prediction holds each output as the type its signature declares':
     "the answer is read from the rest of the 'Final Answer:' line only (/answer:\\s*(.+)/), so a second output is never found and run() throws 'Missing required output field'",
+  "An arrow string's outputs hold the types it declares":
+    "the answer is read from the rest of the 'Final Answer:' line only (/answer:\\s*(.+)/), so a second output is never found and run() throws 'Missing required output field'",
   'SIG-4': "the answer is read from the rest of the 'Final Answer:' line only (/answer:\\s*(.+)/), so a second output is never found and run() throws 'Missing required output field'",
   'SIG-5': 'dspy.ts signatures are plain field lists that nothing validates: no inputs, no outputs, repeated or shared names are accepted',
   'The chosen tool runs with exactly the chosen args and its result becomes an observation': TEXT_ARGS,

@@ -20,6 +20,7 @@ import httpx
 
 import reference
 import reference._adapters
+import reference._signature
 from conformance import AgentSpec, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
 from conformance.binding import AdapterName, StepTurn
 from conformance.bindings.reference import _ADAPTERS, ReferenceBinding, _Agent
@@ -463,6 +464,62 @@ class NamesEveryInput(_BuildsAs):
     """A ReAct whose missing-input error names every input, not the missing one (SIG-6)."""
 
     react_class = _QuotesTheSignature
+
+
+class _LooksUpTheInputs(reference.ReAct):
+    """Checks no input: the first prompt's lookup of the missing one raises a bare KeyError."""
+
+    def _start(self, inputs: dict[str, Any], max_iters: int | None) -> _Run:
+        for name in self.signature.inputs:
+            inputs[name]  # the lookup is the check
+        return super()._start(inputs, max_iters)
+
+
+class NamesTheInputBare(_BuildsAs):
+    """A ReAct whose missing-input error is a KeyError: it names the field, and says nothing (SIG-6)."""
+
+    react_class = _LooksUpTheInputs
+
+
+class _ReportsTheUnexpectedInput(reference.ReAct):
+    """Refuses an unexpected input first, naming only it: a misspelled input hides the missing one."""
+
+    def _start(self, inputs: dict[str, Any], max_iters: int | None) -> _Run:
+        unexpected = sorted(set(inputs) - set(self.signature.inputs))
+        if unexpected:
+            raise ValueError(f"unexpected input(s) {', '.join(unexpected)}")
+        return super()._start(inputs, max_iters)
+
+
+class NamesOnlyTheMisspelledInput(_BuildsAs):
+    """A ReAct whose error for a misspelled input names the misspelling, not the input it lacks (SIG-6)."""
+
+    react_class = _ReportsTheUnexpectedInput
+
+
+class _CountsTheMissingInputs(reference.ReAct):
+    """Names a missing input when one is missing, only counts them when several are."""
+
+    def _start(self, inputs: dict[str, Any], max_iters: int | None) -> _Run:
+        missing = [n for n in self.signature.inputs if n not in inputs]
+        if len(missing) > 1:
+            raise ValueError(f"{len(missing)} inputs are missing; pass every input of the signature")
+        return super()._start(inputs, max_iters)
+
+
+class CountsTheMissingInputs(_BuildsAs):
+    """A ReAct whose error for a call lacking several inputs names none of them (SIG-6)."""
+
+    react_class = _CountsTheMissingInputs
+
+
+class ReadsArrowStringsAsText(ReferenceBinding):
+    """A ReAct whose arrow-string parser accepts the type names and makes every field text (EXT-1)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        # the library's own table, process-wide
+        reference._signature._TYPES = dict.fromkeys(reference._signature._TYPES, str)
+        return super().build(spec, tools)
 
 
 class _DropsMissingFields(reference.JSONAdapter):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from conformance import _guard
 from conformance._report import Report
 from tests.suite.conftest import RunSuite, SuiteRun, suite_run
 
@@ -152,3 +154,17 @@ def test_a_non_outcome_from_concurrent_runs_is_errored(
     assert run.report["scenarios"], run.output[-3000:]
     assert _verdicts(run) == {"errored"}, run.report["scenarios"]
     assert all("not a valid Outcome" in s["message"] for s in run.report["scenarios"])
+
+
+def test_a_forked_child_runs_binding_operations_on_its_own_thread() -> None:
+    # mutmut forks one process per mutant from one that has already run the suite: the binding
+    # thread it inherits by name does not exist there, and every operation would time out as hung.
+    assert _guard.call("build", lambda: "parent", 5) == "parent"
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit status only
+        try:
+            os._exit(0 if _guard.call("build", lambda: "child", 5) == "child" else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
