@@ -418,6 +418,29 @@ class BacksOffConstantly(ReferenceBinding):
         return lm
 
 
+class _TriesOnceMore(reference.LM):
+    def complete(self, messages: list[dict[str, str]]) -> str:
+        try:
+            return super().complete(messages)
+        except reference.LMError as exc:
+            if exc.attempts <= self.max_retries:  # not retried: not a transient failure
+                raise
+            retries, self.max_retries = self.max_retries, 0
+            try:
+                return super().complete(messages)
+            finally:
+                self.max_retries = retries
+
+
+class TriesOnceMoreAtOnce(ReferenceBinding):
+    """A model client that, its retries run out, tries once more without backing off (NET-1)."""
+
+    def lm(self, model: ScriptedModel, base_url: str | None, client: httpx.Client) -> reference.LM:
+        lm = super().lm(model, base_url, client)
+        lm.__class__ = _TriesOnceMore
+        return lm
+
+
 class WaitsForEver(ReferenceBinding):
     """A model client without a timeout: a hung endpoint would hold the call for ever (NET-1)."""
 

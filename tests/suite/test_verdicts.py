@@ -86,6 +86,7 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("GuessesMalformedArgs", "ARGS-3"),
         ("RestartsTheBudgetOnResume", "HITL-5"),
         ("BacksOffConstantly", "NET-1"),
+        ("TriesOnceMoreAtOnce", "NET-1"),
         ("WaitsForEver", "NET-1"),
         ("IgnoresRetryAfter", "NET-1"),
         ("DropsFieldDescriptions", "SIG-2"),
