@@ -324,6 +324,19 @@ class NamesNoStatus(ReferenceBinding):
         return outcome
 
 
+class QuotesOnlyTheEndpoint(ReferenceBinding):
+    """A model client whose error is the endpoint's own error message, without the HTTP status: it
+    names the status only when the endpoint's body happens to (NET-1)."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        outcome = super().run(agent, call, model)
+        error = outcome.error
+        if error is not None and error.type == "LMError":
+            said = re.search(r"\((scripted [^)]*)\)", error.message)
+            outcome.error = ErrorInfo(type="APIError", message=said.group(1) if said else "failed")
+        return outcome
+
+
 class AsksNoOneByDefault(ReferenceBinding):
     """A ReAct whose `ask_to_user` is off unless enabled (seed 004: on unless disabled)."""
 

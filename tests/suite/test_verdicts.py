@@ -79,6 +79,7 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("RunsBeforeApproval", "HITL-3"),
         ("HidesTheArgumentSchema", "STEP-3"),
         ("NamesNoStatus", "NET-1"),
+        ("QuotesOnlyTheEndpoint", "NET-1"),
         ("KeepsTheCallOnTheAgent", "ASYNC-2"),
         ("AsksNoOneByDefault", "HITL-1"),
         ("ApprovesEveryToolByDefault", "HITL-3"),
