@@ -60,7 +60,9 @@ _worker_lock = threading.Lock()
 def _current_worker() -> _Worker:
     global _worker
     with _worker_lock:
-        if _worker is None:
+        # A forked process (mutmut's fork server forks each mutant's run from one that already
+        # ran the suite) inherits the worker but not its thread: its jobs would wait for ever.
+        if _worker is None or not _worker.thread.is_alive():
             _worker = _Worker()
         return _worker
 

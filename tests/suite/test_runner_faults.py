@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from conformance import _guard
 from conformance._report import Report
 from tests.suite.conftest import RunSuite, SuiteRun, suite_run
 
@@ -96,3 +98,15 @@ def test_a_broken_binding_gets_the_same_verdicts_serially_and_in_parallel(
     assert parallel.report["requirements"] == serial.report["requirements"]
     assert ({s["id"]: s["verdict"] for s in parallel.report["scenarios"]}
             == {s["id"]: s["verdict"] for s in serial.report["scenarios"]})
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # 3.12+
+def test_a_forked_process_calls_the_binding_on_a_worker_of_its_own() -> None:
+    # mutmut's fork server runs each mutant in a process forked from one that already called the
+    # binding: the inherited worker has no thread there, and a call must not wait on it for ever.
+    assert _guard.call("warm up", lambda: 1, timeout=5) == 1
+    child = os.fork()
+    if child == 0:
+        os._exit(0 if _guard.call("build", lambda: 2, timeout=5) == 2 else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
