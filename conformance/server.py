@@ -15,6 +15,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -156,9 +157,17 @@ def fault_response(turn: FaultTurn, request: httpx.Request,
         raise httpx.ReadTimeout("scripted timeout", request=request)
     if turn.fault == "connection":
         raise httpx.ConnectError("scripted connection reset", request=request)
+    status, headers, payload = _status_fault(turn)
+    return httpx.Response(status, headers=headers, json=payload)
+
+
+def _status_fault(turn: FaultTurn) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """A fault turn's HTTP status, its Retry-After, and an error body that says what failed in
+    words, never the status code: an error that merely quotes the body must not name the status
+    by chance, since NET-1 asks the client itself to name it."""
+    status = int(turn.fault)
     headers = {"Retry-After": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
-    return httpx.Response(int(turn.fault), headers=headers,
-                          json={"error": {"message": f"scripted {turn.fault}"}})
+    return status, headers, {"error": {"message": f"scripted fault: {HTTPStatus(status).phrase}"}}
 
 
 def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
@@ -224,8 +233,8 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             if turn.fault in ("timeout", "hang"):  # a real socket: the slow reply stands for both
                 time.sleep(server.slow_seconds)
                 return self._json(504, {"error": {"message": "scripted slow reply"}})
-            headers = {"Retry-After": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
-            self._json(int(turn.fault), {"error": {"message": f"scripted {turn.fault}"}}, headers)
+            status, headers, payload = _status_fault(turn)
+            self._json(status, payload, headers)
 
         def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
             self._send(status, "application/json", json.dumps(payload).encode(), headers)

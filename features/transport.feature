@@ -45,6 +45,7 @@ Feature: Model transport retries
     When the agent is called with {"question": "What is 2 + 2?"}
     Then the call fails with an error that names "500"
     And the model was retried at least once
+    And every retry came after a wait
     And the model received 0 extraction calls
     And no tool ran
 

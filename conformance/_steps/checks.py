@@ -332,24 +332,42 @@ BACKOFF_GROWTH = 1.15
 REAL_WAIT_FLOOR = 0.05
 
 
-@then("the waits between the model's tries grew")
-def waits_grew(world: World) -> None:
-    """NET-1's exponential backoff: each wait before a retry at least BACKOFF_GROWTH times the one
-    before. Measured on the scripted model's clock when the binding passes the library's waits to
-    it (`ScriptedModel.sleep`, no real waiting); else in real time between the requests."""
+def _retry_gaps(world: World, least: int) -> tuple[list[float], float, str]:
+    """The time between each try of the model and the next, the least of them that counts as a
+    wait, and where they were measured: on the scripted model's clock when the binding passes the
+    library's waits to it (`ScriptedModel.sleep`, no real waiting), else in real time. Blocked
+    unless the model was retried `least` times."""
     model = world.model
-    retries = [c.kind for c in model.calls].count("step") - 1
-    world.blocked_unless(retries >= 2, "NET-1", f"the model was tried {retries + 1} time(s), "
-                         "not enough to see the backoff grow")
+    retries = model.count("step") - 1
+    world.blocked_unless(retries >= least, "NET-1", f"the model was tried {retries + 1} time(s), "
+                         f"not enough to see {least} wait(s) before a retry")
     on_clock = bool(model.waits)
     times = model.times if on_clock else model.walls
     gaps = [round(b - a, 4) for a, b in pairwise(times)][:retries]
-    floor = 0.0 if on_clock else REAL_WAIT_FLOOR
-    where = "the model's clock" if on_clock else (
-        "real time (the binding passed no waits to ScriptedModel.sleep)")
+    if on_clock:
+        return gaps, 0.0, "the model's clock"
+    return gaps, REAL_WAIT_FLOOR, "real time (the binding passed no waits to ScriptedModel.sleep)"
+
+
+@then("the waits between the model's tries grew")
+def waits_grew(world: World) -> None:
+    """NET-1's exponential backoff: each wait before a retry at least BACKOFF_GROWTH times the one
+    before (see `_retry_gaps` for where it is measured)."""
+    gaps, floor, where = _retry_gaps(world, least=2)
     assert gaps[0] > floor and all(b >= BACKOFF_GROWTH * a for a, b in pairwise(gaps)), (
         f"the waits before each retry should grow (exponential backoff: each at least "
         f"{BACKOFF_GROWTH}x the one before); in {where} they were {gaps} s"
+    )
+
+
+@then("every retry came after a wait")
+def every_retry_waited(world: World) -> None:
+    """NET-1 retries with backoff: no retry, the last one before giving up included, is sent at
+    once. How long each wait is the library's to choose (a cap may stop its growth)."""
+    gaps, floor, where = _retry_gaps(world, least=1)
+    assert all(gap > floor for gap in gaps), (
+        f"each retry should come after a backoff wait; in {where} the model was retried after "
+        f"{gaps} s"
     )
 
 

@@ -38,7 +38,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, isStepCount, streamText, tool } from 'ai';
 import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
-import { askModel, callTool, currentRun, errorInfo, json, notifyHang, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, faultResponse, json, notifyHang, serve } from '../lib/protocol.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/ai/package.json', import.meta.url), 'utf-8')).version;
 
@@ -193,9 +193,7 @@ function faultFetch(turn) {
         : Object.assign(new Error('read ECONNRESET (scripted connection reset)'), { code: 'ECONNRESET' });
       throw new TypeError('fetch failed', { cause });
     }
-    const headers = { 'content-type': 'application/json' };
-    if (turn.retry_after != null) headers['retry-after'] = String(turn.retry_after);
-    return new Response(JSON.stringify({ error: { message: `scripted ${turn.fault}` } }), { status: Number(turn.fault), headers });
+    return faultResponse(turn);
   };
 }
 
@@ -344,6 +342,15 @@ function outcome(state, result, before, capOf, inputs) {
            outputs: reason === 'finish' ? replyOutputs(state.spec.signature, result.text) : null };
 }
 
+// A failed call as the SDK reports it. An APICallError keeps the HTTP status in its statusCode
+// property, not in its message (the endpoint's own error message), and a RetryError keeps it on
+// its lastError: the status is reported as the error's structured `status` field, as it is given.
+function callErrorInfo(error) {
+  const info = errorInfo(error);
+  const status = error?.statusCode ?? error?.lastError?.statusCode;
+  return typeof status === 'number' ? { ...info, fields: { status } } : info;
+}
+
 async function call(state, prompt, before, capOf, inputs, mode, baseURL) {
   const args = options(state, capOf, prompt, baseURL);
   if (mode !== 'stream') {
@@ -351,7 +358,7 @@ async function call(state, prompt, before, capOf, inputs, mode, baseURL) {
       return outcome(state, await generateText(args), before, capOf, inputs);
     } catch (error) {
       state.last = null;
-      return { error: errorInfo(error) };
+      return { error: callErrorInfo(error) };
     }
   }
   // streamText: a step event per tool call once the step that made it finished, read from the
@@ -398,7 +405,7 @@ async function call(state, prompt, before, capOf, inputs, mode, baseURL) {
     failure = error;
   }
   state.last = null;
-  return { error: errorInfo(failure), events };
+  return { error: callErrorInfo(failure), events };
 }
 
 // A person's answer as the SDK's approval response for the pending call.

@@ -25,7 +25,7 @@
 
 import { readFileSync } from 'node:fs';
 import { AxAIOpenAI, AxGen, AxMemory, AxSignature } from '@ax-llm/ax';
-import { askModel, callTool, currentRun, errorInfo, json, notifyHang, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, faultResponse, json, notifyHang, serve } from '../lib/protocol.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@ax-llm/ax/package.json', import.meta.url), 'utf-8')).version;
 const FIELD_TYPES = { str: 'string', int: 'number', float: 'number', bool: 'boolean', list: 'json', dict: 'json' };
@@ -118,9 +118,7 @@ function fault(turn) {
     error.name = 'AbortError';
     throw error;
   }
-  const headers = { 'content-type': 'application/json' };
-  if (turn.retry_after != null) headers['retry-after'] = String(turn.retry_after);
-  return new Response(JSON.stringify({ error: { message: `scripted ${turn.fault}` } }), { status: Number(turn.fault), headers });
+  return faultResponse(turn);
 }
 
 // The model endpoint: the chat-completions request AxAIOpenAI sends, answered from the script.

@@ -6,6 +6,7 @@
 // so concurrent runs need no bookkeeping in the harness. See docs/writing-a-harness.md.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { STATUS_CODES } from 'node:http';
 import { createInterface } from 'node:readline';
 
 export const PROTOCOL = 2;
@@ -44,6 +45,17 @@ export function notifyHang(timeout) {
   const run = runs.getStore();
   if (run === undefined) throw new Error('a hang notice outside of any run');
   send({ type: 'hang', run, timeout });
+}
+
+/** A scripted HTTP fault (a `fault` turn with a status) as the endpoint answers it: the status, its
+ * Retry-After, and an error body that says what failed in words, never the status code, so that
+ * an error which merely quotes the body does not name the status by chance (as server.py does). */
+export function faultResponse(turn) {
+  const status = Number(turn.fault);
+  const headers = { 'content-type': 'application/json' };
+  if (turn.retry_after != null) headers['retry-after'] = String(turn.retry_after);
+  const body = { error: { message: `scripted fault: ${STATUS_CODES[status]}` } };
+  return new Response(JSON.stringify(body), { status, headers });
 }
 
 /** The scripted turn answering `call` (an LMCall); throws if the script did not expect it. */

@@ -34,7 +34,7 @@ import {
   setTracingDisabled, tool,
 } from '@openai/agents';
 import OpenAI from 'openai';
-import { askModel, callTool, currentRun, errorInfo, json, notifyHang, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, faultResponse, json, notifyHang, serve } from '../lib/protocol.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@openai/agents/package.json', import.meta.url), 'utf-8')).version;
 
@@ -160,9 +160,7 @@ function fault(turn, client) {
     error.name = 'AbortError';
     throw error;
   }
-  const headers = { 'content-type': 'application/json' };
-  if (turn.retry_after != null) headers['retry-after'] = String(turn.retry_after);
-  return new Response(JSON.stringify({ error: { message: `scripted ${turn.fault}` } }), { status: Number(turn.fault), headers });
+  return faultResponse(turn);
 }
 
 // The OpenAI client's fetch: each chat-completions request, answered from the script.

@@ -337,6 +337,19 @@ class NamesNoStatus(ReferenceBinding):
         return outcome
 
 
+class QuotesOnlyTheEndpoint(ReferenceBinding):
+    """A model client whose error is the endpoint's own error message, without the HTTP status: it
+    names the status only when the endpoint's body happens to (NET-1)."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        outcome = super().run(agent, call, model)
+        error = outcome.error
+        if error is not None and error.type == "LMError":
+            said = re.search(r"\((scripted [^)]*)\)", error.message)
+            outcome.error = ErrorInfo(type="APIError", message=said.group(1) if said else "failed")
+        return outcome
+
+
 class AsksNoOneByDefault(ReferenceBinding):
     """A ReAct whose `ask_to_user` is off unless enabled (seed 004: on unless disabled)."""
 
@@ -428,6 +441,29 @@ class BacksOffConstantly(ReferenceBinding):
     def lm(self, model: ScriptedModel, base_url: str | None, client: httpx.Client) -> reference.LM:
         lm = super().lm(model, base_url, client)
         lm.sleep = lambda _: model.sleep(0.5)
+        return lm
+
+
+class _TriesOnceMore(reference.LM):
+    def complete(self, messages: list[dict[str, str]]) -> str:
+        try:
+            return super().complete(messages)
+        except reference.LMError as exc:
+            if exc.attempts <= self.max_retries:  # not retried: not a transient failure
+                raise
+            retries, self.max_retries = self.max_retries, 0
+            try:
+                return super().complete(messages)
+            finally:
+                self.max_retries = retries
+
+
+class TriesOnceMoreAtOnce(ReferenceBinding):
+    """A model client that, its retries run out, tries once more without backing off (NET-1)."""
+
+    def lm(self, model: ScriptedModel, base_url: str | None, client: httpx.Client) -> reference.LM:
+        lm = super().lm(model, base_url, client)
+        lm.__class__ = _TriesOnceMore
         return lm
 
 
