@@ -24,6 +24,7 @@ from conformance.binding import (
     FaultTurn,
     FinalTurn,
     LMCall,
+    Outcome,
     SignatureSpec,
     Step,
     StepTurn,
@@ -51,6 +52,7 @@ __all__ = [
     "step_event",
     "step_events",
     "steps",
+    "streamed",
     "tool_args",
 ]
 
@@ -151,6 +153,15 @@ def done_event(model: ScriptedModel, outputs: dict[str, JsonValue] | None,
                stop_reason: str | None = None) -> Event:
     """A stream's final `done` event, with the model calls made by the time it arrived."""
     return Event(kind="done", model_calls=len(model.calls), outputs=outputs, stop_reason=stop_reason)
+
+
+def streamed(model: ScriptedModel, events: list[Event] | None, outcome: Outcome) -> Outcome:
+    """`outcome` of a run that returned, with its stream's `events` (None: not a stream) ended by a
+    `done` event carrying the outcome's outputs and stop reason."""
+    if events is None:
+        return outcome
+    done = done_event(model, outcome.outputs, outcome.stop_reason)
+    return outcome.model_copy(update={"events": [*events, done]})
 
 
 def max_iterations(exc: BaseException, **fields: JsonValue) -> ErrorInfo:

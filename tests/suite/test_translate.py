@@ -17,6 +17,7 @@ from conformance.binding import (
     FieldSpec,
     FinalTurn,
     LMCall,
+    Outcome,
     ParamSpec,
     SignatureSpec,
     Step,
@@ -60,6 +61,18 @@ def test_step_events_add_each_completed_step_once_with_the_model_calls_made_by_t
     assert [(e.kind, e.step.tool_name, e.model_calls) for e in events] == [("step", "a", 1), ("step", "b", 2)]
     end = translate.done_event(model, {"answer": "x"}, "finish")
     assert (end.kind, end.model_calls, end.outputs, end.stop_reason) == ("done", 2, {"answer": "x"}, "finish")
+
+
+def test_a_streamed_outcome_ends_its_events_with_its_outputs_and_stop_reason() -> None:
+    model = ScriptedModel([FinalTurn(outputs={"answer": "x"})], finish_then_extract=False)
+    outcome = Outcome(outputs={"answer": "x"}, stop_reason="finish")
+    assert translate.streamed(model, None, outcome) is outcome  # not a stream: unchanged
+    model.answer(STEP)
+    step = translate.step_event(model, Step(tool_name="a"))
+    events = translate.streamed(model, [step], outcome).events
+    assert events is not None and events[0] == step
+    assert (events[1].kind, events[1].model_calls, events[1].outputs, events[1].stop_reason) == (
+        "done", 1, {"answer": "x"}, "finish")
 
 
 @pytest.mark.parametrize(("response", "decision"), [
