@@ -46,6 +46,7 @@ __all__ = [
     "done_event",
     "interrupt",
     "max_iterations",
+    "raised",
     "shown",
     "signature_class",
     "step_cap",
@@ -167,6 +168,12 @@ def streamed(model: ScriptedModel, events: list[Event] | None, outcome: Outcome)
 def max_iterations(exc: BaseException, **fields: JsonValue) -> ErrorInfo:
     """The library's step-cap error, with the structured fields it carries (EXH-2), if any."""
     return ErrorInfo(type=type(exc).__name__, message=str(exc), kind="max-iterations", fields=fields)
+
+
+def raised(exc: BaseException, cap_error: type[BaseException]) -> ErrorInfo:
+    """An exception the library let escape: its step-cap error `cap_error`, which carries no fields,
+    as `max_iterations(exc)`; any other as `ErrorInfo.from_exception(exc)`."""
+    return max_iterations(exc) if isinstance(exc, cap_error) else ErrorInfo.from_exception(exc)
 
 
 def interrupt(type: str, message: str, *, interrupt_id: str, question: str | None,

@@ -244,7 +244,7 @@ class LangChainBinding(Binding):
             try:
                 state = await agent.graph.ainvoke(_payload(call), _config(agent, call, thread))
             except Exception as exc:
-                return _failed(exc)
+                return Outcome(error=translate.raised(exc, GraphRecursionError))
         return _finished(agent, state, call, thread)
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
@@ -287,7 +287,7 @@ def _invoke(agent: _Agent, payload: Any, call: CallRequest, thread: str, model: 
             else:
                 state = agent.graph.invoke(payload, config)
         except Exception as exc:
-            return _failed(exc, events)
+            return Outcome(error=translate.raised(exc, GraphRecursionError), events=events)
     return translate.streamed(model, events, _finished(agent, state, call, thread))
 
 
@@ -356,13 +356,6 @@ def _finished(agent: _Agent, state: Any, call: CallRequest, thread: str) -> Outc
         outputs=outputs, trajectory=trajectory, stop_reason=stop,
         iterations=len(answers) - int(capped), fallback=last.text if capped and last else None,
     )
-
-
-def _failed(exc: Exception, events: list[Event] | None = None) -> Outcome:
-    # GraphRecursionError carries no structured fields: no count, no history, no last observation.
-    capped = isinstance(exc, GraphRecursionError)
-    return Outcome(error=translate.max_iterations(exc) if capped else ErrorInfo.from_exception(exc),
-                   events=events)
 
 
 def _interrupt(agent: _Agent, interrupt: Any, messages: list[BaseMessage], call: CallRequest,

@@ -266,10 +266,9 @@ def _failed(agent: _Agent, exc: Exception, messages: list[ModelMessage],
             events: list[Event] | None = None) -> Outcome:
     """An exception the run let escape; its trajectory from `capture_run_messages`."""
     agent.last = messages
-    capped = isinstance(exc, UsageLimitExceeded)
-    error = translate.max_iterations(exc) if capped else ErrorInfo.from_exception(exc)
+    error = translate.raised(exc, UsageLimitExceeded)
     return Outcome(error=error, trajectory=_trajectory(messages), events=events,
-                   stop_reason="max_steps" if capped else None,
+                   stop_reason="max_steps" if error.kind == "max-iterations" else None,
                    iterations=sum(isinstance(m, ModelResponse) for m in messages))
 
 

@@ -111,6 +111,13 @@ def test_the_cap_error_is_a_max_iterations_error_with_its_fields() -> None:
         "RuntimeError", "too many", "max-iterations", {"iterations": 3})
 
 
+def test_an_escaped_exception_is_the_cap_error_only_when_it_is_the_librarys_cap_error() -> None:
+    capped = translate.raised(TimeoutError("cap"), OSError)
+    assert (capped.type, capped.kind, capped.fields) == ("TimeoutError", "max-iterations", {})
+    other = translate.raised(ValueError("bad"), OSError)
+    assert (other.type, other.message, other.kind) == ("ValueError", "bad", "other")
+
+
 def test_a_message_is_shown_with_each_tool_call_it_made() -> None:
     assert translate.shown("assistant", "thinking", [("a", {"x": 1}), ("b", "{raw")]) == {
         "role": "assistant", "content": 'thinking\ncall a({"x": 1})\ncall b({raw)'}
