@@ -49,6 +49,7 @@ __all__ = [
     "raised",
     "shown",
     "signature_class",
+    "step",
     "step_cap",
     "step_event",
     "step_events",
@@ -128,6 +129,13 @@ def tool_args(value: Any) -> JsonValue:
     except (json.JSONDecodeError, RecursionError):
         return value
     return data
+
+
+def step(tool_name: Any, tool_args: Any = None, observation: Any = None, thought: Any = None) -> Step:
+    """A Step from the values a library keeps: the tool name and thought as text (a None thought stays
+    None), the args and observation as JSON data."""
+    return Step(thought=None if thought is None else str(thought), tool_name=str(tool_name),
+                tool_args=json_value(tool_args), observation=json_value(observation))
 
 
 def steps(calls: Iterable[NativeCall], results: Mapping[str, Any]) -> list[Step]:

@@ -39,6 +39,13 @@ def test_tool_args_are_read_as_the_model_wrote_them() -> None:
     assert translate.tool_args(args) == {"when": str(args["when"])}  # a JSON copy
 
 
+def test_a_step_is_made_of_text_and_json_data_from_the_librarys_values() -> None:
+    when = object()
+    assert translate.step(None, {"at": when}, 5, thought=3) == Step(
+        thought="3", tool_name="None", tool_args={"at": str(when)}, observation=5)
+    assert translate.step("look").thought is None
+
+
 def test_steps_pair_each_call_with_the_result_of_its_id_in_call_order() -> None:
     calls = [("b", "", "second", "{}"), ("a", "think", "first", {"x": 1}), (None, None, "bad", "{oops")]
     steps = translate.steps(calls, {"a": "one", "b": ["two"], "z": "unasked"})
