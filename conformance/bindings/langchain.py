@@ -347,15 +347,13 @@ def _finished(agent: _Agent, state: Any, call: CallRequest, thread: str) -> Outc
     if interrupts:
         return Outcome(trajectory=trajectory, error=_interrupt(agent, interrupts[0], messages, call, thread))
     answers = [m for m in messages if isinstance(m, AIMessage)]
-    last = answers[-1] if answers else None
-    capped = last is not None and not last.tool_calls and last.text.startswith(_LIMIT_TEXT)
-    final = last if last is not None and not last.tool_calls and not capped else None
-    stop = "max_steps" if capped else "finish" if final is not None else None
-    outputs = render.reply_outputs(agent.spec.signature, final.text) if final is not None else None
-    return Outcome(
-        outputs=outputs, trajectory=trajectory, stop_reason=stop,
-        iterations=len(answers) - int(capped), fallback=last.text if capped and last else None,
-    )
+    # The run's last reply, if it called no tool: the final answer, or the call limit's canned one.
+    reply = answers[-1].text if answers and not answers[-1].tool_calls else None
+    capped = reply is not None and reply.startswith(_LIMIT_TEXT)
+    outputs = None if reply is None or capped else render.reply_outputs(agent.spec.signature, reply)
+    return Outcome(outputs=outputs, trajectory=trajectory, iterations=len(answers) - int(capped),
+                   stop_reason=None if reply is None else "max_steps" if capped else "finish",
+                   fallback=reply if capped else None)
 
 
 def _interrupt(agent: _Agent, interrupt: Any, messages: list[BaseMessage], call: CallRequest,
