@@ -23,6 +23,7 @@ from conformance.binding import (
     FaultTurn,
     FinalTurn,
     LMCall,
+    Outcome,
     SignatureSpec,
     Step,
     StepTurn,
@@ -44,12 +45,15 @@ __all__ = [
     "done_event",
     "interrupt",
     "max_iterations",
+    "raised",
     "shown",
     "signature_class",
+    "step",
     "step_cap",
     "step_event",
     "step_events",
     "steps",
+    "streamed",
     "tool_args",
 ]
 
@@ -128,6 +132,13 @@ def tool_args(value: Any) -> JsonValue:
     return data
 
 
+def step(tool_name: Any, tool_args: Any = None, observation: Any = None, thought: Any = None) -> Step:
+    """A Step from the values a library keeps: the tool name and thought as text (a None thought stays
+    None), the args and observation as JSON data."""
+    return Step(thought=None if thought is None else str(thought), tool_name=str(tool_name),
+                tool_args=json_value(tool_args), observation=json_value(observation))
+
+
 def steps(calls: Iterable[NativeCall], results: Mapping[str, Any]) -> list[Step]:
     """One Step per tool call `(call id, thought, tool name, args)`, in order, its observation the
     result filed under its call id (None while it has none)."""
@@ -154,9 +165,24 @@ def done_event(model: ScriptedModel, outputs: dict[str, JsonValue] | None,
     return Event(kind="done", model_calls=len(model.calls), outputs=outputs, stop_reason=stop_reason)
 
 
+def streamed(model: ScriptedModel, events: list[Event] | None, outcome: Outcome) -> Outcome:
+    """`outcome` of a run that returned, with its stream's `events` (None: not a stream) ended by a
+    `done` event carrying the outcome's outputs and stop reason."""
+    if events is None:
+        return outcome
+    done = done_event(model, outcome.outputs, outcome.stop_reason)
+    return outcome.model_copy(update={"events": [*events, done]})
+
+
 def max_iterations(exc: BaseException, **fields: JsonValue) -> ErrorInfo:
     """The library's step-cap error, with the structured fields it carries (EXH-2), if any."""
     return ErrorInfo(type=type(exc).__name__, message=str(exc), kind="max-iterations", fields=fields)
+
+
+def raised(exc: BaseException, cap_error: type[BaseException]) -> ErrorInfo:
+    """An exception the library let escape: its step-cap error `cap_error`, which carries no fields,
+    as `max_iterations(exc)`; any other as `ErrorInfo.from_exception(exc)`."""
+    return max_iterations(exc) if isinstance(exc, cap_error) else ErrorInfo.from_exception(exc)
 
 
 def interrupt(type: str, message: str, *, interrupt_id: str, question: str | None,

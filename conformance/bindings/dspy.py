@@ -315,10 +315,9 @@ def _error(exc: Exception) -> ErrorInfo:
     return ErrorInfo.from_exception(exc)
 
 
-def _outcome(agent: _Agent, prediction: Any, events: list[Event] | None = None) -> Outcome:
+def _outcome(agent: _Agent, prediction: Any) -> Outcome:
     agent.last = prediction
-    return Outcome(outputs=_outputs(agent, prediction), trajectory=_steps(prediction.trajectory),
-                   events=events)
+    return Outcome(outputs=_outputs(agent, prediction), trajectory=_steps(prediction.trajectory))
 
 
 def _outputs(agent: _Agent, prediction: Any) -> dict[str, JsonValue]:
@@ -340,15 +339,14 @@ async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Ou
                     if "tool" in message:
                         started = message
                     else:
-                        events.append(translate.step_event(model, Step(
-                            tool_name=str(started.get("tool")), tool_args=json_value(started.get("args")),
-                            observation=json_value(message["observation"]))))
+                        events.append(translate.step_event(model, translate.step(
+                            started.get("tool"), started.get("args"), message["observation"])))
                 elif isinstance(value, dspy.Prediction):
                     prediction = value
-                    events.append(translate.done_event(model, _outputs(agent, value)))
     except Exception as exc:
         return Outcome(error=_error(exc), events=events)
-    return Outcome(events=events) if prediction is None else _outcome(agent, prediction, events)
+    return Outcome(events=events) if prediction is None else \
+        translate.streamed(model, events, _outcome(agent, prediction))
 
 
 def _signature(spec: SignatureSpec) -> Any:
@@ -369,12 +367,6 @@ def _signature(spec: SignatureSpec) -> Any:
 def _steps(trajectory: dict[str, Any]) -> list[Step]:
     """dspy's flat trajectory (`thought_i`, `tool_name_i`, `tool_args_i`, `observation_i`) as Steps."""
     indices = sorted(int(k.removeprefix("tool_name_")) for k in trajectory if k.startswith("tool_name_"))
-    return [
-        Step(
-            thought=None if trajectory.get(f"thought_{i}") is None else str(trajectory[f"thought_{i}"]),
-            tool_name=str(trajectory[f"tool_name_{i}"]),
-            tool_args=json_value(trajectory.get(f"tool_args_{i}")),
-            observation=json_value(trajectory.get(f"observation_{i}")),
-        )
-        for i in indices
-    ]
+    return [translate.step(trajectory[f"tool_name_{i}"], trajectory.get(f"tool_args_{i}"),
+                           trajectory.get(f"observation_{i}"), trajectory.get(f"thought_{i}"))
+            for i in indices]

@@ -235,19 +235,7 @@ class LangChainBinding(Binding):
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        if call.mode == "async":
-            return asyncio.run(self.arun(agent, call, model))
-        thread = uuid.uuid4().hex
-        events: list[Event] | None = [] if call.mode == "stream" else None
-        with _serving(model):
-            try:
-                if events is None:
-                    state = agent.graph.invoke(_payload(call), _config(agent, call, thread))
-                else:
-                    state = _stream(agent, _payload(call), _config(agent, call, thread), model, events)
-            except Exception as exc:
-                return _failed(exc, events)
-        return _finished(agent, state, call, thread, events, len(model.calls))
+        return _invoke(agent, _payload(call), call, uuid.uuid4().hex, model, call.mode)
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -256,7 +244,7 @@ class LangChainBinding(Binding):
             try:
                 state = await agent.graph.ainvoke(_payload(call), _config(agent, call, thread))
             except Exception as exc:
-                return _failed(exc)
+                return Outcome(error=translate.raised(exc, GraphRecursionError))
         return _finished(agent, state, call, thread)
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
@@ -265,16 +253,7 @@ class LangChainBinding(Binding):
         decision = _decision(translate.approval(request.response))
         decisions = [decision for _ in value.get("action_requests", [])]
         command = Command(resume={request.interrupt_id: {"decisions": decisions}})
-        call = CallRequest(inputs=inputs)
-        with _serving(model):
-            try:
-                if request.mode == "async":
-                    state = asyncio.run(agent.graph.ainvoke(command, _config(agent, call, thread)))
-                else:
-                    state = agent.graph.invoke(command, _config(agent, call, thread))
-            except Exception as exc:
-                return _failed(exc)
-        return _finished(agent, state, call, thread)
+        return _invoke(agent, command, CallRequest(inputs=inputs), thread, model, request.mode)
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
@@ -291,6 +270,25 @@ def _serving(model: ScriptedModel) -> Iterator[None]:
         yield
     finally:
         _MODEL.reset(token)
+
+
+def _invoke(agent: _Agent, payload: Any, call: CallRequest, thread: str, model: ScriptedModel,
+            mode: str) -> Outcome:
+    """The graph run on `payload` in thread `thread`: `invoke`, `ainvoke` on a new event loop, or
+    `stream`, reported."""
+    config = _config(agent, call, thread)
+    events: list[Event] | None = [] if mode == "stream" else None
+    with _serving(model):
+        try:
+            if events is not None:
+                state = _stream(agent, payload, config, model, events)
+            elif mode == "async":
+                state = asyncio.run(agent.graph.ainvoke(payload, config))
+            else:
+                state = agent.graph.invoke(payload, config)
+        except Exception as exc:
+            return Outcome(error=translate.raised(exc, GraphRecursionError), events=events)
+    return translate.streamed(model, events, _finished(agent, state, call, thread))
 
 
 def _payload(call: CallRequest) -> dict[str, Any]:
@@ -318,6 +316,7 @@ def _stream(agent: _Agent, payload: Any, config: dict[str, Any], model: Scripted
         translate.step_events(model, events, _trajectory(seen))
     return state
 
+
 def _overrides(middleware: AgentMiddleware[Any, Any, Any], hook: str) -> int:
     """1 if the middleware has its own `hook` (a graph node per step), else 0."""
     own = getattr(type(middleware), hook, None)
@@ -340,34 +339,21 @@ def _trajectory(messages: Sequence[BaseMessage]) -> list[Step]:
                             if isinstance(m, AIMessage) for c in _calls(m)], results)
 
 
-def _finished(agent: _Agent, state: Any, call: CallRequest, thread: str,
-              events: list[Event] | None = None, calls: int = 0) -> Outcome:
+def _finished(agent: _Agent, state: Any, call: CallRequest, thread: str) -> Outcome:
     messages: list[BaseMessage] = list(state.get("messages", []))
     agent.last = messages
     trajectory = _trajectory(messages)
     interrupts = state.get("__interrupt__") or []
     if interrupts:
-        return Outcome(trajectory=trajectory, error=_interrupt(agent, interrupts[0], messages, call, thread),
-                       events=events)
+        return Outcome(trajectory=trajectory, error=_interrupt(agent, interrupts[0], messages, call, thread))
     answers = [m for m in messages if isinstance(m, AIMessage)]
-    last = answers[-1] if answers else None
-    capped = last is not None and not last.tool_calls and last.text.startswith(_LIMIT_TEXT)
-    final = last if last is not None and not last.tool_calls and not capped else None
-    stop = "max_steps" if capped else "finish" if final is not None else None
-    outputs = render.reply_outputs(agent.spec.signature, final.text) if final is not None else None
-    if events is not None:
-        events = [*events, Event(kind="done", model_calls=calls, stop_reason=stop, outputs=outputs)]
-    return Outcome(
-        outputs=outputs, trajectory=trajectory, stop_reason=stop, events=events,
-        iterations=len(answers) - int(capped), fallback=last.text if capped and last else None,
-    )
-
-
-def _failed(exc: Exception, events: list[Event] | None = None) -> Outcome:
-    # GraphRecursionError carries no structured fields: no count, no history, no last observation.
-    capped = isinstance(exc, GraphRecursionError)
-    return Outcome(error=translate.max_iterations(exc) if capped else ErrorInfo.from_exception(exc),
-                   events=events)
+    # The run's last reply, if it called no tool: the final answer, or the call limit's canned one.
+    reply = answers[-1].text if answers and not answers[-1].tool_calls else None
+    capped = reply is not None and reply.startswith(_LIMIT_TEXT)
+    outputs = None if reply is None or capped else render.reply_outputs(agent.spec.signature, reply)
+    return Outcome(outputs=outputs, trajectory=trajectory, iterations=len(answers) - int(capped),
+                   stop_reason=None if reply is None else "max_steps" if capped else "finish",
+                   fallback=reply if capped else None)
 
 
 def _interrupt(agent: _Agent, interrupt: Any, messages: list[BaseMessage], call: CallRequest,

@@ -175,36 +175,36 @@ class OpenAIAgentsBinding(Binding):
     def _config(self, model: ScriptedModel, base_url: str | None) -> RunConfig:
         return RunConfig(model=_model(model, base_url), tracing_disabled=True, **self.run_settings)
 
+    def _arguments(self, agent: _Agent, call: CallRequest, model: ScriptedModel) -> dict[str, Any]:
+        """What `Runner.run`, `run_sync` and `run_streamed` take for `call` (its cap as max_turns)."""
+        return {"starting_agent": agent.agent, "input": user_message(call.inputs),
+                "max_turns": translate.step_cap(agent.spec, call),
+                "run_config": self._config(model, call.base_url)}
+
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         if call.mode == "async":
             return asyncio.run(self.arun(agent, call, model))
         if call.mode == "stream":
             return asyncio.run(self._stream(agent, call, model))
-        agent.last = []
         try:
-            result = Runner.run_sync(agent.agent, user_message(call.inputs), run_config=self._config(
-                model, call.base_url), max_turns=translate.step_cap(agent.spec, call))
+            result = Runner.run_sync(**self._arguments(agent, call, model))
         except Exception as exc:
             return _failed(agent, exc)
         return _outcome(agent, result, call.base_url)
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        agent.last = []
         try:
-            result = await Runner.run(agent.agent, user_message(call.inputs), run_config=self._config(
-                model, call.base_url), max_turns=translate.step_cap(agent.spec, call))
+            result = await Runner.run(**self._arguments(agent, call, model))
         except Exception as exc:
             return _failed(agent, exc)
         return _outcome(agent, result, call.base_url)
 
     async def _stream(self, agent: _Agent, call: CallRequest, model: ScriptedModel) -> Outcome:
         """`Runner.run_streamed`: each `tool_output` run item is a step event, the end is done."""
-        agent.last = []
         events: list[Event] = []
-        result = Runner.run_streamed(agent.agent, user_message(call.inputs), run_config=self._config(
-            model, call.base_url), max_turns=translate.step_cap(agent.spec, call))
+        result = Runner.run_streamed(**self._arguments(agent, call, model))
         seen: list[Any] = []
         try:
             async for event in result.stream_events():
@@ -213,9 +213,7 @@ class OpenAIAgentsBinding(Binding):
                     translate.step_events(model, events, _steps(seen))
         except Exception as exc:
             return _failed(agent, exc).model_copy(update={"events": events})
-        outcome = _outcome(agent, result, call.base_url)
-        events.append(translate.done_event(model, outcome.outputs, outcome.stop_reason))
-        return outcome.model_copy(update={"events": events})
+        return translate.streamed(model, events, _outcome(agent, result, call.base_url))
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -227,7 +225,6 @@ class OpenAIAgentsBinding(Binding):
                 "offers approve and reject only (run_state.py)"))
 
         async def go() -> Outcome:
-            agent.last = []
             try:
                 state = await RunState.from_string(agent.agent, pause.snapshot)
                 item = state.get_interruptions()[0]
@@ -235,8 +232,7 @@ class OpenAIAgentsBinding(Binding):
                     state.approve(item)
                 else:  # free text is a rejection_message, which the SDK sends to the model as it is
                     state.reject(item, rejection_message=None if answer.decision == "reject" else answer.text)
-                result = await Runner.run(agent.agent, state,
-                                          run_config=self._config(model, pause.base_url))
+                result = await Runner.run(agent.agent, state, run_config=self._config(model, pause.base_url))
             except Exception as exc:
                 return _failed(agent, exc)
             return _outcome(agent, result, pause.base_url)
@@ -313,9 +309,9 @@ def _outcome(agent: _Agent, result: RunResult | RunResultStreaming, base_url: st
 def _failed(agent: _Agent, exc: Exception) -> Outcome:
     """An exception the SDK let escape; its run data (items, responses), where it carries any."""
     data = exc.run_data if isinstance(exc, AgentsException) else None
+    agent.last = [] if data is None else [data.new_items]
     if data is None:
         return Outcome(error=ErrorInfo.from_exception(exc))
-    agent.last = [data.new_items]
     trajectory = _steps(data.new_items)
     iterations = len(data.raw_responses)
     if not isinstance(exc, MaxTurnsExceeded):

@@ -168,13 +168,8 @@ class PydanticAIBinding(Binding):
         assert isinstance(agent, _Agent)
         if call.mode != "sync":
             return asyncio.run(self.arun(agent, call, model))
-        kwargs = _run_kwargs(agent, call, model)
-        with capture_run_messages() as messages:
-            try:
-                result = agent.agent.run_sync(user_message(call.inputs), **kwargs)
-            except Exception as exc:
-                return _failed(agent, exc, messages)
-        return _outcome(agent, result, translate.step_cap(agent.spec, call), call.inputs)
+        kwargs = {"user_prompt": user_message(call.inputs), **_run_kwargs(agent, call, model)}
+        return _run(agent, kwargs, "sync", translate.step_cap(agent.spec, call), call.inputs)
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         """`Agent.run` (or `Agent.iter` for `mode="stream"`) on the running event loop."""
@@ -189,7 +184,8 @@ class PydanticAIBinding(Binding):
                     result = await _iterate(agent, user_message(call.inputs), kwargs, model, events)
             except Exception as exc:
                 return _failed(agent, exc, messages, events)
-        return _outcome(agent, result, translate.step_cap(agent.spec, call), call.inputs, events)
+        outcome = _outcome(agent, result, translate.step_cap(agent.spec, call), call.inputs)
+        return translate.streamed(model, events, outcome)
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -202,15 +198,7 @@ class PydanticAIBinding(Binding):
             "deferred_tool_results": DeferredToolResults(approvals={pause.call.tool_call_id: answer}),
             "model": _model(model, None), "usage_limits": UsageLimits(request_limit=pause.cap),
         }
-        with capture_run_messages() as messages:
-            try:
-                if request.mode == "async":
-                    result = asyncio.run(agent.agent.run(**kwargs))
-                else:
-                    result = agent.agent.run_sync(**kwargs)
-            except Exception as exc:
-                return _failed(agent, exc, messages)
-        return _outcome(agent, result, pause.cap, pause.inputs)
+        return _run(agent, kwargs, request.mode, pause.cap, pause.inputs)
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
@@ -236,6 +224,17 @@ def _run_kwargs(agent: _Agent, call: CallRequest, model: ScriptedModel) -> dict[
             "usage_limits": UsageLimits(request_limit=translate.step_cap(agent.spec, call))}
 
 
+def _run(agent: _Agent, kwargs: dict[str, Any], mode: str, cap: int, inputs: dict[str, Any]) -> Outcome:
+    """`Agent.run_sync(**kwargs)`, or `Agent.run` on a new event loop (`mode="async"`), reported."""
+    with capture_run_messages() as messages:
+        try:
+            result = asyncio.run(agent.agent.run(**kwargs)) if mode == "async" else \
+                agent.agent.run_sync(**kwargs)
+        except Exception as exc:
+            return _failed(agent, exc, messages)
+    return _outcome(agent, result, cap, inputs)
+
+
 async def _iterate(agent: _Agent, prompt: str, kwargs: dict[str, Any], model: ScriptedModel,
                    events: list[Event]) -> Any:
     """`Agent.iter`: each tool call is a step event once a model request node carries its return."""
@@ -243,16 +242,10 @@ async def _iterate(agent: _Agent, prompt: str, kwargs: dict[str, Any], model: Sc
         async for node in run:
             pending = [node.request] if Agent.is_model_request_node(node) else []
             translate.step_events(model, events, _trajectory([*run.all_messages(), *pending]))
-    result = run.result
-    assert result is not None
-    outputs = None if isinstance(result.output, DeferredToolRequests) else \
-        reply_outputs(agent.spec.signature, result.output)
-    events.append(translate.done_event(model, outputs, None if outputs is None else "finish"))
-    return result
+    return run.result
 
 
-def _outcome(agent: _Agent, result: Any, cap: int, inputs: dict[str, Any],
-             events: list[Event] | None = None) -> Outcome:
+def _outcome(agent: _Agent, result: Any, cap: int, inputs: dict[str, Any]) -> Outcome:
     messages: list[ModelMessage] = result.all_messages()
     agent.last = messages
     trajectory = _trajectory(messages)
@@ -261,22 +254,21 @@ def _outcome(agent: _Agent, result: Any, cap: int, inputs: dict[str, Any],
         call = result.output.approvals[0]
         agent.pauses[call.tool_call_id] = _Pause(messages, call, result.usage, cap, inputs)
         # DeferredToolRequests holds the pending calls and no question for the person.
-        return Outcome(trajectory=trajectory, iterations=iterations, events=events, error=translate.interrupt(
+        return Outcome(trajectory=trajectory, iterations=iterations, error=translate.interrupt(
             "DeferredToolRequests", f"the run ended with {len(result.output.approvals)} call(s) awaiting "
             "approval", interrupt_id=call.tool_call_id, question=None, tool=call.tool_name, args=call.args,
             call_id=call.tool_call_id, trajectory=trajectory, iteration=iterations, inputs=inputs))
     return Outcome(outputs=reply_outputs(agent.spec.signature, result.output), trajectory=trajectory,
-                   stop_reason="finish", iterations=iterations, events=events)
+                   stop_reason="finish", iterations=iterations)
 
 
 def _failed(agent: _Agent, exc: Exception, messages: list[ModelMessage],
             events: list[Event] | None = None) -> Outcome:
     """An exception the run let escape; its trajectory from `capture_run_messages`."""
     agent.last = messages
-    capped = isinstance(exc, UsageLimitExceeded)
-    error = translate.max_iterations(exc) if capped else ErrorInfo.from_exception(exc)
+    error = translate.raised(exc, UsageLimitExceeded)
     return Outcome(error=error, trajectory=_trajectory(messages), events=events,
-                   stop_reason="max_steps" if capped else None,
+                   stop_reason="max_steps" if error.kind == "max-iterations" else None,
                    iterations=sum(isinstance(m, ModelResponse) for m in messages))
 
 

@@ -259,27 +259,25 @@ async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Ou
                 if not isinstance(event, udspy.Prediction):
                     continue
                 if event.module is agent.react.react_module:
-                    thought = event.get("next_thought")
-                    events.append(translate.step_event(model, Step(
-                        thought=None if thought is None else str(thought),
-                        tool_name=str(event.get("next_tool_name")),
-                        tool_args=json_value(event.get("next_tool_args")))))
+                    events.append(translate.step_event(model, translate.step(
+                        event.get("next_tool_name"), event.get("next_tool_args"),
+                        thought=event.get("next_thought"))))
                 elif event.module is agent.react:
                     prediction = event
-                    events.append(translate.done_event(model, _outputs(agent, event)))
     except Exception as exc:
         return _failed(agent, exc, events)
-    return Outcome(events=events) if prediction is None else _outcome(agent, prediction, events)
+    return Outcome(events=events) if prediction is None else \
+        translate.streamed(model, events, _outcome(agent, prediction))
 
 
 def _outputs(agent: _Agent, prediction: Any) -> dict[str, JsonValue]:
     return {name: json_value(prediction.get(name)) for name in agent.react.signature.get_output_fields()}
 
 
-def _outcome(agent: _Agent, prediction: Any, events: list[Event] | None = None) -> Outcome:
+def _outcome(agent: _Agent, prediction: Any) -> Outcome:
     agent.last = prediction["trajectory"]
     return Outcome(outputs=_outputs(agent, prediction),
-                   trajectory=[_step(episode) for episode in prediction["trajectory"]], events=events)
+                   trajectory=[_step(episode) for episode in prediction["trajectory"]])
 
 
 def _failed(agent: _Agent, exc: Exception, events: list[Event] | None = None) -> Outcome:
@@ -313,12 +311,9 @@ def _signature(spec: SignatureSpec) -> Any:
 
 def _step(episode: Mapping[str, Any]) -> Step:
     """One udspy episode (`thought`, `tool_name`, `tool_args`, `observation`) as a Step."""
-    thought = episode.get("thought")
     # An unknown tool name leaves an error episode whose tool_name is None (react.py aexecute).
-    return Step(thought=None if thought is None else str(thought),
-                tool_name=str(episode.get("tool_name") or ""),
-                tool_args=json_value(episode.get("tool_args")),
-                observation=json_value(episode.get("observation")))
+    return translate.step(episode.get("tool_name") or "", episode.get("tool_args"),
+                          episode.get("observation"), episode.get("thought"))
 
 
 def _interrupt(exc: ConfirmationRequired) -> ErrorInfo:

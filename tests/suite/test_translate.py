@@ -17,6 +17,7 @@ from conformance.binding import (
     FieldSpec,
     FinalTurn,
     LMCall,
+    Outcome,
     ParamSpec,
     SignatureSpec,
     Step,
@@ -36,6 +37,13 @@ def test_tool_args_are_read_as_the_model_wrote_them() -> None:
     assert translate.tool_args(deep) == deep  # too deep to parse: the text, no RecursionError
     args = {"when": object()}
     assert translate.tool_args(args) == {"when": str(args["when"])}  # a JSON copy
+
+
+def test_a_step_is_made_of_text_and_json_data_from_the_librarys_values() -> None:
+    when = object()
+    assert translate.step(None, {"at": when}, 5, thought=3) == Step(
+        thought="3", tool_name="None", tool_args={"at": str(when)}, observation=5)
+    assert translate.step("look").thought is None
 
 
 def test_steps_pair_each_call_with_the_result_of_its_id_in_call_order() -> None:
@@ -60,6 +68,18 @@ def test_step_events_add_each_completed_step_once_with_the_model_calls_made_by_t
     assert [(e.kind, e.step.tool_name, e.model_calls) for e in events] == [("step", "a", 1), ("step", "b", 2)]
     end = translate.done_event(model, {"answer": "x"}, "finish")
     assert (end.kind, end.model_calls, end.outputs, end.stop_reason) == ("done", 2, {"answer": "x"}, "finish")
+
+
+def test_a_streamed_outcome_ends_its_events_with_its_outputs_and_stop_reason() -> None:
+    model = ScriptedModel([FinalTurn(outputs={"answer": "x"})], finish_then_extract=False)
+    outcome = Outcome(outputs={"answer": "x"}, stop_reason="finish")
+    assert translate.streamed(model, None, outcome) is outcome  # not a stream: unchanged
+    model.answer(STEP)
+    step = translate.step_event(model, Step(tool_name="a"))
+    events = translate.streamed(model, [step], outcome).events
+    assert events is not None and events[0] == step
+    assert (events[1].kind, events[1].model_calls, events[1].outputs, events[1].stop_reason) == (
+        "done", 1, {"answer": "x"}, "finish")
 
 
 @pytest.mark.parametrize(("response", "decision"), [
@@ -96,6 +116,13 @@ def test_the_cap_error_is_a_max_iterations_error_with_its_fields() -> None:
     error = translate.max_iterations(RuntimeError("too many"), iterations=3)
     assert (error.type, error.message, error.kind, error.fields) == (
         "RuntimeError", "too many", "max-iterations", {"iterations": 3})
+
+
+def test_an_escaped_exception_is_the_cap_error_only_when_it_is_the_librarys_cap_error() -> None:
+    capped = translate.raised(TimeoutError("cap"), OSError)
+    assert (capped.type, capped.kind, capped.fields) == ("TimeoutError", "max-iterations", {})
+    other = translate.raised(ValueError("bad"), OSError)
+    assert (other.type, other.message, other.kind) == ("ValueError", "bad", "other")
 
 
 def test_a_message_is_shown_with_each_tool_call_it_made() -> None:
