@@ -505,3 +505,104 @@ class IgnoresRetryAfter(ReferenceBinding):
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         reference._lm._retry_after = lambda response, default: default  # type: ignore[attr-defined]
         return super().build(spec, tools)
+
+
+class ShowsAPlaceholderForStructuredResults(ReferenceBinding):
+    """A ReAct that records a tool's list or object result as a placeholder naming its type: the
+    model never sees what the tool returned (LOOP-1)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        reference.react._observation = (  # type: ignore[attr-defined]
+            lambda result: result if isinstance(result, str | int | float | None)
+            else f"<{type(result).__name__}>")
+        return super().build(spec, tools)
+
+
+class LosesThePartialAnswer(ReferenceBinding):
+    """A MaxIterationsError whose partial_final_answer is always None, though the agent wrote
+    thoughts (EXH-3: None vs present)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        exhausted = reference.react._exhausted
+
+        def without_partial(run: _Run) -> reference.MaxIterationsError:
+            error = exhausted(run)
+            error.partial_final_answer = None
+            return error
+
+        reference.react._exhausted = without_partial  # type: ignore[attr-defined]
+        return super().build(spec, tools)
+
+
+class RefusesWholeFloats(ReferenceBinding):
+    """Adapters that refuse the JSON number 2 for a float output, wanting 2.0 (EXT-1: JSON has one
+    number type)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        coerce = reference._adapters._coerce
+
+        def strict(field: Any, value: Any, reply: str) -> Any:
+            if field.annotation is float and type(value) is int:
+                raise reference.AdapterParseError(f"{value!r} is not a float", field=field.name,
+                                                  reply=reply)
+            return coerce(field, value, reply)
+
+        reference._adapters._coerce = strict  # type: ignore[attr-defined]
+        return super().build(spec, tools)
+
+
+class _TrustsDecodedArgs(reference.JSONAdapter):
+    """Takes next_tool_args as the JSON object the reply decoded to, without the size limit the
+    text parser applies."""
+
+    def parse(self, signature: reference.Signature, text: str) -> dict[str, Any]:
+        data = json.loads(unfence(text))
+        args = data.get("next_tool_args") if isinstance(data, dict) else None
+        if "next_tool_args" not in signature.outputs or not isinstance(args, dict):
+            return super().parse(signature, text)
+        rest = reference.Signature(inputs=dict.fromkeys(signature.inputs, str), outputs={
+            n: f.annotation for n, f in signature.outputs.items() if n != "next_tool_args"})
+        return {**super().parse(rest, text), "next_tool_args": args}
+
+
+class SkipsTheLimitsUnderTheJSONAdapter(ReferenceBinding):
+    """A JSON adapter that hands decoded tool args over unchecked: megabytes reach the tool
+    (ARGS-5)."""
+
+    def configure(self, *, adapter: AdapterName | None) -> None:
+        reference.configure(adapter=(_TrustsDecodedArgs() if adapter == "json" else
+                                     _ADAPTERS[adapter]() if adapter else None))
+
+    def global_adapter(self) -> AdapterName | None:
+        current = reference.settings().adapter
+        return next((n for n, cls in _ADAPTERS.items() if isinstance(current, cls)), None)
+
+
+def _loses_track_after_an_escape(text: str, limit: int) -> bool:
+    """The depth guard, except that an escape inside a string ends the scan: what follows is
+    taken for string contents."""
+    depth, in_string = 0, False
+    for char in text:
+        if in_string:
+            if char == "\\":
+                return False
+            in_string = char != '"'
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
+
+
+class LosesTrackOfEscapes(ReferenceBinding):
+    """A depth guard that stops at the first escaped character: deep args after it reach the JSON
+    parser, which recurses until it crashes (ARGS-5)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        reference._args.too_deep = _loses_track_after_an_escape  # type: ignore[attr-defined]
+        reference._adapters.too_deep = _loses_track_after_an_escape
+        return super().build(spec, tools)
