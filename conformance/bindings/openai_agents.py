@@ -103,6 +103,8 @@ _KNOWN: dict[str, str] = {
         "new_items, raw_responses, ...): no max_iterations, no partial final answer",
     "A budget of zero steps raises with an empty history and no last observation":
         "MaxTurnsExceeded's run_data (exceptions.py RunErrorDetails) holds no partial final answer",
+    "After steps with thoughts, partial_final_answer is present":
+        "MaxTurnsExceeded's run_data (exceptions.py RunErrorDetails) holds no partial final answer",
     "An unknown tool name is never run, and the loop goes on": _UNKNOWN,
     "An unknown tool name never crashes the run, also when it is the last step": _UNKNOWN,
     "The agent is told that the tool it chose does not exist": _UNKNOWN,
