@@ -50,6 +50,24 @@ Feature: Tool arguments
       | 50                                 |
       | null                               |
 
+  @req:ARGS-2 @capability:signature
+  Scenario Outline: Under the JSON adapter, tool args that are JSON but not an object never reach the tool
+    Given the global adapter is "json"
+    And the model replies
+      | turn               | thought | tool     | args             |
+      | step with raw args | send it | transfer | <args>           |
+      | final              | give up |          | {"answer": "no"} |
+    When the agent is called with {"question": "Pay Ann"}
+    Then the tool "transfer" never ran
+    And the agent saw an error for step 1 or was asked again
+    And the prediction's "answer" is "no"
+
+    Examples:
+      | args          |
+      | [50, "Ann"]   |
+      | "amount=50"   |
+      | null          |
+
   @req:ARGS-3
   Scenario Outline: Malformed JSON tool args never crash the run
     Given the model replies

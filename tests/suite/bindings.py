@@ -565,17 +565,25 @@ class _TrustsDecodedArgs(reference.JSONAdapter):
         return {**super().parse(rest, text), "next_tool_args": args}
 
 
-class SkipsTheLimitsUnderTheJSONAdapter(ReferenceBinding):
-    """A JSON adapter that hands decoded tool args over unchecked: megabytes reach the tool
-    (ARGS-5)."""
+class _WithABrokenJSONAdapter(ReferenceBinding):
+    """Sets `json_adapter`, a broken JSONAdapter, where a scenario asks for the JSON adapter."""
+
+    json_adapter: ClassVar[type[reference.JSONAdapter]] = reference.JSONAdapter
 
     def configure(self, *, adapter: AdapterName | None) -> None:
-        reference.configure(adapter=(_TrustsDecodedArgs() if adapter == "json" else
+        reference.configure(adapter=(self.json_adapter() if adapter == "json" else
                                      _ADAPTERS[adapter]() if adapter else None))
 
     def global_adapter(self) -> AdapterName | None:
         current = reference.settings().adapter
         return next((n for n, cls in _ADAPTERS.items() if isinstance(current, cls)), None)
+
+
+class SkipsTheLimitsUnderTheJSONAdapter(_WithABrokenJSONAdapter):
+    """A JSON adapter that hands decoded tool args over unchecked: megabytes reach the tool
+    (ARGS-5)."""
+
+    json_adapter = _TrustsDecodedArgs
 
 
 def _loses_track_after_an_escape(text: str, limit: int) -> bool:
@@ -606,3 +614,22 @@ class LosesTrackOfEscapes(ReferenceBinding):
         reference._args.too_deep = _loses_track_after_an_escape  # type: ignore[attr-defined]
         reference._adapters.too_deep = _loses_track_after_an_escape
         return super().build(spec, tools)
+
+
+class _RaisesOnArgsThatAreNotAnObject(reference.JSONAdapter):
+    """Raises a plain ValueError, not the adapter's parse error, for next_tool_args that are not
+    an object: the loop, which catches parse errors only, crashes."""
+
+    def parse(self, signature: reference.Signature, text: str) -> dict[str, Any]:
+        try:
+            return super().parse(signature, text)
+        except reference.AdapterParseError as exc:
+            if exc.field == "next_tool_args":
+                raise ValueError(str(exc)) from None
+            raise
+
+
+class CrashesOnArgsThatAreNotAnObject(_WithABrokenJSONAdapter):
+    """A JSON adapter whose error for args that are not an object escapes the loop (ARGS-2)."""
+
+    json_adapter = _RaisesOnArgsThatAreNotAnObject

@@ -97,6 +97,7 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("RefusesWholeFloats", "EXT-1"),
         ("SkipsTheLimitsUnderTheJSONAdapter", "ARGS-5"),
         ("LosesTrackOfEscapes", "ARGS-5"),
+        ("CrashesOnArgsThatAreNotAnObject", "ARGS-2"),
     ],
 )
 def test_a_broken_implementation_fails_the_right_requirement(
