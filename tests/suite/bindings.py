@@ -633,3 +633,13 @@ class CrashesOnArgsThatAreNotAnObject(_WithABrokenJSONAdapter):
     """A JSON adapter whose error for args that are not an object escapes the loop (ARGS-2)."""
 
     json_adapter = _RaisesOnArgsThatAreNotAnObject
+
+
+class ShowsOnlyTextInputs(ReferenceBinding):
+    """Adapters that write an input that is not a string as nothing: the step prompt lacks it
+    (STEP-3)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        reference._adapters._text = (  # type: ignore[attr-defined]
+            lambda value: value if isinstance(value, str) else "")
+        return super().build(spec, tools)

@@ -98,6 +98,7 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("SkipsTheLimitsUnderTheJSONAdapter", "ARGS-5"),
         ("LosesTrackOfEscapes", "ARGS-5"),
         ("CrashesOnArgsThatAreNotAnObject", "ARGS-2"),
+        ("ShowsOnlyTextInputs", "STEP-3"),
     ],
 )
 def test_a_broken_implementation_fails_the_right_requirement(
