@@ -50,6 +50,16 @@ Feature: Output extraction
     Then the prediction's outputs are exactly {"count": 4, "ratio": 0.5, "ok": true, "things": ["a", 1], "note": "fine"}
 
   @req:EXT-1 @capability:signature
+  Scenario: A text output the model writes as a JSON number is that number's text
+    Given a ReAct agent with the signature "question -> answer" in class form
+    And the global adapter is "json"
+    And the model replies
+      | turn  | thought | tool | args           |
+      | final | done    |      | {"answer": 42} |
+    When the agent is called with {"question": "What is six times seven?"}
+    Then the prediction's outputs are exactly {"answer": "42"}
+
+  @req:EXT-1 @capability:signature
   Scenario Outline: A float output the model writes as a whole number is that number
     Given a ReAct agent with the signature "question -> ratio: float" in class form
     And the global adapter is "<adapter>"

@@ -643,3 +643,14 @@ class ShowsOnlyTextInputs(ReferenceBinding):
         reference._adapters._text = (  # type: ignore[attr-defined]
             lambda value: value if isinstance(value, str) else "")
         return super().build(spec, tools)
+
+
+class KeepsNumbersInTextOutputs(ReferenceBinding):
+    """Adapters that keep a JSON number the model wrote for a text output as a number (EXT-1:
+    typed as declared)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        coerce = reference._adapters._coerce
+        reference._adapters._coerce = (  # type: ignore[attr-defined]
+            lambda field, value, reply: value if field.annotation is str else coerce(field, value, reply))
+        return super().build(spec, tools)

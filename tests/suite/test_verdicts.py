@@ -99,6 +99,7 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("LosesTrackOfEscapes", "ARGS-5"),
         ("CrashesOnArgsThatAreNotAnObject", "ARGS-2"),
         ("ShowsOnlyTextInputs", "STEP-3"),
+        ("KeepsNumbersInTextOutputs", "EXT-1"),
     ],
 )
 def test_a_broken_implementation_fails_the_right_requirement(
