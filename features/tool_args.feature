@@ -175,6 +175,7 @@ Feature: Tool arguments
     And the model's step calls "store" with an object nested 5000 levels deep
     And the model's step calls "store" with arrays nested 200 levels deep inside its object
     And the model's step calls "store" with an object nested 5000 levels deep after an escaped quote
+    And the model's step calls "store" with arrays nested 5000 levels deep, each beside an empty one
     And the model replies
       | turn    | thought | tool   | args             |
       | final | give up | | {"answer": "no"} |
@@ -184,6 +185,7 @@ Feature: Tool arguments
     And the observation of step 2 is an error that says why, matching "deep|nest|depth|level"
     And the observation of step 3 is an error that says why, matching "deep|nest|depth|level"
     And the observation of step 4 is an error that says why, matching "deep|nest|depth|level"
+    And the observation of step 5 is an error that says why, matching "deep|nest|depth|level"
     And the prediction's "answer" is "no"
 
   @req:ARGS-5 @capability:signature

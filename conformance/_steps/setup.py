@@ -277,13 +277,15 @@ def deeply_nested_args(world: World, tool: str, depth: str, escape: str | None) 
     world.model.extend([StepTurn(thought="store it", tool_name=tool, raw_tool_args=raw)])
 
 
-@given(parsers.parse(
-    'the model\'s step calls "{tool}" with arrays nested {depth:d} levels deep inside its object'
-))
-def deeply_nested_arrays(world: World, tool: str, depth: int) -> None:
+@given(parsers.re(r'the model\'s step calls "(?P<tool>\w+)" with arrays nested (?P<depth>\d+) levels deep'
+                  r"(?P<where> inside its object|, each beside an empty one)$"))
+def deeply_nested_arrays(world: World, tool: str, depth: str, where: str) -> None:
     # Inside an object the arguments still fit an object schema: only the depth guard stops them.
+    # Beside an empty sibling at every level: a guard that counts a closing bracket as anything
+    # but one level up loses the depth.
     param = world.tool(tool).spec.parameters[0].name
-    raw = '{"' + param + '": {"a": ' + "[" * depth + "1" + "]" * depth + "}}"
+    level = "[[], " if "beside" in where else "["
+    raw = '{"' + param + '": {"a": ' + level * int(depth) + "1" + "]" * int(depth) + "}}"
     world.model.extend([StepTurn(thought="store it", tool_name=tool, raw_tool_args=raw)])
 
 

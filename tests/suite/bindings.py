@@ -23,7 +23,7 @@ import reference._adapters
 from conformance import AgentSpec, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
 from conformance.binding import AdapterName, StepTurn
 from conformance.bindings.reference import _ADAPTERS, ReferenceBinding, _Agent
-from reference._args import unfence
+from reference._args import too_deep, unfence
 from reference.react import _model, _Part, _Paused, _Run
 
 # -- bindings that misbehave (binding bugs, not library bugs) ----------------------------------
@@ -586,34 +586,41 @@ class SkipsTheLimitsUnderTheJSONAdapter(_WithABrokenJSONAdapter):
     json_adapter = _TrustsDecodedArgs
 
 
-def _loses_track_after_an_escape(text: str, limit: int) -> bool:
-    """The depth guard, except that an escape inside a string ends the scan: what follows is
-    taken for string contents."""
-    depth, in_string = 0, False
-    for char in text:
-        if in_string:
-            if char == "\\":
-                return False
-            in_string = char != '"'
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif char in "]}":
-            depth -= 1
-    return False
+def _stops_at_an_escape(text: str, limit: int) -> bool:
+    """The depth guard, except that the first escape ends the scan: the rest is taken for string
+    contents."""
+    return too_deep(text.split("\\", 1)[0], limit)
 
 
-class LosesTrackOfEscapes(ReferenceBinding):
-    """A depth guard that stops at the first escaped character: deep args after it reach the JSON
-    parser, which recurses until it crashes (ARGS-5)."""
+def _resets_on_each_close(text: str, limit: int) -> bool:
+    """The depth guard, except that a closing bracket resets the count to one level."""
+    first, *rest = re.split(r"[\]}]", text)
+    return too_deep(first, limit) or any(too_deep(part, limit - 1) for part in rest)
+
+
+class _MisjudgesTheDepth(ReferenceBinding):
+    """Builds with a broken depth guard (`guard`) in the reference's parsers: deep args it misses
+    reach the JSON parser, which recurses until it crashes (ARGS-5)."""
+
+    guard: ClassVar[Any] = None
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
-        reference._args.too_deep = _loses_track_after_an_escape  # type: ignore[attr-defined]
-        reference._adapters.too_deep = _loses_track_after_an_escape
+        reference._args.too_deep = self.guard  # type: ignore[attr-defined]
+        reference._adapters.too_deep = self.guard
         return super().build(spec, tools)
+
+
+class LosesTrackOfEscapes(_MisjudgesTheDepth):
+    """A depth guard that stops at the first escaped character."""
+
+    guard = staticmethod(_stops_at_an_escape)
+
+
+class ForgetsTheDepthOnEachClose(_MisjudgesTheDepth):
+    """A depth guard that counts one level after every closing bracket: arrays nested beside
+    empty siblings pass it."""
+
+    guard = staticmethod(_resets_on_each_close)
 
 
 class _RaisesOnArgsThatAreNotAnObject(reference.JSONAdapter):

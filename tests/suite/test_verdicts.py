@@ -97,6 +97,7 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("RefusesWholeFloats", "EXT-1"),
         ("SkipsTheLimitsUnderTheJSONAdapter", "ARGS-5"),
         ("LosesTrackOfEscapes", "ARGS-5"),
+        ("ForgetsTheDepthOnEachClose", "ARGS-5"),
         ("CrashesOnArgsThatAreNotAnObject", "ARGS-2"),
         ("ShowsOnlyTextInputs", "STEP-3"),
         ("KeepsNumbersInTextOutputs", "EXT-1"),
