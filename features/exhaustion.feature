@@ -77,6 +77,20 @@ Feature: Exhaustion
     And the error's "partial_final_answer" is present, possibly empty
 
   @req:EXH-3 @capability:max-steps-error
+  Scenario: After steps with thoughts, partial_final_answer is present
+    Given the agent's step cap is 2
+    And the agent raises on the step cap
+    And the model replies
+      | turn | thought              | tool | args             |
+      | step | first I add 1 and 1  | add  | {"a": 1, "b": 1} |
+      | step | the sum looks like 2 | add  | {"a": 1, "b": 1} |
+    And the model answers every extraction with {"answer": "2"}
+    When the agent is called with {"question": "What is 1 + 1?"}
+    Then the call raised MaxIterationsError
+    And the error's "iterations" is 2
+    And the error's "partial_final_answer" holds text
+
+  @req:EXH-3 @capability:max-steps-error
   Scenario: A budget of zero steps raises with an empty history and no last observation
     Given the agent's step cap is 0
     And the agent raises on the step cap

@@ -57,3 +57,28 @@ Feature: Output extraction
       | final | done    |      | {"count": 4, "ratio": 0.5, "ok": true, "things": ["a", 1], "note": "fine"} |
     When the agent is called with {"question": "Count them"}
     Then the prediction's outputs are exactly {"count": 4, "ratio": 0.5, "ok": true, "things": ["a", 1], "note": "fine"}
+
+  @req:EXT-1 @capability:signature
+  Scenario: A text output the model writes as a JSON number is that number's text
+    Given a ReAct agent with the signature "question -> answer" in class form
+    And the global adapter is "json"
+    And the model replies
+      | turn  | thought | tool | args           |
+      | final | done    |      | {"answer": 42} |
+    When the agent is called with {"question": "What is six times seven?"}
+    Then the prediction's outputs are exactly {"answer": "42"}
+
+  @req:EXT-1 @capability:signature
+  Scenario Outline: A float output the model writes as a whole number is that number
+    Given a ReAct agent with the signature "question -> ratio: float" in class form
+    And the global adapter is "<adapter>"
+    And the model replies
+      | turn  | thought | tool | args         |
+      | final | done    |      | {"ratio": 2} |
+    When the agent is called with {"question": "How many times bigger?"}
+    Then the prediction's outputs are exactly {"ratio": 2}
+
+    Examples:
+      | adapter |
+      | chat    |
+      | json    |

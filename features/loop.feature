@@ -19,6 +19,18 @@ Feature: The tool loop
     And step call 2 shows "5555"
 
   @req:LOOP-1
+  Scenario: A tool's structured result is the observation the model sees next
+    Given the tool "forecast" that returns the object {"station": "Blindern", "highs": [7, 9], "wind": {"gusts": 14}}
+    And the model replies
+      | turn  | thought       | tool     | args              |
+      | step  | check Oslo    | forecast | {"query": "Oslo"} |
+      | final | cold and windy |         | {"answer": "cold"} |
+    When the agent is called with {"question": "What will the weather be in Oslo?"}
+    Then the tool "forecast" ran exactly once, with {"query": "Oslo"}
+    And the observation of step 1 holds {"station": "Blindern", "highs": [7, 9], "wind": {"gusts": 14}}
+    And step call 2 shows "Blindern" and "gusts"
+
+  @req:LOOP-1
   Scenario: A tool the model did not choose never runs
     Given the model replies
       | turn    | thought    | tool   | args                |

@@ -46,6 +46,15 @@ Feature: The step prompt
     And every step call shows the tool "search" with its description and its arguments
 
   @req:STEP-3
+  Scenario: Every step prompt shows an input that is not text
+    Given a ReAct agent with the signature "question, readings: list -> answer" in class form
+    And the model replies
+      | turn  | thought | tool | args                  |
+      | final | done    |      | {"answer": "314159"}  |
+    When the agent is called with {"question": "Which reading is highest?", "readings": [314159, 271828]}
+    Then every step call shows "Which reading is highest?" and "314159" and "271828"
+
+  @req:STEP-3
   Scenario: Each step prompt shows the trajectory so far
     Given the model replies
       | turn    | thought                  | tool   | args                              |

@@ -50,6 +50,24 @@ Feature: Tool arguments
       | 50                                 |
       | null                               |
 
+  @req:ARGS-2 @capability:signature
+  Scenario Outline: Under the JSON adapter, tool args that are JSON but not an object never reach the tool
+    Given the global adapter is "json"
+    And the model replies
+      | turn               | thought | tool     | args             |
+      | step with raw args | send it | transfer | <args>           |
+      | final              | give up |          | {"answer": "no"} |
+    When the agent is called with {"question": "Pay Ann"}
+    Then the tool "transfer" never ran
+    And the agent saw an error for step 1 or was asked again
+    And the prediction's "answer" is "no"
+
+    Examples:
+      | args          |
+      | [50, "Ann"]   |
+      | "amount=50"   |
+      | null          |
+
   @req:ARGS-3
   Scenario Outline: Malformed JSON tool args never crash the run
     Given the model replies
@@ -156,6 +174,8 @@ Feature: Tool arguments
     And the model's step calls "store" with an object nested 100000 levels deep
     And the model's step calls "store" with an object nested 5000 levels deep
     And the model's step calls "store" with arrays nested 200 levels deep inside its object
+    And the model's step calls "store" with an object nested 5000 levels deep after an escaped quote
+    And the model's step calls "store" with arrays nested 5000 levels deep, each beside an empty one
     And the model replies
       | turn    | thought | tool   | args             |
       | final | give up | | {"answer": "no"} |
@@ -164,6 +184,24 @@ Feature: Tool arguments
     And the observation of step 1 is an error that says why, matching "long|large|size|limit|deep|nest|depth"
     And the observation of step 2 is an error that says why, matching "deep|nest|depth|level"
     And the observation of step 3 is an error that says why, matching "deep|nest|depth|level"
+    And the observation of step 4 is an error that says why, matching "deep|nest|depth|level"
+    And the observation of step 5 is an error that says why, matching "deep|nest|depth|level"
+    And the prediction's "answer" is "no"
+
+  @req:ARGS-5 @capability:signature
+  Scenario: Under the JSON adapter, oversized or deeply nested tool args fail fast with a clear error
+    Given the global adapter is "json"
+    And the tool "store" that takes the object "data"
+    And the model's step calls "transfer" with a recipient of 5000000 characters
+    And the model's step calls "store" with an object nested 100000 levels deep
+    And the model replies
+      | turn  | thought | tool | args             |
+      | final | give up |      | {"answer": "no"} |
+    When the agent is called with {"question": "Pay Ann, then store it"}
+    Then the tool "transfer" never ran
+    And the tool "store" never ran
+    And the observation of step 1 is an error that says why, matching "long|large|size|limit|characters"
+    And the observation of step 2 is an error that says why, matching "long|large|size|limit|deep|nest|depth"
     And the prediction's "answer" is "no"
 
   @req:ARGS-5

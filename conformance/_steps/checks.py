@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from itertools import pairwise
 from typing import Any
@@ -146,6 +147,15 @@ def error_field_present(world: World, field: str) -> None:
     value = _error_field(world, field)
     assert value is None or isinstance(value, str), (
         f"the error's {field!r} should be None or text, got {value!r}"
+    )
+
+
+@then(parsers.parse('the error\'s "{field}" holds text'))
+def error_field_holds_text(world: World, field: str) -> None:
+    """EXH-3's "present": after steps with thoughts there is something to show, never None."""
+    value = _error_field(world, field)
+    assert isinstance(value, str) and value.strip(), (
+        f"the error's {field!r} should hold text once the agent has written thoughts, got {value!r}"
     )
 
 
@@ -525,6 +535,35 @@ def _observation(world: World, number: int) -> str:
 def observation_reads(world: World, number: int, text: str) -> None:
     observed = _observation(world, number)
     assert text in observed, f"step {number}'s observation should read {text!r}: {observed!r}"
+
+
+def _leaves(value: Any) -> list[str]:
+    """The keys and scalar values of a JSON value, as text."""
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in (str(k), *_leaves(v))]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value if isinstance(value, str) else json.dumps(value)]
+
+
+@then(parsers.re(r"the observation of step (?P<number>\d+) holds (?P<value>\{.*\})$"))
+def observation_holds(world: World, number: str, value: str) -> None:
+    """LOOP-1: a tool's structured result is the observation: the object itself, or text that
+    shows every key and value of it (its JSON, or the library's own rendering of it)."""
+    expected = parse_json(value)
+    steps = world.steps()
+    assert len(steps) >= int(number), (
+        f"the trajectory has {len(steps)} step(s); expected an observation for step {number}"
+    )
+    observed = steps[int(number) - 1].observation
+    if canonical(observed) == canonical(expected):
+        return
+    text = observed if isinstance(observed, str) else json.dumps(observed)
+    missing = [leaf for leaf in _leaves(expected) if leaf not in text]
+    assert not missing, (
+        f"step {number}'s observation should be the tool's result {value}, or show each of its "
+        f"keys and values; it lacks {missing}: {observed!r}"
+    )
 
 
 @then(parsers.parse('the observation of step {number:d} names "{tool}" and carries "{message}"'))

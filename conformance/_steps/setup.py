@@ -99,6 +99,14 @@ def tool_that_returns(world: World, name: str, text: str) -> None:
     _add_tool(world, SuiteTool(spec, lambda args: text))
 
 
+@given(parsers.re(r'the tool "(?P<name>\w+)" that returns the object (?P<value>\{.*\})$'))
+def tool_that_returns_object(world: World, name: str, value: str) -> None:
+    result = parse_json(value)
+    spec = _query_tool(name, f"Look up a query with {name} and return a record of what it finds.")
+    # A fresh copy per call: what a library does to one result must not reach the next.
+    _add_tool(world, SuiteTool(spec, lambda args: json.loads(json.dumps(result))))
+
+
 @given(parsers.re(r'the tool "(?P<name>\w+)" that raises (?P<error>\w+) "(?P<message>[^"]*)"$'))
 def tool_that_raises(world: World, name: str, error: str, message: str) -> None:
     spec = _query_tool(name, f"Run {name} on a query.")
@@ -259,20 +267,25 @@ def every_extraction(world: World, outputs: str) -> None:
     world.model.every_extract = ExtractTurn(outputs=values)
 
 
-@given(parsers.parse('the model\'s step calls "{tool}" with an object nested {depth:d} levels deep'))
-def deeply_nested_args(world: World, tool: str, depth: int) -> None:
+@given(parsers.re(r'the model\'s step calls "(?P<tool>\w+)" with an object nested (?P<depth>\d+) levels '
+                  r"deep(?P<escape> after an escaped quote)?$"))
+def deeply_nested_args(world: World, tool: str, depth: str, escape: str | None) -> None:
+    # After an escaped quote: a guard that loses track of where that string ends misses the depth.
     param = world.tool(tool).spec.parameters[0].name
-    raw = '{"' + param + '": ' + '{"a": ' * depth + "1" + "}" * depth + "}"
+    head = '{"note": "say \\"hi\\"", "a": ' if escape else '{"a": '
+    raw = '{"' + param + '": ' + head + '{"a": ' * (int(depth) - 1) + "1" + "}" * int(depth) + "}"
     world.model.extend([StepTurn(thought="store it", tool_name=tool, raw_tool_args=raw)])
 
 
-@given(parsers.parse(
-    'the model\'s step calls "{tool}" with arrays nested {depth:d} levels deep inside its object'
-))
-def deeply_nested_arrays(world: World, tool: str, depth: int) -> None:
+@given(parsers.re(r'the model\'s step calls "(?P<tool>\w+)" with arrays nested (?P<depth>\d+) levels deep'
+                  r"(?P<where> inside its object|, each beside an empty one)$"))
+def deeply_nested_arrays(world: World, tool: str, depth: str, where: str) -> None:
     # Inside an object the arguments still fit an object schema: only the depth guard stops them.
+    # Beside an empty sibling at every level: a guard that counts a closing bracket as anything
+    # but one level up loses the depth.
     param = world.tool(tool).spec.parameters[0].name
-    raw = '{"' + param + '": {"a": ' + "[" * depth + "1" + "]" * depth + "}}"
+    level = "[[], " if "beside" in where else "["
+    raw = '{"' + param + '": {"a": ' + level * int(depth) + "1" + "]" * int(depth) + "}}"
     world.model.extend([StepTurn(thought="store it", tool_name=tool, raw_tool_args=raw)])
 
 

@@ -208,6 +208,14 @@ class DSPyBinding(Binding):
         "Tool args of several megabytes fail fast with a clear error":
             "dspy puts no size limit on tool args (adapters/utils.py parse_value, predict/react.py forward): "
             "the 5 MB string reaches the tool",
+        "Under the JSON adapter, tool args that are JSON but not an object never reach the tool":
+            "JSONAdapter.parse raises AdapterParseError when next_tool_args is not an object "
+            "(adapters/json_adapter.py); it is not the ValueError ReAct.forward catches "
+            "(predict/react.py): the run crashes",
+        "Under the JSON adapter, oversized or deeply nested tool args fail fast with a clear error":
+            "JSONAdapter.parse json_repair.loads the whole reply (adapters/json_adapter.py): with no size "
+            "limit the 5 MB args reach the tool, and the 100k-deep reply raises RecursionError there, "
+            "which ReAct.forward does not catch: the run crashes",
         "Three similar failures in a row stop the retries with a suggestion": _NO_STOP,
         "The error history keeps the last ten errors":
             "dspy.ReAct keeps no tool-error history: a tool error is only an observation string "

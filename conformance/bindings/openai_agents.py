@@ -100,6 +100,7 @@ _KNOWN: dict[str, str] = {
         "MaxTurnsExceeded carries its message and run_data (exceptions.py RunErrorDetails: input, "
         "new_items, raw_responses, ...): no max_iterations, no partial final answer",
     "A budget of zero steps raises with an empty history and no last observation": _NO_PARTIAL,
+    "After steps with thoughts, partial_final_answer is present": _NO_PARTIAL,
     "An unknown tool name is never run, and the loop goes on": _UNKNOWN,
     "An unknown tool name never crashes the run, also when it is the last step": _UNKNOWN,
     "The agent is told that the tool it chose does not exist": _UNKNOWN,

@@ -88,8 +88,12 @@ class ReferenceBinding(Binding):
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         # The defaults are the library's: a plain tool is built without `interruptible=`, and
-        # `enable_ask_to_user=` is passed only when the scenario says whether the agent can ask.
-        ask = {} if spec.enable_ask_to_user is None else {"enable_ask_to_user": spec.enable_ask_to_user}
+        # `enable_ask_to_user=` and `on_max_iters=` are passed only when the scenario says.
+        defaults: dict[str, Any] = {}
+        if spec.enable_ask_to_user is not None:
+            defaults["enable_ask_to_user"] = spec.enable_ask_to_user
+        if spec.on_max_steps is not None:  # "return" is not claimed: never asked for
+            defaults["on_max_iters"] = "raise" if spec.on_max_steps == "raise" else "extract"
         try:
             react = reference.ReAct(
                 _signature(spec.signature),
@@ -97,9 +101,7 @@ class ReferenceBinding(Binding):
                  else reference.Tool(t.as_function()) for t in tools],
                 max_iters=spec.max_steps,
                 adapter=_ADAPTERS[spec.adapter]() if spec.adapter else None,
-                # "return" is a cap behaviour the binding does not claim: never asked for.
-                on_max_iters="raise" if spec.on_max_steps == "raise" else "extract",
-                **ask,
+                **defaults,
             )
         except Exception as exc:
             return ErrorInfo.from_exception(exc)

@@ -104,6 +104,13 @@ _KNOWN: dict[str, str] = {
         "RecursionError is not retried and escapes ReAct",
     "Tool args of several megabytes fail fast with a clear error":
         "udspy puts no size limit on tool args: the 5 MB string passes validation and reaches the tool",
+    "A text output the model writes as a JSON number is that number's text":
+        "ChatAdapter.parse_outputs keeps a value that is not a string as it is, whatever the field's "
+        "type (adapter.py: 'Value is already correct type'): the str output holds the integer 42",
+    "Under the JSON adapter, oversized or deeply nested tool args fail fast with a clear error":
+        "udspy has no global adapter, so its JSON-replying ChatAdapter runs: no size limit on tool args, "
+        "and parse_outputs json.loads the 100k-deep reply catching only JSONDecodeError (adapter.py): "
+        "the RecursionError escapes ReAct",
     "Three similar failures in a row stop the retries with a suggestion": _NO_STOP,
     "The error history keeps the last ten errors": "udspy.ReAct keeps no tool-error history (react.py)",
     "Two pauses for the same tool call get different ids":

@@ -24,7 +24,7 @@ import reference._signature
 from conformance import AgentSpec, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
 from conformance.binding import AdapterName, StepTurn
 from conformance.bindings.reference import _ADAPTERS, ReferenceBinding, _Agent
-from reference._args import unfence
+from reference._args import too_deep, unfence
 from reference.react import _model, _Part, _Paused, _Run
 
 # -- bindings that misbehave (binding bugs, not library bugs) ----------------------------------
@@ -609,4 +609,160 @@ class IgnoresRetryAfter(ReferenceBinding):
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         reference._lm._retry_after = lambda response, default: default  # type: ignore[attr-defined]
+        return super().build(spec, tools)
+
+
+class ShowsAPlaceholderForStructuredResults(ReferenceBinding):
+    """A ReAct that records a tool's list or object result as a placeholder naming its type: the
+    model never sees what the tool returned (LOOP-1)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        reference.react._observation = (  # type: ignore[attr-defined]
+            lambda result: result if isinstance(result, str | int | float | None)
+            else f"<{type(result).__name__}>")
+        return super().build(spec, tools)
+
+
+class LosesThePartialAnswer(ReferenceBinding):
+    """A MaxIterationsError whose partial_final_answer is always None, though the agent wrote
+    thoughts (EXH-3: None vs present)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        exhausted = reference.react._exhausted
+
+        def without_partial(run: _Run) -> reference.MaxIterationsError:
+            error = exhausted(run)
+            error.partial_final_answer = None
+            return error
+
+        reference.react._exhausted = without_partial  # type: ignore[attr-defined]
+        return super().build(spec, tools)
+
+
+class RefusesWholeFloats(ReferenceBinding):
+    """Adapters that refuse the JSON number 2 for a float output, wanting 2.0 (EXT-1: JSON has one
+    number type)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        coerce = reference._adapters._coerce
+
+        def strict(field: Any, value: Any, reply: str) -> Any:
+            if field.annotation is float and type(value) is int:
+                raise reference.AdapterParseError(f"{value!r} is not a float", field=field.name,
+                                                  reply=reply)
+            return coerce(field, value, reply)
+
+        reference._adapters._coerce = strict  # type: ignore[attr-defined]
+        return super().build(spec, tools)
+
+
+class _TrustsDecodedArgs(reference.JSONAdapter):
+    """Takes next_tool_args as the JSON object the reply decoded to, without the size limit the
+    text parser applies."""
+
+    def parse(self, signature: reference.Signature, text: str) -> dict[str, Any]:
+        data = json.loads(unfence(text))
+        args = data.get("next_tool_args") if isinstance(data, dict) else None
+        if "next_tool_args" not in signature.outputs or not isinstance(args, dict):
+            return super().parse(signature, text)
+        rest = reference.Signature(inputs=dict.fromkeys(signature.inputs, str), outputs={
+            n: f.annotation for n, f in signature.outputs.items() if n != "next_tool_args"})
+        return {**super().parse(rest, text), "next_tool_args": args}
+
+
+class _WithABrokenJSONAdapter(ReferenceBinding):
+    """Sets `json_adapter`, a broken JSONAdapter, where a scenario asks for the JSON adapter."""
+
+    json_adapter: ClassVar[type[reference.JSONAdapter]] = reference.JSONAdapter
+
+    def configure(self, *, adapter: AdapterName | None) -> None:
+        reference.configure(adapter=(self.json_adapter() if adapter == "json" else
+                                     _ADAPTERS[adapter]() if adapter else None))
+
+    def global_adapter(self) -> AdapterName | None:
+        current = reference.settings().adapter
+        return next((n for n, cls in _ADAPTERS.items() if isinstance(current, cls)), None)
+
+
+class SkipsTheLimitsUnderTheJSONAdapter(_WithABrokenJSONAdapter):
+    """A JSON adapter that hands decoded tool args over unchecked: megabytes reach the tool
+    (ARGS-5)."""
+
+    json_adapter = _TrustsDecodedArgs
+
+
+def _stops_at_an_escape(text: str, limit: int) -> bool:
+    """The depth guard, except that the first escape ends the scan: the rest is taken for string
+    contents."""
+    return too_deep(text.split("\\", 1)[0], limit)
+
+
+def _resets_on_each_close(text: str, limit: int) -> bool:
+    """The depth guard, except that a closing bracket resets the count to one level."""
+    first, *rest = re.split(r"[\]}]", text)
+    return too_deep(first, limit) or any(too_deep(part, limit - 1) for part in rest)
+
+
+class _MisjudgesTheDepth(ReferenceBinding):
+    """Builds with a broken depth guard (`guard`) in the reference's parsers: deep args it misses
+    reach the JSON parser, which recurses until it crashes (ARGS-5)."""
+
+    guard: ClassVar[Any] = None
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        reference._args.too_deep = self.guard  # type: ignore[attr-defined]
+        reference._adapters.too_deep = self.guard
+        return super().build(spec, tools)
+
+
+class LosesTrackOfEscapes(_MisjudgesTheDepth):
+    """A depth guard that stops at the first escaped character."""
+
+    guard = staticmethod(_stops_at_an_escape)
+
+
+class ForgetsTheDepthOnEachClose(_MisjudgesTheDepth):
+    """A depth guard that counts one level after every closing bracket: arrays nested beside
+    empty siblings pass it."""
+
+    guard = staticmethod(_resets_on_each_close)
+
+
+class _RaisesOnArgsThatAreNotAnObject(reference.JSONAdapter):
+    """Raises a plain ValueError, not the adapter's parse error, for next_tool_args that are not
+    an object: the loop, which catches parse errors only, crashes."""
+
+    def parse(self, signature: reference.Signature, text: str) -> dict[str, Any]:
+        try:
+            return super().parse(signature, text)
+        except reference.AdapterParseError as exc:
+            if exc.field == "next_tool_args":
+                raise ValueError(str(exc)) from None
+            raise
+
+
+class CrashesOnArgsThatAreNotAnObject(_WithABrokenJSONAdapter):
+    """A JSON adapter whose error for args that are not an object escapes the loop (ARGS-2)."""
+
+    json_adapter = _RaisesOnArgsThatAreNotAnObject
+
+
+class ShowsOnlyTextInputs(ReferenceBinding):
+    """Adapters that write an input that is not a string as nothing: the step prompt lacks it
+    (STEP-3)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        reference._adapters._text = (  # type: ignore[attr-defined]
+            lambda value: value if isinstance(value, str) else "")
+        return super().build(spec, tools)
+
+
+class KeepsNumbersInTextOutputs(ReferenceBinding):
+    """Adapters that keep a JSON number the model wrote for a text output as a number (EXT-1:
+    typed as declared)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        coerce = reference._adapters._coerce
+        reference._adapters._coerce = (  # type: ignore[attr-defined]
+            lambda field, value, reply: value if field.annotation is str else coerce(field, value, reply))
         return super().build(spec, tools)
