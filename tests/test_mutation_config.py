@@ -91,6 +91,8 @@ def test_the_report_scores_explains_and_flags_survivors() -> None:
     report, unexplained = nox.mutation_report(results, notes)
     # 1 killed of 5 run; one equivalent, so the score is 1 of 4; one mutant was never run
     assert "| `reference/_args.py` | yes | 5 | 1 | 1 | 3 | 20.0% | 25.0% | 1 |" in report
+    assert "| **all of `reference/`** |  | 5 | 1 | 1 | 3 | 20.0% | 25.0% | 1 |" in report
+    assert "Over all of `reference/`: 1 of 5 mutants killed (20.0% of all), 25.0% of the 4" in report
     assert unexplained == 2
     assert "wording only" in report
     assert "no scenario kills it yet" in report  # mutant 3: nothing explains it
