@@ -209,7 +209,7 @@ def markdown(results: Results) -> str:
         "smolagents, `ToolCallingAgent` over a `Model` subclass returning ready `ChatMessage`s. Each",
         "library parses, validates and runs the tool call itself.",
         "",
-        "Figures taken on a **shared 2-core machine**, while other engineers' work was running",
+        "Figures taken on a **shared 2-core machine**, where other work may have been running",
         f"(load average {', '.join(map(str, m.load_average))} at the start). Each implementation runs",
         f"in a process of its own: {r.warmups} warm-up rounds, then {r.repetitions} repetitions in which",
         "every implementation takes its turn at each N, in a rotating order, each turn a batch of",
