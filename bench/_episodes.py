@@ -116,10 +116,15 @@ def _reference(script: Script, max_steps: int) -> Episode:
             reply: str = script.reply()
             return reply
 
-    reference.configure(lm=ScriptedLM())
+    lm = ScriptedLM()
     agent = reference.ReAct("question -> answer", [script.add], max_iters=max_steps)
+
+    def run() -> Any:
+        with reference.context(lm=lm):  # the reference has no process-wide model
+            return agent(question=QUESTION)
+
     # The reference's extraction asks for the outputs only: no reasoning field.
-    return Episode(script, lambda: agent(question=QUESTION), lambda p: p.answer,
+    return Episode(script, run, lambda p: p.answer,
                    _react(lambda v: _chat({k: x for k, x in v.items() if k != "reasoning"})))
 
 

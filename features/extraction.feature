@@ -82,3 +82,20 @@ Feature: Output extraction
       | adapter |
       | chat    |
       | json    |
+
+  @req:EXT-1 @capability:signature
+  Scenario Outline: A typed output that does not parse is asked for again or refused, naming the field
+    Given a ReAct agent with the signature "question -> count: int" in class form
+    And the global adapter is "<adapter>"
+    And the model replies
+      | turn  | thought | tool | args              |
+      | final | done    |      | {"count": "four"} |
+    And the model answers every extraction with {"count": 4}
+    And the model answers every step with tool "finish" and args {}
+    When the agent is called with {"question": "How many legs has a dog?"}
+    Then either the prediction's outputs are exactly {"count": 4} or the call fails with a clear error that names "count"
+
+    Examples:
+      | adapter |
+      | chat    |
+      | json    |

@@ -35,7 +35,7 @@ class Predict:
         current = settings()
         lm = self.lm or current.lm
         if lm is None:
-            raise RuntimeError("no language model: pass lm= or call reference.configure(lm=...)")
+            raise RuntimeError("no language model: pass lm= or run inside reference.context(lm=...)")
         adapter = self.adapter or current.adapter or _DEFAULT_ADAPTER
         reply = lm.complete(adapter.format(self.signature, inputs))
         return Prediction(adapter.parse(self.signature, reply))

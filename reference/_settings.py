@@ -1,4 +1,4 @@
-"""The default language model and adapter: process-wide, overridable per thread or asyncio task."""
+"""The default adapter (process-wide) and language model, overridable per thread or asyncio task."""
 
 from __future__ import annotations
 
@@ -33,10 +33,13 @@ def settings() -> Settings:
     return replace(_base, **override) if override else _base
 
 
-def configure(*, lm: LanguageModel | None = _UNSET, adapter: Adapter | None = _UNSET) -> None:
-    """Set the process-wide default language model and/or adapter, seen by every thread and task."""
+def configure(*, adapter: Adapter | None) -> None:
+    """Set the process-wide default adapter, seen by every thread and task (ADP-1).
+
+    The language model has no process-wide default: no requirement asks for one, and a run gets
+    its model from `Predict(lm=...)` or `context(lm=...)`."""
     global _base
-    _base = replace(_base, **_given(lm=lm, adapter=adapter))
+    _base = replace(_base, adapter=adapter)
 
 
 @contextmanager

@@ -54,9 +54,5 @@ class Tool:
         given = model.model_fields_set  # the function's own defaults fill in the rest
         return {name: value for name, value in model.__dict__.items() if name in given}  # the fields
 
-    def __call__(self, **kwargs: Any) -> Any:
-        """Validate the arguments, then call the function with them."""
-        return self.func(**self.validate(kwargs))
-
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"

@@ -53,6 +53,23 @@ def prediction_outputs(world: World, outputs: str) -> None:
     )
 
 
+@then(parsers.re(
+    r"either the prediction's outputs are exactly (?P<outputs>\{.*\}) "
+    r'or the call fails with a clear error that names "(?P<name>\w+)"$'
+))
+def prediction_or_clear_error(world: World, outputs: str, name: str) -> None:
+    """EXT-1 after an extraction reply that cannot be typed as declared: the library may ask the
+    model again (the script's standing answer is well typed) or fail naming the field; it may not
+    hand the reply's value over untyped, nor fail with an error that says nothing about it."""
+    assert world.model.count("extract") >= 1, (
+        "the library made no extraction call, so it never saw the reply that does not parse"
+    )
+    if world.last.error is None:
+        prediction_outputs(world, outputs)
+    else:
+        call_fails_clearly(world, f'"{name}"')
+
+
 @then(parsers.parse('construction fails with a clear error that names "{names}"'))
 def construction_fails(world: World, names: str) -> None:
     """SIG-5 asks for a clear error, not particular words: one that names what is wrong, in a

@@ -107,6 +107,9 @@ _KNOWN: dict[str, str] = {
     "A text output the model writes as a JSON number is that number's text":
         "ChatAdapter.parse_outputs keeps a value that is not a string as it is, whatever the field's "
         "type (adapter.py: 'Value is already correct type'): the str output holds the integer 42",
+    "A typed output that does not parse is asked for again or refused, naming the field":
+        "ChatAdapter.parse_outputs catches parse_value's ValueError for 'four' as an int and keeps "
+        "the text (adapter.py: 'Fallback: keep original value'): the int output holds 'four'",
     "Under the JSON adapter, oversized or deeply nested tool args fail fast with a clear error":
         "udspy has no global adapter, so its JSON-replying ChatAdapter runs: no size limit on tool args, "
         "and parse_outputs json.loads the 100k-deep reply catching only JSONDecodeError (adapter.py): "

@@ -71,6 +71,8 @@ const KNOWN_FAILURES = {
   'ADP-1': 'dspy.ts has no adapters: every request is a free-text prompt',
   'ADP-2': 'dspy.ts has no adapters: the ReAct constructor takes none',
   'ADP-3': 'dspy.ts has no adapters: the ReAct constructor takes none',
+  'A typed output that does not parse is asked for again or refused, naming the field':
+    "a number output is read with parseFloat(value) || 0 (modules/react.js, parseAnswer): 'four' becomes 0, a number the model never wrote",
   'The outputs come from the extraction call, not from a step':
     "no separate extraction call: the answer the model writes in the thought that ends the loop ('Final Answer:') is the prediction",
   'TRJ-1': TEXT_ARGS,

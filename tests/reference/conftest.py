@@ -57,10 +57,10 @@ def json_step(thought: str, tool: str, args: dict[str, Any]) -> str:
 
 @pytest.fixture(autouse=True)
 def _clean_settings() -> Iterator[None]:
-    """Every test starts and ends with no global language model or adapter."""
-    reference.configure(lm=None, adapter=None)
+    """Every test starts and ends with no global adapter."""
+    reference.configure(adapter=None)
     yield
-    reference.configure(lm=None, adapter=None)
+    reference.configure(adapter=None)
 
 
 @pytest.fixture

@@ -58,10 +58,10 @@ def test_no_language_model_is_a_clear_error() -> None:
         Predict("q -> a")(q="x")
 
 
-def test_its_own_language_model_wins_over_the_configured_one() -> None:
-    own, configured = ScriptedLM(answer(a="own")), ScriptedLM()
-    configure(lm=configured)
-    assert Predict("q -> a", lm=own)(q="x").a == "own" and configured.requests == []
+def test_its_own_language_model_wins_over_the_contextual_one() -> None:
+    own, contextual = ScriptedLM(answer(a="own")), ScriptedLM()
+    with context(lm=contextual):
+        assert Predict("q -> a", lm=own)(q="x").a == "own" and contextual.requests == []
 
 
 def test_the_adapter_is_its_own_else_the_contextual_one_else_chat(lm: ScriptedLM) -> None:

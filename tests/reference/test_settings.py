@@ -1,33 +1,40 @@
-"""configure() sets process-wide defaults; context() overrides them for this thread or task only."""
+"""configure() sets the process-wide adapter; context() overrides it, and sets the language model,
+for this thread or task only."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 
+import pytest
+
 import reference
 from reference import ChatAdapter, JSONAdapter, configure, context, settings
 from tests.reference.conftest import ScriptedLM
 
 
-def test_configure_sets_the_defaults_and_keeps_what_it_is_not_given() -> None:
-    model, adapter = ScriptedLM(), JSONAdapter()
-    configure(lm=model)
+def test_configure_sets_the_adapter_and_no_language_model() -> None:
+    adapter = JSONAdapter()
     configure(adapter=adapter)
-    assert settings().lm is model and settings().adapter is adapter
+    assert settings().adapter is adapter and settings().lm is None
     configure(adapter=None)
-    assert settings().lm is model and settings().adapter is None
+    assert settings().adapter is None
+
+
+def test_configure_takes_no_language_model() -> None:
+    with pytest.raises(TypeError, match="lm"):
+        configure(lm=ScriptedLM(), adapter=None)  # type: ignore[call-arg]
 
 
 def test_context_overrides_only_its_keys_and_restores_on_exit() -> None:
-    base, inner, adapter = ScriptedLM(), ScriptedLM(), JSONAdapter()
-    configure(lm=base, adapter=adapter)
+    inner, adapter = ScriptedLM(), JSONAdapter()
+    configure(adapter=adapter)
     with context(lm=inner) as current:
         assert current.lm is inner and current.adapter is adapter
         with context(adapter=None):  # None is an override, unlike not passing adapter
             assert settings().lm is inner and settings().adapter is None
         assert settings().adapter is adapter
-    assert settings().lm is base
+    assert settings().lm is None and settings().adapter is adapter
 
 
 def test_context_restores_even_when_the_block_raises() -> None:
@@ -48,7 +55,7 @@ def test_configure_inside_a_context_changes_the_base_not_the_override() -> None:
 
 
 def test_threads_never_see_each_others_context_but_all_see_configure() -> None:
-    configure(lm=(base := ScriptedLM()))
+    configure(adapter=(base := ChatAdapter()))
     barrier = threading.Barrier(2)
     seen: dict[str, object] = {}
 
@@ -56,9 +63,9 @@ def test_threads_never_see_each_others_context_but_all_see_configure() -> None:
         own = JSONAdapter() if name == "json" else ChatAdapter()
         with context(adapter=own):
             barrier.wait()  # both overrides are active at once
-            seen[name] = settings().adapter is own and settings().lm is base
+            seen[name] = settings().adapter is own
             barrier.wait()
-        seen[f"{name} after"] = settings().adapter is None
+        seen[f"{name} after"] = settings().adapter is base
 
     threads = [threading.Thread(target=worker, args=(n,)) for n in ("json", "chat")]
     for t in threads:

@@ -31,11 +31,11 @@ def test_name_and_description_can_be_given() -> None:
     assert tool.args_schema["required"] == ["x"]
 
 
-def test_a_call_validates_then_passes_the_values() -> None:
+def test_validation_passes_the_given_values_and_leaves_defaults_to_the_function() -> None:
     tool = Tool(transfer)
-    assert tool(amount=5, recipient="Ann") == "sent 5.0 to Ann"
-    assert tool(amount=5, recipient="Ann", rate=2) == "sent 10.0 to Ann"
     assert tool.validate({"amount": 5, "recipient": "Ann"}) == {"amount": 5, "recipient": "Ann"}
+    assert tool.func(**tool.validate({"amount": 5, "recipient": "Ann"})) == "sent 5.0 to Ann"
+    assert tool.func(**tool.validate({"amount": 5, "recipient": "Ann", "rate": 2})) == "sent 10.0 to Ann"
 
 
 @pytest.mark.parametrize(("args", "field"), [
@@ -56,7 +56,7 @@ def test_missing_extra_or_wrongly_typed_args_never_reach_the_function(
         calls.append({"amount": amount, "recipient": recipient})
 
     with pytest.raises(ToolArgsError, match=f"^{field}: |; {field}: ") as info:
-        Tool(record)(**args)
+        Tool(record).validate(args)
     assert isinstance(info.value, ValueError) and calls == []
 
 
@@ -71,9 +71,9 @@ def test_untyped_parameters_take_any_json_and_variadics_are_not_arguments() -> N
 
     tool = Tool(loose)
     assert set(tool.args_schema["properties"]) == {"data"}
-    assert tool(data={"deep": [1, {"x": None}]}) == {"deep": [1, {"x": None}]}
+    assert tool.validate({"data": {"deep": [1, {"x": None}]}}) == {"data": {"deep": [1, {"x": None}]}}
     with pytest.raises(ToolArgsError, match="other"):
-        tool(data=1, other=2)
+        tool.validate({"data": 1, "other": 2})
 
 
 def test_a_function_with_a_programmatic_signature_and_annotations() -> None:
@@ -89,6 +89,7 @@ def test_a_function_with_a_programmatic_signature_and_annotations() -> None:
     tool = Tool(impl)
     assert tool.name == "record" and tool.description == "Record something."
     assert tool.args_schema["required"] == ["text", "data"]
-    assert tool(text="a", data={"k": [1]}) == "{'text': 'a', 'data': {'k': [1]}}"
+    args = tool.validate({"text": "a", "data": {"k": [1]}})
+    assert tool.func(**args) == "{'text': 'a', 'data': {'k': [1]}}"
     with pytest.raises(ToolArgsError, match="data"):
-        tool(text="a", data=[1])
+        tool.validate({"text": "a", "data": [1]})

@@ -766,3 +766,55 @@ class KeepsNumbersInTextOutputs(ReferenceBinding):
         reference._adapters._coerce = (  # type: ignore[attr-defined]
             lambda field, value, reply: value if field.annotation is str else coerce(field, value, reply))
         return super().build(spec, tools)
+
+
+class _OnUnparsedNumbers(ReferenceBinding):
+    """Adapters that, where a number output does not parse, return `instead(value)`: what a lenient
+    library does with `count: four`."""
+
+    @staticmethod
+    def instead(field: Any, value: Any) -> Any:
+        raise NotImplementedError
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        adapters = reference._adapters
+        instead = self.instead
+
+        def lenient(parse: Any) -> Any:
+            def parsed(field: Any, value: Any, reply: str) -> Any:
+                try:
+                    return parse(field, value, reply)
+                except reference.AdapterParseError:
+                    if field.annotation not in (int, float):
+                        raise
+                    return instead(field, value)
+            return parsed
+
+        adapters._decode = lenient(adapters._decode)  # type: ignore[attr-defined]
+        adapters._coerce = lenient(adapters._coerce)  # type: ignore[attr-defined]
+        return super().build(spec, tools)
+
+
+class KeepsUnparsedNumbers(_OnUnparsedNumbers):
+    """Keeps the text the model wrote for a number output that does not parse (EXT-1: udspy)."""
+
+    @staticmethod
+    def instead(field: Any, value: Any) -> Any:
+        return value
+
+
+class GuessesUnparsedNumbers(_OnUnparsedNumbers):
+    """Reads a number output that does not parse as 0 (EXT-1: dspy.ts's `parseFloat(value) || 0`)."""
+
+    @staticmethod
+    def instead(field: Any, value: Any) -> Any:
+        return 0
+
+
+class FailsOnUnparsedNumbersWithoutSaying(_OnUnparsedNumbers):
+    """Fails on a number output that does not parse with an error that does not name the field, as
+    the reference's mutants whose AdapterParseError constructor raises TypeError (EXT-1)."""
+
+    @staticmethod
+    def instead(field: Any, value: Any) -> Any:
+        raise TypeError("__init__() missing 1 required keyword-only argument: 'reply'")

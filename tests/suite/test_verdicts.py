@@ -107,6 +107,9 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("CrashesOnArgsThatAreNotAnObject", "ARGS-2"),
         ("ShowsOnlyTextInputs", "STEP-3"),
         ("KeepsNumbersInTextOutputs", "EXT-1"),
+        ("KeepsUnparsedNumbers", "EXT-1"),
+        ("GuessesUnparsedNumbers", "EXT-1"),
+        ("FailsOnUnparsedNumbersWithoutSaying", "EXT-1"),
     ],
 )
 def test_a_broken_implementation_fails_the_right_requirement(
