@@ -12,14 +12,15 @@
 - Prediction: the output values of a call, plus a ReAct run's trajectory and stop reason.
 - Step: one step of a trajectory: thought, tool name, tool args, observation.
 - ToolErrorRecord: a tool call that raised: tool, exception type name, message.
-- Tool: a function the agent may call, with a JSON argument schema and validation.
+- Tool: a function the agent may call, with a JSON argument schema and validation (`validate`).
 - Adapter: formats a signature and inputs as chat messages and parses the reply.
 - ChatAdapter: the `[[ ## field ## ]]` section format.
 - JSONAdapter: the one-JSON-object reply format.
 - LanguageModel: the protocol of a model: `complete(messages) -> str`.
 - LM: an OpenAI-compatible chat-completions client with retries and backoff.
-- configure: set the process-wide default language model and adapter.
-- context: override them within a block, for the current thread or asyncio task only.
+- configure: set the process-wide default adapter.
+- context: set the language model, or override the adapter, within a block, for the current
+  thread or asyncio task only.
 - settings / Settings: the language model and adapter in force here.
 - parse_tool_args: a model's tool-argument text as a JSON object, or a ToolArgsError.
 - MaxIterationsError: the step budget ran out (raise mode), with the run's structured context.
