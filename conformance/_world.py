@@ -60,6 +60,8 @@ class World:
         self.global_adapter: AdapterName | None = None
         #: Arguments sent by generated scenarios, and results of concurrent runs.
         self.sent_args: list[dict[str, Any]] = []
+        #: The outputs a generated final answer wrote (too big to write in the scenario).
+        self.written_outputs: dict[str, Any] = {}
         self.concurrent: list[tuple[str | None, ScriptedModel, str, object]] = []
         #: The whole script of each concurrent run, in the order of `concurrent`.
         self.concurrent_scripts: list[list[Turn]] = []

@@ -99,3 +99,10 @@ Feature: Output extraction
       | adapter |
       | chat    |
       | json    |
+
+  @req:EXT-1 @capability:signature
+  Scenario: A list output nested a hundred levels deep is handed over intact or refused, naming the field
+    Given a ReAct agent with the signature "question -> things: list" in class form
+    And the model's final answer writes "things" as a list nested 100 levels deep
+    When the agent is called with {"question": "Nest them"}
+    Then either the prediction's outputs are exactly as written or the call fails with a clear error that names "things"

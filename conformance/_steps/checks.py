@@ -61,8 +61,21 @@ def prediction_or_clear_error(world: World, outputs: str, name: str) -> None:
     """EXT-1 after an extraction reply that cannot be typed as declared: the library may ask the
     model again (the script's standing answer is well typed) or fail naming the field; it may not
     hand the reply's value over untyped, nor fail with an error that says nothing about it."""
+    _outputs_or_clear_error(world, outputs, name)
+
+
+@then(parsers.parse(
+    'either the prediction\'s outputs are exactly as written or the call fails with a clear error '
+    'that names "{name}"'
+))
+def written_outputs_or_clear_error(world: World, name: str) -> None:
+    """EXT-1 for outputs too big to write in the scenario (`world.written_outputs`)."""
+    _outputs_or_clear_error(world, json.dumps(world.written_outputs), name)
+
+
+def _outputs_or_clear_error(world: World, outputs: str, name: str) -> None:
     assert world.model.count("extract") >= 1, (
-        "the library made no extraction call, so it never saw the reply that does not parse"
+        "the library made no extraction call, so it never saw the reply in question"
     )
     if world.last.error is None:
         prediction_outputs(world, outputs)

@@ -289,6 +289,17 @@ def deeply_nested_arrays(world: World, tool: str, depth: str, where: str) -> Non
     world.model.extend([StepTurn(thought="store it", tool_name=tool, raw_tool_args=raw)])
 
 
+@given(parsers.parse('the model\'s final answer writes "{field}" as a list nested {depth:d} levels deep'))
+def deeply_nested_output(world: World, field: str, depth: int) -> None:
+    # Deeper than a library's depth limit need be: handed over intact or refused naming the field,
+    # but a parser or a depth guard that breaks on it crashes the call.
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    world.written_outputs = {field: value}
+    world.model.extend([FinalTurn(thought="done", outputs=world.written_outputs)])
+
+
 @given(parsers.parse('the model\'s step calls "{tool}" with {count:d} small objects side by side'))
 def wide_args(world: World, tool: str, count: int) -> None:
     # Many brackets, one level deep: a depth guard that counts brackets instead of nesting refuses

@@ -24,7 +24,7 @@ import reference._signature
 from conformance import AgentSpec, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
 from conformance.binding import AdapterName, StepTurn
 from conformance.bindings.reference import _ADAPTERS, ReferenceBinding, _Agent
-from reference._args import too_deep, unfence
+from reference._args import MAX_DEPTH, too_deep, unfence
 from reference.react import _model, _Part, _Paused, _Run
 
 # -- bindings that misbehave (binding bugs, not library bugs) ----------------------------------
@@ -818,3 +818,38 @@ class FailsOnUnparsedNumbersWithoutSaying(_OnUnparsedNumbers):
     @staticmethod
     def instead(field: Any, value: Any) -> Any:
         raise TypeError("__init__() missing 1 required keyword-only argument: 'reply'")
+
+
+class _OnADeeplyNestedOutput(ReferenceBinding):
+    """Adapters that, where a typed output nests deeper than the reference's limit, return
+    `instead()` rather than refusing it naming the field."""
+
+    @staticmethod
+    def instead() -> Any:
+        raise NotImplementedError
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        adapters, instead = reference._adapters, self.instead
+        decode = adapters._decode
+
+        def decoded(field: Any, text: str, reply: str) -> Any:
+            return instead() if too_deep(text, MAX_DEPTH) else decode(field, text, reply)
+
+        adapters._decode = decoded  # type: ignore[attr-defined]
+        return super().build(spec, tools)
+
+
+class CrashesOnADeeplyNestedOutput(_OnADeeplyNestedOutput):
+    """Crashes on a list output nested 100 levels deep, as a recursive parser does (EXT-1)."""
+
+    @staticmethod
+    def instead() -> Any:
+        raise RecursionError("maximum recursion depth exceeded while decoding a JSON array")
+
+
+class EmptiesADeeplyNestedOutput(_OnADeeplyNestedOutput):
+    """Hands over an empty list for a list output nested 100 levels deep (EXT-1)."""
+
+    @staticmethod
+    def instead() -> Any:
+        return []

@@ -66,6 +66,8 @@ BREAKS: dict[str, tuple[str, tuple[str, ...]]] = {
     f"{B}:KeepsUnparsedNumbers": ("EXT-1", ()),
     f"{B}:GuessesUnparsedNumbers": ("EXT-1", ()),
     f"{B}:FailsOnUnparsedNumbersWithoutSaying": ("EXT-1", ()),
+    f"{B}:CrashesOnADeeplyNestedOutput": ("EXT-1", ()),
+    f"{B}:EmptiesADeeplyNestedOutput": ("EXT-1", ()),
     f"{B}:LosesThePartialAnswer": ("EXH-3", ()),
     f"{B}:LosesTrackOfEscapes": ("ARGS-5", ()),
     f"{B}:NamesOnlyTheMisspelledInput": ("SIG-6", ()),

@@ -110,6 +110,8 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("KeepsUnparsedNumbers", "EXT-1"),
         ("GuessesUnparsedNumbers", "EXT-1"),
         ("FailsOnUnparsedNumbersWithoutSaying", "EXT-1"),
+        ("CrashesOnADeeplyNestedOutput", "EXT-1"),
+        ("EmptiesADeeplyNestedOutput", "EXT-1"),
     ],
 )
 def test_a_broken_implementation_fails_the_right_requirement(
