@@ -8,7 +8,9 @@ results, a pause, its step-cap error, its stream) as the contract's data.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
@@ -28,7 +30,7 @@ from conformance.binding import (
     Step,
     StepTurn,
 )
-from conformance.render import json_value
+from conformance.render import json_value, reply_outputs
 
 if TYPE_CHECKING:
     from conformance._model import ScriptedModel
@@ -41,11 +43,16 @@ __all__ = [
     "aanswer",
     "answer",
     "approval",
+    "areported",
     "documented_function",
     "done_event",
+    "finished",
     "interrupt",
     "max_iterations",
     "raised",
+    "reported",
+    "serving",
+    "serving_model",
     "shown",
     "signature_class",
     "step",
@@ -62,6 +69,9 @@ PYTHON_TYPES: Mapping[str, type] = _PY_TYPES
 
 #: A tool call as a binding reads it from the library: (call id, thought, tool name, args).
 NativeCall = tuple[str | None, str | None, str, Any]
+
+#: The running call's model (`serving`): a contextvar, so each run and each async task sees its own.
+_SERVING: ContextVar[ScriptedModel | None] = ContextVar("conformance_serving_model", default=None)
 
 
 def documented_function(tool: SuiteTool) -> Callable[..., Any]:
@@ -108,6 +118,25 @@ async def aanswer(model: ScriptedModel, call: LMCall) -> StepTurn | FinalTurn | 
 
     await asyncio.sleep(0)
     return answer(model, call)
+
+
+@contextmanager
+def serving(model: ScriptedModel) -> Iterator[ScriptedModel]:
+    """`model` answers the requests made in this context (`serving_model()`): for a seam the library
+    builds once per agent, so that one agent serves concurrent runs, each with its own model."""
+    token = _SERVING.set(model)
+    try:
+        yield model
+    finally:
+        _SERVING.reset(token)
+
+
+def serving_model() -> ScriptedModel:
+    """The model `serving` installed for the running call (its thread or async task)."""
+    model = _SERVING.get()
+    if model is None:
+        raise RuntimeError("no scripted model is serving this call: make it inside translate.serving(model)")
+    return model
 
 
 def shown(role: str, content: str | None, calls: Iterable[tuple[str, Any]] = ()) -> dict[str, JsonValue]:
@@ -172,6 +201,53 @@ def streamed(model: ScriptedModel, events: list[Event] | None, outcome: Outcome)
         return outcome
     done = done_event(model, outcome.outputs, outcome.stop_reason)
     return outcome.model_copy(update={"events": [*events, done]})
+
+
+def reported(model: ScriptedModel, mode: str, report: Callable[[Any], Outcome],
+             failed: Callable[[Exception], Outcome], *, sync: Callable[[], Any] | None = None,
+             asynchronous: Callable[[], Any] | None = None,
+             stream: Callable[[list[Event]], Any] | None = None) -> Outcome:
+    """The library called in the form `mode` names, reported. `sync()`, `asynchronous()` or
+    `stream(events)` (which appends the stream's step events to `events`) makes the call, and a
+    coroutine it returns runs on a new event loop; what the call returns goes through `report` (a
+    stream's events ended by `streamed`), an exception it lets escape through `failed` (with the
+    events the stream had sent)."""
+    forms: dict[str, Callable[..., Any] | None] = {"sync": sync, "async": asynchronous, "stream": stream}
+    form = forms.get(mode)
+    if form is None:
+        raise NotImplementedError(f"the binding gives no {mode!r} form of the call")
+    events: list[Event] | None = [] if mode == "stream" else None
+    try:
+        result = form() if events is None else form(events)
+        if isinstance(result, Coroutine):
+            import asyncio  # only async runs need it: a sync run's start-up does not pay its import
+
+            result = asyncio.run(result)
+    except Exception as exc:
+        return failed(exc).model_copy(update={"events": events})
+    return streamed(model, events, report(result))
+
+
+async def areported(result: Awaitable[Any], report: Callable[[Any], Outcome],
+                    failed: Callable[[Exception], Outcome]) -> Outcome:
+    """`reported` for a binding's `arun`: the library's async form (`result`) awaited on the running
+    event loop; what it returns through `report`, an exception it lets escape through `failed`."""
+    try:
+        value = await result
+    except Exception as exc:
+        return failed(exc)
+    return report(value)
+
+
+def finished(signature: SignatureSpec, reply: Any, trajectory: list[Step], iterations: int | None,
+             stop_reason: str = "finish") -> Outcome:
+    """A native loop's run that returned: `reply`, its last reply that called no tool, is the final
+    answer (its outputs by `render.reply_outputs`, with `stop_reason`); None: it ended on none, with
+    no outputs and no stop reason. The run's trajectory and step count as the library reports them."""
+    if reply is None:
+        return Outcome(trajectory=trajectory, iterations=iterations)
+    return Outcome(outputs=reply_outputs(signature, reply), trajectory=trajectory,
+                   stop_reason=stop_reason, iterations=iterations)
 
 
 def max_iterations(exc: BaseException, **fields: JsonValue) -> ErrorInfo:

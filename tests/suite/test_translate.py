@@ -13,6 +13,7 @@ from conformance._tools import SuiteTool
 from conformance.binding import (
     AgentSpec,
     CallRequest,
+    ErrorInfo,
     FaultTurn,
     FieldSpec,
     FinalTurn,
@@ -110,6 +111,116 @@ def test_an_interrupt_has_the_fields_the_contract_names() -> None:
     }
     asked = translate.interrupt("Asked", "?", interrupt_id="i2", question="Which?", tool=None)
     assert asked.fields["tool_call"] is None and asked.fields["question"] == "Which?"
+
+
+def test_each_run_and_each_task_is_served_its_own_model() -> None:
+    first, second = ScriptedModel([]), ScriptedModel([])
+    with pytest.raises(RuntimeError, match="no scripted model"):
+        translate.serving_model()
+
+    async def served(model: ScriptedModel) -> ScriptedModel:
+        with translate.serving(model):
+            await asyncio.sleep(0)  # the other task sets its own model meanwhile
+            return translate.serving_model()
+
+    async def both() -> list[ScriptedModel]:
+        return list(await asyncio.gather(served(second), served(ScriptedModel([]))))
+
+    with translate.serving(first) as installed:
+        assert installed is first and translate.serving_model() is first
+        seen = asyncio.run(both())
+        assert seen[0] is second and seen[1] is not second
+        assert translate.serving_model() is first  # the tasks' models ended with them
+    with pytest.raises(RuntimeError):
+        translate.serving_model()
+
+
+def _report(result: object) -> Outcome:
+    return Outcome(outputs={"answer": str(result)}, stop_reason="finish")
+
+
+def _failed(exc: Exception) -> Outcome:
+    return Outcome(error=ErrorInfo.from_exception(exc))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_a_call_is_made_in_the_form_its_mode_names_and_reported(mode: str) -> None:
+    model = ScriptedModel([FinalTurn(outputs={"answer": "x"})], finish_then_extract=False)
+
+    async def on_a_loop() -> str:
+        asyncio.get_running_loop()  # raises unless the coroutine runs on an event loop
+        return "async"
+
+    def stream(events: list) -> object:
+        model.answer(STEP)
+        events.append(translate.step_event(model, Step(tool_name="a")))
+        return on_a_loop()  # a stream may be the library's async form too
+
+    outcome = translate.reported(model, mode, _report, _failed, sync=lambda: "sync",
+                                 asynchronous=on_a_loop, stream=stream)
+    assert outcome.outputs == {"answer": "async" if mode != "sync" else "sync"}
+    if mode != "stream":
+        assert outcome.events is None
+        return
+    assert outcome.events is not None
+    assert [(e.kind, e.model_calls) for e in outcome.events] == [("step", 1), ("done", 1)]
+    assert (outcome.events[1].outputs, outcome.events[1].stop_reason) == ({"answer": "async"}, "finish")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_what_a_call_lets_escape_is_reported_by_failed_with_the_events_it_sent(mode: str) -> None:
+    model = ScriptedModel([])
+
+    def fail() -> None:
+        raise ValueError("library failed")
+
+    async def raising() -> None:
+        fail()
+
+    def stream(events: list) -> None:
+        events.append(translate.step_event(model, Step(tool_name="a")))
+        fail()
+
+    outcome = translate.reported(model, mode, _report, _failed, sync=fail, asynchronous=raising,
+                                 stream=stream)
+    assert outcome.error == ErrorInfo(type="ValueError", message="library failed")
+    assert outcome.outputs is None
+    assert [e.kind for e in outcome.events or []] == (["step"] if mode == "stream" else [])
+    assert (outcome.events is None) == (mode != "stream")
+
+
+def test_a_form_the_binding_does_not_give_is_its_bug_not_the_librarys() -> None:
+    with pytest.raises(NotImplementedError, match="'stream'"):
+        translate.reported(ScriptedModel([]), "stream", _report, _failed, sync=lambda: "sync")
+
+
+def test_an_async_call_is_awaited_on_the_running_loop_and_reported() -> None:
+    async def value() -> str:
+        return "done"
+
+    async def raising() -> str:
+        raise KeyError("gone")
+
+    async def both() -> list[Outcome]:
+        return [await translate.areported(value(), _report, _failed),
+                await translate.areported(raising(), _report, _failed)]
+
+    done, failed = asyncio.run(both())
+    assert (done.outputs, done.error) == ({"answer": "done"}, None)
+    assert (failed.outputs, failed.error) == (None, ErrorInfo(type="KeyError", message="'gone'"))
+
+
+def test_the_last_reply_that_called_no_tool_is_the_final_answer() -> None:
+    two = SignatureSpec(outputs=(FieldSpec(name="total", type="int"), FieldSpec(name="note")))
+    trajectory = [Step(tool_name="add", observation=3)]
+    outcome = translate.finished(two, '{"total": 3, "note": "ok"}', trajectory, 2)
+    assert outcome == Outcome(outputs={"total": 3, "note": "ok"}, trajectory=trajectory,
+                              stop_reason="finish", iterations=2)
+    assert translate.finished(SignatureSpec(), "hi", [], None, "max_steps").model_dump(
+        include={"outputs", "stop_reason"}) == {"outputs": {"answer": "hi"}, "stop_reason": "max_steps"}
+    ended = translate.finished(two, None, trajectory, 1)  # the run ended on a reply that called a tool
+    assert (ended.outputs, ended.stop_reason, ended.iterations) == (None, None, 1)
+    assert ended.trajectory == trajectory
 
 
 def test_the_cap_error_is_a_max_iterations_error_with_its_fields() -> None:
