@@ -49,6 +49,7 @@ __all__ = [
     "finished",
     "interrupt",
     "max_iterations",
+    "paused",
     "raised",
     "reported",
     "serving",
@@ -274,6 +275,15 @@ def interrupt(type: str, message: str, *, interrupt_id: str, question: str | Non
         "context": {"trajectory": [s.model_dump(mode="json") for s in trajectory],
                     "iteration": iteration, "input_args": json_value(inputs)},
     })
+
+
+def paused(type: str, message: str, *, interrupt_id: str, tool: str, args: Any, call_id: str | None,
+           trajectory: list[Step], iterations: int, inputs: Any, question: str | None = None) -> Outcome:
+    """A run that paused before its call of `tool` ran: its trajectory and step count so far, and the
+    pause as `interrupt(...)` with them as its context (`question`: None, the library asks none)."""
+    return Outcome(trajectory=trajectory, iterations=iterations, error=interrupt(
+        type, message, interrupt_id=interrupt_id, question=question, tool=tool, args=args,
+        call_id=call_id, trajectory=trajectory, iteration=iterations, inputs=inputs))
 
 
 class Approval(BaseModel):
