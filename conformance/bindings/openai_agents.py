@@ -27,9 +27,9 @@ raising `ModelBehaviorError`.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from importlib.metadata import version
 from typing import Any, ClassVar
 
@@ -66,7 +66,7 @@ from conformance.binding import (
     ResumeRequest,
     Step,
 )
-from conformance.render import reply_outputs, user_message
+from conformance.render import user_message
 
 _GENERIC = ("function_tool's default failure_error_function, default_tool_error_function (tool.py), "
             "answers every failing tool call with the fixed 'An error occurred while running the tool. "
@@ -184,37 +184,16 @@ class OpenAIAgentsBinding(Binding):
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        if call.mode == "async":
-            return asyncio.run(self.arun(agent, call, model))
-        if call.mode == "stream":
-            return asyncio.run(self._stream(agent, call, model))
-        try:
-            result = Runner.run_sync(**self._arguments(agent, call, model))
-        except Exception as exc:
-            return _failed(agent, exc)
-        return _outcome(agent, result, call.base_url)
+        arguments = self._arguments(agent, call, model)
+        return translate.reported(model, call.mode, partial(_outcome, agent, call.base_url),
+                                  partial(_failed, agent), sync=lambda: Runner.run_sync(**arguments),
+                                  asynchronous=lambda: Runner.run(**arguments),
+                                  stream=lambda events: _stream(arguments, model, events))
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        try:
-            result = await Runner.run(**self._arguments(agent, call, model))
-        except Exception as exc:
-            return _failed(agent, exc)
-        return _outcome(agent, result, call.base_url)
-
-    async def _stream(self, agent: _Agent, call: CallRequest, model: ScriptedModel) -> Outcome:
-        """`Runner.run_streamed`: each `tool_output` run item is a step event, the end is done."""
-        events: list[Event] = []
-        result = Runner.run_streamed(**self._arguments(agent, call, model))
-        seen: list[Any] = []
-        try:
-            async for event in result.stream_events():
-                if event.type == "run_item_stream_event":
-                    seen.append(event.item)
-                    translate.step_events(model, events, _steps(seen))
-        except Exception as exc:
-            return _failed(agent, exc).model_copy(update={"events": events})
-        return translate.streamed(model, events, _outcome(agent, result, call.base_url))
+        return await translate.areported(Runner.run(**self._arguments(agent, call, model)),
+                                         partial(_outcome, agent, call.base_url), partial(_failed, agent))
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -225,20 +204,18 @@ class OpenAIAgentsBinding(Binding):
                 type="NotSupported", message="the SDK cannot edit a pending tool call: RunState "
                 "offers approve and reject only (run_state.py)"))
 
-        async def go() -> Outcome:
-            try:
-                state = await RunState.from_string(agent.agent, pause.snapshot)
-                item = state.get_interruptions()[0]
-                if answer.decision == "approve":
-                    state.approve(item)
-                else:  # free text is a rejection_message, which the SDK sends to the model as it is
-                    state.reject(item, rejection_message=None if answer.decision == "reject" else answer.text)
-                result = await Runner.run(agent.agent, state, run_config=self._config(model, pause.base_url))
-            except Exception as exc:
-                return _failed(agent, exc)
-            return _outcome(agent, result, pause.base_url)
+        async def resumed() -> RunResult:
+            state = await RunState.from_string(agent.agent, pause.snapshot)
+            item = state.get_interruptions()[0]
+            if answer.decision == "approve":
+                state.approve(item)
+            else:  # free text is a rejection_message, which the SDK sends to the model as it is
+                state.reject(item, rejection_message=None if answer.decision == "reject" else answer.text)
+            return await Runner.run(agent.agent, state, run_config=self._config(model, pause.base_url))
 
-        return asyncio.run(go())
+        # The snapshot is restored and run on an event loop (RunState.from_string is async), in either mode.
+        return translate.reported(model, "async", partial(_outcome, agent, pause.base_url),
+                                  partial(_failed, agent), asynchronous=resumed)
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
@@ -271,6 +248,17 @@ def _lm_call(body: dict[str, Any]) -> LMCall:
     return LMCall(kind="step", adapter="native", messages=call.messages, tools=call.tools)
 
 
+async def _stream(arguments: dict[str, Any], model: ScriptedModel, events: list[Event]) -> RunResultStreaming:
+    """`Runner.run_streamed`: each `tool_output` run item is a step event; the result once it ends."""
+    result = Runner.run_streamed(**arguments)
+    seen: list[Any] = []
+    async for event in result.stream_events():
+        if event.type == "run_item_stream_event":
+            seen.append(event.item)
+            translate.step_events(model, events, _steps(seen))
+    return result
+
+
 def _steps(items: Sequence[Any]) -> list[Step]:
     """The tool calls among the SDK's run items, in order, each with its output and the text of the
     model reply that made it (its thought)."""
@@ -288,23 +276,21 @@ def _steps(items: Sequence[Any]) -> list[Step]:
     return translate.steps(calls, outputs)
 
 
-def _outcome(agent: _Agent, result: RunResult | RunResultStreaming, base_url: str | None) -> Outcome:
+def _outcome(agent: _Agent, base_url: str | None, result: RunResult | RunResultStreaming) -> Outcome:
     agent.last = [result.new_items]
     trajectory = _steps(result.new_items)
     iterations = len(result.raw_responses)
-    if result.interruptions:
-        item = result.interruptions[0]
-        call_id = str(item.call_id)
-        pause_id = f"{call_id}#{len(agent.pauses) + 1}"
-        agent.pauses[pause_id] = _Pause(result.to_state().to_string(), base_url)
-        # A ToolApprovalItem carries the call, no question for the person.
-        return Outcome(trajectory=trajectory, iterations=iterations, error=translate.interrupt(
-            type(item).__name__, f"the call of {item.tool_name} needs approval", interrupt_id=pause_id,
-            question=None, tool=item.tool_name, args=str(item.arguments), call_id=call_id,
-            trajectory=trajectory, iteration=iterations, inputs=result.input))
-    return Outcome(outputs=reply_outputs(agent.spec.signature, result.final_output),
-                   trajectory=trajectory, iterations=iterations,
-                   stop_reason="finish" if result.final_output is not None else None)
+    if not result.interruptions:
+        return translate.finished(agent.spec.signature, result.final_output, trajectory, iterations)
+    item = result.interruptions[0]
+    call_id = str(item.call_id)
+    pause_id = f"{call_id}#{len(agent.pauses) + 1}"
+    agent.pauses[pause_id] = _Pause(result.to_state().to_string(), base_url)
+    # A ToolApprovalItem carries the call, no question for the person.
+    return translate.paused(type(item).__name__, f"the call of {item.tool_name} needs approval",
+                            interrupt_id=pause_id, tool=item.tool_name, args=str(item.arguments),
+                            call_id=call_id, trajectory=trajectory, iterations=iterations,
+                            inputs=result.input)
 
 
 def _failed(agent: _Agent, exc: Exception) -> Outcome:
