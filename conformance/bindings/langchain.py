@@ -25,6 +25,7 @@ import asyncio
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from importlib.metadata import version
 from typing import Any, ClassVar
 
@@ -236,8 +237,7 @@ class LangChainBinding(Binding):
         thread = uuid.uuid4().hex
         running = agent.graph.ainvoke(_payload(call), _config(agent, call, thread))
         with translate.serving(model):
-            return await translate.areported(running, lambda state: _finished(agent, state, call, thread),
-                                             _failed)
+            return await translate.areported(running, partial(_finished, agent, call, thread), _failed)
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -260,7 +260,7 @@ def _invoke(agent: _Agent, payload: Any, call: CallRequest, thread: str, model: 
     `stream`, reported."""
     config = _config(agent, call, thread)
     with translate.serving(model):
-        return translate.reported(model, mode, lambda state: _finished(agent, state, call, thread), _failed,
+        return translate.reported(model, mode, partial(_finished, agent, call, thread), _failed,
                                   sync=lambda: agent.graph.invoke(payload, config),
                                   asynchronous=lambda: agent.graph.ainvoke(payload, config),
                                   stream=lambda events: _stream(agent, payload, config, model, events))
@@ -319,7 +319,7 @@ def _trajectory(messages: Sequence[BaseMessage]) -> list[Step]:
                             if isinstance(m, AIMessage) for c in _calls(m)], results)
 
 
-def _finished(agent: _Agent, state: Any, call: CallRequest, thread: str) -> Outcome:
+def _finished(agent: _Agent, call: CallRequest, thread: str, state: Any) -> Outcome:
     messages: list[BaseMessage] = list(state.get("messages", []))
     agent.last = messages
     trajectory = _trajectory(messages)
