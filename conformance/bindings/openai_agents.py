@@ -61,7 +61,6 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     Event,
-    LMCall,
     Outcome,
     ResumeRequest,
     Step,
@@ -237,15 +236,10 @@ class OpenAIAgentsToolNotFoundBinding(OpenAIAgentsBinding):
 
 def _model(model: ScriptedModel, base_url: str | None) -> OpenAIChatCompletionsModel:
     """The SDK's chat-completions model: at `base_url`, or over a transport answering from `model`."""
-    client = (server.openai_client(model, _lm_call) if base_url is None
+    # Every request is a step: the SDK makes no tool-less extraction call.
+    client = (server.openai_client(model, partial(server.native_call, kind="step")) if base_url is None
               else openai.AsyncOpenAI(base_url=base_url, api_key=server.API_KEY))
     return OpenAIChatCompletionsModel(model="scripted", openai_client=client)
-
-
-def _lm_call(body: dict[str, Any]) -> LMCall:
-    """The request as a native step call (the endpoint's log shows each assistant's tool calls)."""
-    call = server.request_call(body)
-    return LMCall(kind="step", adapter="native", messages=call.messages, tools=call.tools)
 
 
 async def _stream(arguments: dict[str, Any], model: ScriptedModel, events: list[Event]) -> RunResultStreaming:

@@ -6,7 +6,7 @@ chat-completions request from the script. So the agent's own message building, t
 (`get_tool_json_schema`), tool-call parsing, argument validation and tool execution run, and so does
 the model client users run (the openai client, whose default `max_retries=2` retries timeouts,
 connection errors, 429 and 5xx; smolagents' own `Retrying` adds retries on rate limits only).
-Each request is logged as an `LMCall` from its body (`server.request_call`: messages as text, the
+Each request is logged as an `LMCall` from its body (`server.native_call`: messages as text, the
 tools as native declarations). A step is answered with native `tool_calls`; a final answer with a
 call of smolagents' own `final_answer` tool ({"answer": reply}), which is how a ToolCallingAgent
 ends a run; raw (malformed) tool args go verbatim into `arguments`, for smolagents to parse.
@@ -41,7 +41,6 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     Event,
-    LMCall,
     Outcome,
     SignatureSpec,
     Step,
@@ -127,7 +126,7 @@ class SmolagentsBinding(Binding):
         assert isinstance(agent, _Agent)
         smol = agent.agent
         smol.model = OpenAIModel(model_id="scripted",
-                                 client=server.openai_client(model, _lm_call, asynchronous=False))
+                                 client=server.openai_client(model, server.native_call, asynchronous=False))
         task = user_message(call.inputs)
 
         def whole() -> tuple[Any, str]:
@@ -246,9 +245,3 @@ def _shown_error(step: ActionStep) -> str | None:
     if isinstance(content, list):
         return "".join(str(part.get("text", "")) for part in content)
     return str(content)
-
-
-def _lm_call(body: dict[str, Any]) -> LMCall:
-    """A request as smolagents makes it: native tool calling, and on the cap one tool-less call
-    (an extraction) answered with a plain reply."""
-    return server.request_call(body).model_copy(update={"adapter": "native"})

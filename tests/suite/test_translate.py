@@ -299,6 +299,19 @@ def test_a_seam_above_the_transport_refuses_a_fault_and_an_async_one_yields_firs
     assert order == ["other", "answered"]  # the other task ran before the answer was given
 
 
+def test_a_native_loops_request_is_logged_with_the_native_adapter_and_its_kind() -> None:
+    tools = [{"type": "function", "function": {"name": "add", "parameters": {}}}]
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "assistant", "content": "adding",
+                "tool_calls": [{"function": {"name": "add", "arguments": '{"a": 1}'}}]}]
+    step = server.native_call({"messages": messages, "tools": tools})
+    assert (step.kind, step.adapter, step.tools) == ("step", "native", tools)
+    assert step.messages == [{"role": "system", "content": "Be brief."},
+                             {"role": "assistant", "content": 'adding\ncall add({"a": 1})'}]
+    tool_less = server.native_call({"messages": messages})  # a library's tool-less call on the cap
+    assert (tool_less.kind, tool_less.adapter, tool_less.tools) == ("extract", "native", None)
+    assert server.native_call({"messages": messages}, kind="step").kind == "step"
+
+
 def test_an_openai_client_is_answered_from_the_script_beneath_its_retries() -> None:
     pytest.importorskip("openai")  # installed with the peers extra, which the bindings need
     step = StepTurn(thought="add", tool_name="add", tool_args={"a": 1})
