@@ -292,7 +292,7 @@ def _stream(agent: _Agent, payload: Any, config: dict[str, Any], model: Scripted
             state = chunk
             continue
         for update in chunk.values():
-            seen += (update or {}).get("messages", []) if isinstance(update, dict) else []
+            seen += update.get("messages", []) if isinstance(update, dict) else []
         translate.step_events(model, events, _trajectory(seen))
     return state
 
@@ -323,10 +323,11 @@ def _finished(agent: _Agent, call: CallRequest, thread: str, state: Any) -> Outc
     messages: list[BaseMessage] = list(state.get("messages", []))
     agent.last = messages
     trajectory = _trajectory(messages)
+    answers = [m for m in messages if isinstance(m, AIMessage)]
     interrupts = state.get("__interrupt__") or []
     if interrupts:
-        return Outcome(trajectory=trajectory, error=_interrupt(agent, interrupts[0], messages, call, thread))
-    answers = [m for m in messages if isinstance(m, AIMessage)]
+        pause = _interrupt(agent, interrupts[0], call, thread, answers, trajectory)
+        return Outcome(trajectory=trajectory, error=pause)
     # The run's last reply, if it called no tool: the final answer, or the call limit's canned one.
     reply = answers[-1].text if answers and not answers[-1].tool_calls else None
     if reply is not None and reply.startswith(_LIMIT_TEXT):
@@ -335,19 +336,19 @@ def _finished(agent: _Agent, call: CallRequest, thread: str, state: Any) -> Outc
     return translate.finished(agent.spec.signature, reply, trajectory, len(answers))
 
 
-def _interrupt(agent: _Agent, interrupt: Any, messages: list[BaseMessage], call: CallRequest,
-               thread: str) -> ErrorInfo:
+def _interrupt(agent: _Agent, interrupt: Any, call: CallRequest, thread: str, answers: list[AIMessage],
+               trajectory: list[Step]) -> ErrorInfo:
+    """HumanInTheLoopMiddleware's pause, kept by its id for the resume: its first action request,
+    whose call id is that of the same call among the last reply's tool calls."""
     value = interrupt.value
     agent.interrupts[interrupt.id] = (thread, dict(call.inputs), value)
     request = (value.get("action_requests") or [{}])[0]
-    asked = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-    ids = [c["id"] for c in (asked.tool_calls if asked else [])
+    ids = [c["id"] for c in (answers[-1].tool_calls if answers else [])
            if c["name"] == request.get("name") and c["args"] == request.get("args")]
     return translate.interrupt(
         "Interrupt", str(request.get("description", "")), interrupt_id=interrupt.id,
         question=request.get("description"), tool=request.get("name"), args=request.get("args"),
-        call_id=ids[0] if ids else None, trajectory=_trajectory(messages),
-        iteration=sum(isinstance(m, AIMessage) for m in messages), inputs=call.inputs)
+        call_id=ids[0] if ids else None, trajectory=trajectory, iteration=len(answers), inputs=call.inputs)
 
 
 _REPEATS = ("ToolErrorMiddleware returns every error to the model and never stops: no count of "
