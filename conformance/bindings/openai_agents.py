@@ -132,7 +132,7 @@ class _Agent:
 
     agent: Agent[Any]
     spec: AgentSpec
-    last: list[list[Any]] = field(default_factory=list)
+    last: list[Any] = field(default_factory=list)
     pauses: dict[str, _Pause] = field(default_factory=dict)
 
 
@@ -218,12 +218,11 @@ class OpenAIAgentsBinding(Binding):
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
-        for items in agent.last:
-            for item in items:
-                if isinstance(item, ToolCallOutputItem) and isinstance(item.raw_item, dict):
-                    item.raw_item["output"] = marker
-                    item.output = marker
-            items.append(marker)
+        for item in agent.last:
+            if isinstance(item, ToolCallOutputItem) and isinstance(item.raw_item, dict):
+                item.raw_item["output"] = marker
+                item.output = marker
+        agent.last.append(marker)
 
 
 class OpenAIAgentsToolNotFoundBinding(OpenAIAgentsBinding):
@@ -271,7 +270,7 @@ def _steps(items: Sequence[Any]) -> list[Step]:
 
 
 def _outcome(agent: _Agent, base_url: str | None, result: RunResult | RunResultStreaming) -> Outcome:
-    agent.last = [result.new_items]
+    agent.last = result.new_items
     trajectory = _steps(result.new_items)
     iterations = len(result.raw_responses)
     if not result.interruptions:
@@ -290,7 +289,7 @@ def _outcome(agent: _Agent, base_url: str | None, result: RunResult | RunResultS
 def _failed(agent: _Agent, exc: Exception) -> Outcome:
     """An exception the SDK let escape; its run data (items, responses), where it carries any."""
     data = exc.run_data if isinstance(exc, AgentsException) else None
-    agent.last = [] if data is None else [data.new_items]
+    agent.last = [] if data is None else data.new_items
     if data is None:
         return Outcome(error=ErrorInfo.from_exception(exc))
     trajectory = _steps(data.new_items)

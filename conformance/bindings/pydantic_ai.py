@@ -126,7 +126,7 @@ class _Agent:
 
     agent: Agent[None, Any]
     spec: AgentSpec
-    last: list[ModelMessage] | None = None
+    last: list[ModelMessage] = field(default_factory=list)
     pauses: dict[str, _Pause] = field(default_factory=dict)
 
 
@@ -192,8 +192,6 @@ class PydanticAIBinding(Binding):
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
-        if agent.last is None:
-            return
         for message in agent.last:
             for part in message.parts:
                 if isinstance(part, TextPart | BaseToolReturnPart | UserPromptPart):
