@@ -11,7 +11,7 @@ import json
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -44,6 +44,7 @@ __all__ = [
     "answer",
     "approval",
     "areported",
+    "built",
     "documented_function",
     "done_event",
     "finished",
@@ -71,6 +72,8 @@ PYTHON_TYPES: Mapping[str, type] = _PY_TYPES
 #: A tool call as a binding reads it from the library: (call id, thought, tool name, args).
 NativeCall = tuple[str | None, str | None, str, Any]
 
+_Built = TypeVar("_Built")
+
 #: The running call's model (`serving`): a contextvar, so each run and each async task sees its own.
 _SERVING: ContextVar[ScriptedModel | None] = ContextVar("conformance_serving_model", default=None)
 
@@ -95,6 +98,15 @@ def signature_class(spec: SignatureSpec, base: type, input_field: Callable[[str]
         **{f.name: output_field(f.description) for f in spec.outputs},
     }
     return type("ScenarioSignature", (base,), namespace)
+
+
+def built(make: Callable[[], _Built]) -> _Built | ErrorInfo:
+    """What `make()` builds (`Binding.build`), or the exception the library raised building it, which
+    is its refusal, as `ErrorInfo`."""
+    try:
+        return make()
+    except Exception as exc:
+        return ErrorInfo.from_exception(exc)
 
 
 def step_cap(spec: AgentSpec, call: CallRequest) -> int:

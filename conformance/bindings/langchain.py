@@ -220,13 +220,9 @@ class LangChainBinding(Binding):
         if spec.on_max_steps == "return":
             middleware.append(ModelCallLimitMiddleware(run_limit=spec.max_steps, exit_behavior="end"))
         hooks = sum(_overrides(m, "before_model") + _overrides(m, "after_model") for m in middleware)
-        try:
-            graph = create_agent(_ScriptedChat(), [_tool(t) for t in tools],
-                                 system_prompt=spec.signature.instructions or None,
-                                 middleware=middleware, checkpointer=InMemorySaver() if gated else None)
-        except Exception as exc:
-            return ErrorInfo.from_exception(exc)
-        return _Agent(graph, spec, nodes_per_step=2 + hooks)
+        return translate.built(lambda: _Agent(create_agent(
+            _ScriptedChat(), [_tool(t) for t in tools], system_prompt=spec.signature.instructions or None,
+            middleware=middleware, checkpointer=InMemorySaver() if gated else None), spec, 2 + hooks))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)

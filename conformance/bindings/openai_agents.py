@@ -161,16 +161,12 @@ class OpenAIAgentsBinding(Binding):
         return version("openai-agents")
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
-        try:
-            agent: Agent[Any] = Agent(
-                name="agent",
-                instructions=spec.signature.instructions or None,
-                tools=[function_tool(translate.documented_function(t), name_override=t.name,
-                                     needs_approval=t.spec.interruptible) for t in tools],
-            )
-        except Exception as exc:
-            return ErrorInfo.from_exception(exc)
-        return _Agent(agent, spec)
+        return translate.built(lambda: _Agent(Agent(
+            name="agent",
+            instructions=spec.signature.instructions or None,
+            tools=[function_tool(translate.documented_function(t), name_override=t.name,
+                                 needs_approval=t.spec.interruptible) for t in tools],
+        ), spec))
 
     def _config(self, model: ScriptedModel, base_url: str | None) -> RunConfig:
         return RunConfig(model=_model(model, base_url), tracing_disabled=True, **self.run_settings)

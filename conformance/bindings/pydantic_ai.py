@@ -153,16 +153,12 @@ class PydanticAIBinding(Binding):
         return str(_VERSION)
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
-        try:
-            agent_tools = [_tool(t) for t in tools]
-            # DeferredToolRequests in the output type is how pydantic-ai lets a run end with pending
-            # approvals (deferred-tools docs); without an approval tool the output is plain text.
-            output: Any = [str, DeferredToolRequests] if any(t.spec.interruptible for t in tools) else str
-            agent: Agent[None, Any] = Agent(instructions=spec.signature.instructions or None,
-                                            tools=agent_tools, output_type=output)
-        except Exception as exc:
-            return ErrorInfo.from_exception(exc)
-        return _Agent(agent, spec)
+        # DeferredToolRequests in the output type is how pydantic-ai lets a run end with pending
+        # approvals (deferred-tools docs); without an approval tool the output is plain text.
+        output: Any = [str, DeferredToolRequests] if any(t.spec.interruptible for t in tools) else str
+        return translate.built(lambda: _Agent(Agent(
+            instructions=spec.signature.instructions or None, tools=[_tool(t) for t in tools],
+            output_type=output), spec))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)

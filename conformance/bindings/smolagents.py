@@ -108,19 +108,14 @@ class SmolagentsBinding(Binding):
         return version("smolagents")
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
-        try:
-            agent = ToolCallingAgent(
-                tools=[_smol_tool(t) for t in tools],
-                # Replaced by the scripted model on each run.
-                model=OpenAIModel(model_id="scripted", api_base=server.IN_MEMORY_URL,
-                                  api_key=server.API_KEY),
-                instructions=spec.signature.instructions or None,
-                max_steps=spec.max_steps,
-                verbosity_level=LogLevel.OFF,  # console output only; no behaviour depends on it
-            )
-        except Exception as exc:
-            return ErrorInfo.from_exception(exc)
-        return _Agent(agent, spec.signature)
+        return translate.built(lambda: _Agent(ToolCallingAgent(
+            tools=[_smol_tool(t) for t in tools],
+            # Replaced by the scripted model on each run.
+            model=OpenAIModel(model_id="scripted", api_base=server.IN_MEMORY_URL, api_key=server.API_KEY),
+            instructions=spec.signature.instructions or None,
+            max_steps=spec.max_steps,
+            verbosity_level=LogLevel.OFF,  # console output only; no behaviour depends on it
+        ), spec.signature))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)

@@ -267,6 +267,15 @@ def test_a_documented_function_describes_its_arguments_and_runs_the_tool() -> No
     assert translate.documented_function(SuiteTool(ToolSpec(name="t", description="T."))).__doc__ == "T."
 
 
+def test_a_build_the_library_refuses_is_its_error() -> None:
+    def refuse() -> object:
+        raise TypeError("no such option")
+
+    agent = object()
+    assert translate.built(lambda: agent) is agent
+    assert translate.built(refuse) == ErrorInfo(type="TypeError", message="no such option")
+
+
 def test_the_step_cap_is_the_calls_own_else_the_agents() -> None:
     spec = AgentSpec(signature=SignatureSpec(), tools=(), max_steps=7)
     assert translate.step_cap(spec, CallRequest(inputs={})) == 7
