@@ -106,9 +106,7 @@ def request_call(body: dict[str, Any]) -> LMCall:
 
 
 def native_call(body: dict[str, Any], kind: Literal["step", "extract"] | None = None) -> LMCall:
-    """A request body of a native tool-calling loop as the scripted model logs it: `request_call`'s
-    with the `native` adapter, and `kind` for a library with one kind of call (else `request_call`'s:
-    a step where it declares tools)."""
+    """A native loop's request body as logged: `request_call`'s, the `native` adapter, `kind` if given."""
     return request_call(body).model_copy(update={"adapter": "native", **({"kind": kind} if kind else {})})
 
 

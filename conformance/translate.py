@@ -101,8 +101,7 @@ def signature_class(spec: SignatureSpec, base: type, input_field: Callable[[str]
 
 
 def built(make: Callable[[], _Built]) -> _Built | ErrorInfo:
-    """What `make()` builds (`Binding.build`), or the exception the library raised building it, which
-    is its refusal, as `ErrorInfo`."""
+    """What `make()` builds for `Binding.build`, or the library's refusal (what it raised) as ErrorInfo."""
     try:
         return make()
     except Exception as exc:
@@ -135,8 +134,7 @@ async def aanswer(model: ScriptedModel, call: LMCall) -> StepTurn | FinalTurn | 
 
 @contextmanager
 def serving(model: ScriptedModel) -> Iterator[ScriptedModel]:
-    """`model` answers the requests made in this context (`serving_model()`): for a seam the library
-    builds once per agent, so that one agent serves concurrent runs, each with its own model."""
+    """`model` answers the requests made in this context (`serving_model()`), per run and async task."""
     token = _SERVING.set(model)
     try:
         yield model
@@ -220,11 +218,12 @@ def reported(model: ScriptedModel, mode: str, report: Callable[[Any], Outcome],
              failed: Callable[[Exception], Outcome], *, sync: Callable[[], Any] | None = None,
              asynchronous: Callable[[], Any] | None = None,
              stream: Callable[[list[Event]], Any] | None = None) -> Outcome:
-    """The library called in the form `mode` names, reported. `sync()`, `asynchronous()` or
-    `stream(events)` (which appends the stream's step events to `events`) makes the call, and a
-    coroutine it returns runs on a new event loop; what the call returns goes through `report` (a
-    stream's events ended by `streamed`), an exception it lets escape through `failed` (with the
-    events the stream had sent)."""
+    """The library called in the form `mode` names, and what it returned or let escape, reported.
+
+    `sync()`, `asynchronous()` or `stream(events)` (which appends the step events) makes the call; a
+    coroutine it returns runs on a new event loop. Its result goes through `report` (a stream's events
+    ended by `streamed`), an exception through `failed` (with the events the stream had sent).
+    """
     forms: dict[str, Callable[..., Any] | None] = {"sync": sync, "async": asynchronous, "stream": stream}
     form = forms.get(mode)
     if form is None:
@@ -243,8 +242,7 @@ def reported(model: ScriptedModel, mode: str, report: Callable[[Any], Outcome],
 
 async def areported(result: Awaitable[Any], report: Callable[[Any], Outcome],
                     failed: Callable[[Exception], Outcome]) -> Outcome:
-    """`reported` for a binding's `arun`: the library's async form (`result`) awaited on the running
-    event loop; what it returns through `report`, an exception it lets escape through `failed`."""
+    """`reported` for `arun`: the library's async form (`result`) awaited on the running event loop."""
     try:
         value = await result
     except Exception as exc:
@@ -254,9 +252,11 @@ async def areported(result: Awaitable[Any], report: Callable[[Any], Outcome],
 
 def finished(signature: SignatureSpec, reply: Any, trajectory: list[Step], iterations: int | None,
              stop_reason: str = "finish") -> Outcome:
-    """A native loop's run that returned: `reply`, its last reply that called no tool, is the final
-    answer (its outputs by `render.reply_outputs`, with `stop_reason`); None: it ended on none, with
-    no outputs and no stop reason. The run's trajectory and step count as the library reports them."""
+    """A native loop's run that returned: its last reply that called no tool is the final answer.
+
+    The reply becomes the outputs (`render.reply_outputs`) with `stop_reason`; a run that ended on no
+    such reply (None) has neither. The trajectory and step count are the library's.
+    """
     if reply is None:
         return Outcome(trajectory=trajectory, iterations=iterations)
     return Outcome(outputs=reply_outputs(signature, reply), trajectory=trajectory,
@@ -291,8 +291,7 @@ def interrupt(type: str, message: str, *, interrupt_id: str, question: str | Non
 
 def paused(type: str, message: str, *, interrupt_id: str, tool: str, args: Any, call_id: str | None,
            trajectory: list[Step], iterations: int, inputs: Any, question: str | None = None) -> Outcome:
-    """A run that paused before its call of `tool` ran: its trajectory and step count so far, and the
-    pause as `interrupt(...)` with them as its context (`question`: None, the library asks none)."""
+    """A run paused before its call of `tool`: its steps so far, and the pause, `interrupt(...)`, in them."""
     return Outcome(trajectory=trajectory, iterations=iterations, error=interrupt(
         type, message, interrupt_id=interrupt_id, question=question, tool=tool, args=args,
         call_id=call_id, trajectory=trajectory, iteration=iterations, inputs=inputs))
