@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import openai
 
 __all__ = ["API_KEY", "IN_MEMORY_URL", "MAX_BODY_BYTES", "ScriptedServer", "async_handler", "completion",
-           "fault_response", "handler", "openai_client", "request_call"]
+           "fault_response", "handler", "native_call", "openai_client", "request_call"]
 
 #: The base URL of a client whose requests an in-memory transport answers (`openai_client`).
 IN_MEMORY_URL = "http://model.invalid/v1"
@@ -103,6 +103,11 @@ def request_call(body: dict[str, Any]) -> LMCall:
     adapter = "native" if tools else asked
     kind = "step" if tools else render.request_kind(system)
     return LMCall(kind=kind, adapter=adapter, messages=messages, tools=tools)
+
+
+def native_call(body: dict[str, Any], kind: Literal["step", "extract"] | None = None) -> LMCall:
+    """A native loop's request body as logged: `request_call`'s, the `native` adapter, `kind` if given."""
+    return request_call(body).model_copy(update={"adapter": "native", **({"kind": kind} if kind else {})})
 
 
 def _calls(message: dict[str, Any]) -> list[tuple[str, Any]]:

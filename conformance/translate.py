@@ -8,8 +8,10 @@ results, a pause, its step-cap error, its stream) as the contract's data.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -28,7 +30,7 @@ from conformance.binding import (
     Step,
     StepTurn,
 )
-from conformance.render import json_value
+from conformance.render import json_value, reply_outputs
 
 if TYPE_CHECKING:
     from conformance._model import ScriptedModel
@@ -41,11 +43,18 @@ __all__ = [
     "aanswer",
     "answer",
     "approval",
+    "areported",
+    "built",
     "documented_function",
     "done_event",
+    "finished",
     "interrupt",
     "max_iterations",
+    "paused",
     "raised",
+    "reported",
+    "serving",
+    "serving_model",
     "shown",
     "signature_class",
     "step",
@@ -62,6 +71,11 @@ PYTHON_TYPES: Mapping[str, type] = _PY_TYPES
 
 #: A tool call as a binding reads it from the library: (call id, thought, tool name, args).
 NativeCall = tuple[str | None, str | None, str, Any]
+
+_Built = TypeVar("_Built")
+
+#: The running call's model (`serving`): a contextvar, so each run and each async task sees its own.
+_SERVING: ContextVar[ScriptedModel | None] = ContextVar("conformance_serving_model", default=None)
 
 
 def documented_function(tool: SuiteTool) -> Callable[..., Any]:
@@ -86,6 +100,14 @@ def signature_class(spec: SignatureSpec, base: type, input_field: Callable[[str]
     return type("ScenarioSignature", (base,), namespace)
 
 
+def built(make: Callable[[], _Built]) -> _Built | ErrorInfo:
+    """What `make()` builds for `Binding.build`, or the library's refusal (what it raised) as ErrorInfo."""
+    try:
+        return make()
+    except Exception as exc:
+        return ErrorInfo.from_exception(exc)
+
+
 def step_cap(spec: AgentSpec, call: CallRequest) -> int:
     """The step cap of this call: its own (`call.max_steps`, LOOP-4), else the agent's."""
     return spec.max_steps if call.max_steps is None else call.max_steps
@@ -108,6 +130,24 @@ async def aanswer(model: ScriptedModel, call: LMCall) -> StepTurn | FinalTurn | 
 
     await asyncio.sleep(0)
     return answer(model, call)
+
+
+@contextmanager
+def serving(model: ScriptedModel) -> Iterator[ScriptedModel]:
+    """`model` answers the requests made in this context (`serving_model()`), per run and async task."""
+    token = _SERVING.set(model)
+    try:
+        yield model
+    finally:
+        _SERVING.reset(token)
+
+
+def serving_model() -> ScriptedModel:
+    """The model `serving` installed for the running call (its thread or async task)."""
+    model = _SERVING.get()
+    if model is None:
+        raise RuntimeError("no scripted model is serving this call: make it inside translate.serving(model)")
+    return model
 
 
 def shown(role: str, content: str | None, calls: Iterable[tuple[str, Any]] = ()) -> dict[str, JsonValue]:
@@ -174,6 +214,55 @@ def streamed(model: ScriptedModel, events: list[Event] | None, outcome: Outcome)
     return outcome.model_copy(update={"events": [*events, done]})
 
 
+def reported(model: ScriptedModel, mode: str, report: Callable[[Any], Outcome],
+             failed: Callable[[Exception], Outcome], *, sync: Callable[[], Any] | None = None,
+             asynchronous: Callable[[], Any] | None = None,
+             stream: Callable[[list[Event]], Any] | None = None) -> Outcome:
+    """The library called in the form `mode` names, and what it returned or let escape, reported.
+
+    `sync()`, `asynchronous()` or `stream(events)` (which appends the step events) makes the call; a
+    coroutine it returns runs on a new event loop. Its result goes through `report` (a stream's events
+    ended by `streamed`), an exception through `failed` (with the events the stream had sent).
+    """
+    forms: dict[str, Callable[..., Any] | None] = {"sync": sync, "async": asynchronous, "stream": stream}
+    form = forms.get(mode)
+    if form is None:
+        raise NotImplementedError(f"the binding gives no {mode!r} form of the call")
+    events: list[Event] | None = [] if mode == "stream" else None
+    try:
+        result = form() if events is None else form(events)
+        if isinstance(result, Coroutine):
+            import asyncio  # only async runs need it: a sync run's start-up does not pay its import
+
+            result = asyncio.run(result)
+    except Exception as exc:
+        return failed(exc).model_copy(update={"events": events})
+    return streamed(model, events, report(result))
+
+
+async def areported(result: Awaitable[Any], report: Callable[[Any], Outcome],
+                    failed: Callable[[Exception], Outcome]) -> Outcome:
+    """`reported` for `arun`: the library's async form (`result`) awaited on the running event loop."""
+    try:
+        value = await result
+    except Exception as exc:
+        return failed(exc)
+    return report(value)
+
+
+def finished(signature: SignatureSpec, reply: Any, trajectory: list[Step], iterations: int | None,
+             stop_reason: str = "finish") -> Outcome:
+    """A native loop's run that returned: its last reply that called no tool is the final answer.
+
+    The reply becomes the outputs (`render.reply_outputs`) with `stop_reason`; a run that ended on no
+    such reply (None) has neither. The trajectory and step count are the library's.
+    """
+    if reply is None:
+        return Outcome(trajectory=trajectory, iterations=iterations)
+    return Outcome(outputs=reply_outputs(signature, reply), trajectory=trajectory,
+                   stop_reason=stop_reason, iterations=iterations)
+
+
 def max_iterations(exc: BaseException, **fields: JsonValue) -> ErrorInfo:
     """The library's step-cap error, with the structured fields it carries (EXH-2), if any."""
     return ErrorInfo(type=type(exc).__name__, message=str(exc), kind="max-iterations", fields=fields)
@@ -198,6 +287,14 @@ def interrupt(type: str, message: str, *, interrupt_id: str, question: str | Non
         "context": {"trajectory": [s.model_dump(mode="json") for s in trajectory],
                     "iteration": iteration, "input_args": json_value(inputs)},
     })
+
+
+def paused(type: str, message: str, *, interrupt_id: str, tool: str, args: Any, call_id: str | None,
+           trajectory: list[Step], iterations: int, inputs: Any, question: str | None = None) -> Outcome:
+    """A run paused before its call of `tool`: its steps so far, and the pause, `interrupt(...)`, in them."""
+    return Outcome(trajectory=trajectory, iterations=iterations, error=interrupt(
+        type, message, interrupt_id=interrupt_id, question=question, tool=tool, args=args,
+        call_id=call_id, trajectory=trajectory, iteration=iterations, inputs=inputs))
 
 
 class Approval(BaseModel):

@@ -32,6 +32,7 @@ import asyncio
 import json
 import os
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar, get_args
 
 import dspy
@@ -247,35 +248,25 @@ class DSPyBinding(Binding):
         # dspy.ReAct has no adapter parameter: the override is passed as the requirement states it,
         # and dspy's refusal is reported. `on_max_steps` has no parameter either: dspy always extracts.
         override = {"adapter": _ADAPTERS[spec.adapter]()} if spec.adapter else {}
-        try:
-            react = dspy.ReAct(_signature(spec.signature), [dspy.Tool(t.as_function()) for t in tools],
-                               max_iters=spec.max_steps, **override)
-        except Exception as exc:
-            return ErrorInfo.from_exception(exc)
-        return _Agent(react)
+        return translate.built(lambda: _Agent(dspy.ReAct(
+            _signature(spec.signature), [dspy.Tool(t.as_function()) for t in tools], max_iters=spec.max_steps,
+            **override)))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        """`ReAct.__call__`, `acall` or `dspy.streamify`, with `model` in a dspy.context of this call."""
         assert isinstance(agent, _Agent)
-        if call.mode == "async":
-            return asyncio.run(self.arun(agent, call, model))
-        if call.mode == "stream":
-            return asyncio.run(_astream(agent, call, model))
-        try:
-            with dspy.context(lm=_lm(model, call.base_url)):
-                prediction = agent.react(**call.kwargs())
-        except Exception as exc:
-            return Outcome(error=_error(exc))
-        return _outcome(agent, prediction)
+        with dspy.context(lm=_lm(model, call.base_url)):
+            return translate.reported(model, call.mode, partial(_outcome, agent), _failed,
+                                      sync=lambda: agent.react(**call.kwargs()),
+                                      asynchronous=lambda: agent.react.acall(**call.kwargs()),
+                                      stream=lambda events: _astream(agent, call, model, events))
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         """`ReAct.acall`, with `model` in a dspy.context of this task only."""
         assert isinstance(agent, _Agent)
-        try:
-            with dspy.context(lm=_lm(model, call.base_url)):
-                prediction = await agent.react.acall(**call.kwargs())
-        except Exception as exc:
-            return Outcome(error=_error(exc))
-        return _outcome(agent, prediction)
+        with dspy.context(lm=_lm(model, call.base_url)):
+            return await translate.areported(agent.react.acall(**call.kwargs()), partial(_outcome, agent),
+                                             _failed)
 
     def step_tool_names(self, agent: object) -> list[str] | None:
         assert isinstance(agent, _Agent)
@@ -315,12 +306,12 @@ def _lm(model: ScriptedModel, base_url: str | None = None) -> Any:
     return dspy.LM("scripted/model", engine=engine, async_engine=_AsyncEngine(engine), cache=False)
 
 
-def _error(exc: Exception) -> ErrorInfo:
+def _failed(exc: Exception) -> Outcome:
     """An exception dspy let escape; a model-call error (`dspy.LMError`) with the HTTP status it carries."""
     status = getattr(exc, "status", None)
     if isinstance(exc, dspy.LMError) and isinstance(status, int):
-        return ErrorInfo.from_exception(exc, status=status)
-    return ErrorInfo.from_exception(exc)
+        return Outcome(error=ErrorInfo.from_exception(exc, status=status))
+    return Outcome(error=ErrorInfo.from_exception(exc))
 
 
 def _outcome(agent: _Agent, prediction: Any) -> Outcome:
@@ -332,29 +323,23 @@ def _outputs(agent: _Agent, prediction: Any) -> dict[str, JsonValue]:
     return {name: json_value(getattr(prediction, name, None)) for name in agent.react.signature.output_fields}
 
 
-async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Outcome:
+async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel, events: list[Event]) -> Any:
     """`dspy.streamify(react)`: each tool-start message and the tool-end message after it are one
-    step event; the Prediction that ends the stream is the done event (dspy reports no stop reason)."""
+    step event; the Prediction that ends the stream is the result (dspy reports no stop reason)."""
     stream = dspy.streamify(agent.react, status_message_provider=_StepMessages())
-    events: list[Event] = []
     started: dict[str, Any] = {}
     prediction: Any = None
-    try:
-        with dspy.context(lm=_lm(model, call.base_url)):
-            async for value in stream(**call.kwargs()):
-                if isinstance(value, dspy.streaming.StatusMessage):
-                    message = json.loads(value.message)
-                    if "tool" in message:
-                        started = message
-                    else:
-                        events.append(translate.step_event(model, translate.step(
-                            started.get("tool"), started.get("args"), message["observation"])))
-                elif isinstance(value, dspy.Prediction):
-                    prediction = value
-    except Exception as exc:
-        return Outcome(error=_error(exc), events=events)
-    return Outcome(events=events) if prediction is None else \
-        translate.streamed(model, events, _outcome(agent, prediction))
+    async for value in stream(**call.kwargs()):
+        if isinstance(value, dspy.streaming.StatusMessage):
+            message = json.loads(value.message)
+            if "tool" in message:
+                started = message
+            else:
+                events.append(translate.step_event(model, translate.step(
+                    started.get("tool"), started.get("args"), message["observation"])))
+        elif isinstance(value, dspy.Prediction):
+            prediction = value
+    return prediction
 
 
 def _signature(spec: SignatureSpec) -> Any:

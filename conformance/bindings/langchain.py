@@ -2,10 +2,10 @@
 middleware), with its defaults and with the opt-in `ToolErrorMiddleware` (`langchain+tool-errors`).
 
 Seam: `_ScriptedChat`, a `BaseChatModel` subclass (the documented way to plug in a chat model); its
-`bind_tools` keeps the tool declarations as OpenAI function dicts, and a contextvar gives each run
-its `ScriptedModel`, so one agent serves concurrent runs. A step turn becomes an `AIMessage` through
-langchain-core's own `parse_tool_call` (as the OpenAI integration does): malformed arguments become
-`invalid_tool_calls`, as they would from a provider.
+`bind_tools` keeps the tool declarations as OpenAI function dicts, and `translate.serving` (a
+contextvar) gives each run its `ScriptedModel`, so one agent serves concurrent runs. A step turn
+becomes an `AIMessage` through langchain-core's own `parse_tool_call` (as the OpenAI integration
+does): malformed arguments become `invalid_tool_calls`, as they would from a provider.
 
 Step cap: LangGraph's recursion limit counts graph super-steps, not model calls. A step is one
 super-step per node of the loop: the model node, one per `before_model`/`after_model` middleware
@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from importlib.metadata import version
 from typing import Any, ClassVar
 
@@ -62,11 +61,9 @@ from conformance.binding import (
     Outcome,
     ResumeRequest,
     Step,
-    StepTurn,
 )
 from conformance.translate import PYTHON_TYPES
 
-_MODEL: ContextVar[ScriptedModel | None] = ContextVar("langchain_scripted_model", default=None)
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _LIMIT_TEXT = "Model call limits exceeded"  # ModelCallLimitMiddleware's end-of-run AIMessage
 
@@ -121,8 +118,7 @@ class _ScriptedChat(BaseChatModel):  # type: ignore[misc]
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        model = _MODEL.get()
-        assert model is not None, "no scripted model installed for this run"
+        model = translate.serving_model()
         call = LMCall(kind="step", adapter="native", messages=[_shown(m) for m in messages],
                       tools=list(self.declared) or None)
         turn = translate.answer(model, call)  # lm-retry is not claimed: never a fault
@@ -136,17 +132,16 @@ class _ScriptedChat(BaseChatModel):  # type: ignore[misc]
 
 def _reply(turn: Any, number: int) -> AIMessage:
     """A turn as the provider's AIMessage: tool calls through langchain-core's own parser."""
-    if not isinstance(turn, StepTurn):
-        return AIMessage(content=render.openai_message(turn, number)["content"])
-    raw = render.openai_message(turn, number)["tool_calls"]
+    message = render.openai_message(turn, number)
+    raw = message.get("tool_calls", [])
     parsed, invalid = [], []
     for call in raw:
         try:
             parsed.append(parse_tool_call(call, return_id=True))
         except OutputParserException as exc:
             invalid.append(make_invalid_tool_call(call, str(exc)))
-    return AIMessage(content=turn.thought, tool_calls=parsed, invalid_tool_calls=invalid,
-                     additional_kwargs={"tool_calls": raw})
+    return AIMessage(content=message["content"], tool_calls=parsed, invalid_tool_calls=invalid,
+                     additional_kwargs={"tool_calls": raw} if raw else {})
 
 
 def _shown(message: BaseMessage) -> dict[str, Any]:
@@ -225,13 +220,9 @@ class LangChainBinding(Binding):
         if spec.on_max_steps == "return":
             middleware.append(ModelCallLimitMiddleware(run_limit=spec.max_steps, exit_behavior="end"))
         hooks = sum(_overrides(m, "before_model") + _overrides(m, "after_model") for m in middleware)
-        try:
-            graph = create_agent(_ScriptedChat(), [_tool(t) for t in tools],
-                                 system_prompt=spec.signature.instructions or None,
-                                 middleware=middleware, checkpointer=InMemorySaver() if gated else None)
-        except Exception as exc:
-            return ErrorInfo.from_exception(exc)
-        return _Agent(graph, spec, nodes_per_step=2 + hooks)
+        return translate.built(lambda: _Agent(create_agent(
+            _ScriptedChat(), [_tool(t) for t in tools], system_prompt=spec.signature.instructions or None,
+            middleware=middleware, checkpointer=InMemorySaver() if gated else None), spec, 2 + hooks))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -240,12 +231,9 @@ class LangChainBinding(Binding):
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         thread = uuid.uuid4().hex
-        with _serving(model):
-            try:
-                state = await agent.graph.ainvoke(_payload(call), _config(agent, call, thread))
-            except Exception as exc:
-                return Outcome(error=translate.raised(exc, GraphRecursionError))
-        return _finished(agent, state, call, thread)
+        running = agent.graph.ainvoke(_payload(call), _config(agent, call, thread))
+        with translate.serving(model):
+            return await translate.areported(running, partial(_finished, agent, call, thread), _failed)
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -262,33 +250,21 @@ class LangChainBinding(Binding):
         agent.last.append(AIMessage(content=marker))
 
 
-@contextmanager
-def _serving(model: ScriptedModel) -> Iterator[None]:
-    """`model` answers the chat model's requests in this context (a contextvar: per run and task)."""
-    token = _MODEL.set(model)
-    try:
-        yield
-    finally:
-        _MODEL.reset(token)
-
-
 def _invoke(agent: _Agent, payload: Any, call: CallRequest, thread: str, model: ScriptedModel,
             mode: str) -> Outcome:
     """The graph run on `payload` in thread `thread`: `invoke`, `ainvoke` on a new event loop, or
     `stream`, reported."""
     config = _config(agent, call, thread)
-    events: list[Event] | None = [] if mode == "stream" else None
-    with _serving(model):
-        try:
-            if events is not None:
-                state = _stream(agent, payload, config, model, events)
-            elif mode == "async":
-                state = asyncio.run(agent.graph.ainvoke(payload, config))
-            else:
-                state = agent.graph.invoke(payload, config)
-        except Exception as exc:
-            return Outcome(error=translate.raised(exc, GraphRecursionError), events=events)
-    return translate.streamed(model, events, _finished(agent, state, call, thread))
+    with translate.serving(model):
+        return translate.reported(model, mode, partial(_finished, agent, call, thread), _failed,
+                                  sync=lambda: agent.graph.invoke(payload, config),
+                                  asynchronous=lambda: agent.graph.ainvoke(payload, config),
+                                  stream=lambda events: _stream(agent, payload, config, model, events))
+
+
+def _failed(exc: Exception) -> Outcome:
+    """An exception the graph let escape: GraphRecursionError is its step cap."""
+    return Outcome(error=translate.raised(exc, GraphRecursionError))
 
 
 def _payload(call: CallRequest) -> dict[str, Any]:
@@ -312,7 +288,7 @@ def _stream(agent: _Agent, payload: Any, config: dict[str, Any], model: Scripted
             state = chunk
             continue
         for update in chunk.values():
-            seen += (update or {}).get("messages", []) if isinstance(update, dict) else []
+            seen += update.get("messages", []) if isinstance(update, dict) else []
         translate.step_events(model, events, _trajectory(seen))
     return state
 
@@ -339,36 +315,36 @@ def _trajectory(messages: Sequence[BaseMessage]) -> list[Step]:
                             if isinstance(m, AIMessage) for c in _calls(m)], results)
 
 
-def _finished(agent: _Agent, state: Any, call: CallRequest, thread: str) -> Outcome:
+def _finished(agent: _Agent, call: CallRequest, thread: str, state: Any) -> Outcome:
     messages: list[BaseMessage] = list(state.get("messages", []))
     agent.last = messages
     trajectory = _trajectory(messages)
+    answers = [m for m in messages if isinstance(m, AIMessage)]
     interrupts = state.get("__interrupt__") or []
     if interrupts:
-        return Outcome(trajectory=trajectory, error=_interrupt(agent, interrupts[0], messages, call, thread))
-    answers = [m for m in messages if isinstance(m, AIMessage)]
+        pause = _interrupt(agent, interrupts[0], call, thread, answers, trajectory)
+        return Outcome(trajectory=trajectory, error=pause)
     # The run's last reply, if it called no tool: the final answer, or the call limit's canned one.
     reply = answers[-1].text if answers and not answers[-1].tool_calls else None
-    capped = reply is not None and reply.startswith(_LIMIT_TEXT)
-    outputs = None if reply is None or capped else render.reply_outputs(agent.spec.signature, reply)
-    return Outcome(outputs=outputs, trajectory=trajectory, iterations=len(answers) - int(capped),
-                   stop_reason=None if reply is None else "max_steps" if capped else "finish",
-                   fallback=reply if capped else None)
+    if reply is not None and reply.startswith(_LIMIT_TEXT):
+        return Outcome(trajectory=trajectory, iterations=len(answers) - 1, stop_reason="max_steps",
+                       fallback=reply)
+    return translate.finished(agent.spec.signature, reply, trajectory, len(answers))
 
 
-def _interrupt(agent: _Agent, interrupt: Any, messages: list[BaseMessage], call: CallRequest,
-               thread: str) -> ErrorInfo:
+def _interrupt(agent: _Agent, interrupt: Any, call: CallRequest, thread: str, answers: list[AIMessage],
+               trajectory: list[Step]) -> ErrorInfo:
+    """HumanInTheLoopMiddleware's pause, kept by its id for the resume: its first action request,
+    whose call id is that of the same call among the last reply's tool calls."""
     value = interrupt.value
     agent.interrupts[interrupt.id] = (thread, dict(call.inputs), value)
     request = (value.get("action_requests") or [{}])[0]
-    asked = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-    ids = [c["id"] for c in (asked.tool_calls if asked else [])
+    ids = [c["id"] for c in (answers[-1].tool_calls if answers else [])
            if c["name"] == request.get("name") and c["args"] == request.get("args")]
     return translate.interrupt(
         "Interrupt", str(request.get("description", "")), interrupt_id=interrupt.id,
         question=request.get("description"), tool=request.get("name"), args=request.get("args"),
-        call_id=ids[0] if ids else None, trajectory=_trajectory(messages),
-        iteration=sum(isinstance(m, AIMessage) for m in messages), inputs=call.inputs)
+        call_id=ids[0] if ids else None, trajectory=trajectory, iteration=len(answers), inputs=call.inputs)
 
 
 _REPEATS = ("ToolErrorMiddleware returns every error to the model and never stops: no count of "

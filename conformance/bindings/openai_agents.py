@@ -27,9 +27,9 @@ raising `ModelBehaviorError`.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from importlib.metadata import version
 from typing import Any, ClassVar
 
@@ -61,12 +61,11 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     Event,
-    LMCall,
     Outcome,
     ResumeRequest,
     Step,
 )
-from conformance.render import reply_outputs, user_message
+from conformance.render import user_message
 
 _GENERIC = ("function_tool's default failure_error_function, default_tool_error_function (tool.py), "
             "answers every failing tool call with the fixed 'An error occurred while running the tool. "
@@ -133,7 +132,7 @@ class _Agent:
 
     agent: Agent[Any]
     spec: AgentSpec
-    last: list[list[Any]] = field(default_factory=list)
+    last: list[Any] = field(default_factory=list)
     pauses: dict[str, _Pause] = field(default_factory=dict)
 
 
@@ -162,16 +161,12 @@ class OpenAIAgentsBinding(Binding):
         return version("openai-agents")
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
-        try:
-            agent: Agent[Any] = Agent(
-                name="agent",
-                instructions=spec.signature.instructions or None,
-                tools=[function_tool(translate.documented_function(t), name_override=t.name,
-                                     needs_approval=t.spec.interruptible) for t in tools],
-            )
-        except Exception as exc:
-            return ErrorInfo.from_exception(exc)
-        return _Agent(agent, spec)
+        return translate.built(lambda: _Agent(Agent(
+            name="agent",
+            instructions=spec.signature.instructions or None,
+            tools=[function_tool(translate.documented_function(t), name_override=t.name,
+                                 needs_approval=t.spec.interruptible) for t in tools],
+        ), spec))
 
     def _config(self, model: ScriptedModel, base_url: str | None) -> RunConfig:
         return RunConfig(model=_model(model, base_url), tracing_disabled=True, **self.run_settings)
@@ -184,37 +179,16 @@ class OpenAIAgentsBinding(Binding):
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        if call.mode == "async":
-            return asyncio.run(self.arun(agent, call, model))
-        if call.mode == "stream":
-            return asyncio.run(self._stream(agent, call, model))
-        try:
-            result = Runner.run_sync(**self._arguments(agent, call, model))
-        except Exception as exc:
-            return _failed(agent, exc)
-        return _outcome(agent, result, call.base_url)
+        arguments = self._arguments(agent, call, model)
+        return translate.reported(model, call.mode, partial(_outcome, agent, call.base_url),
+                                  partial(_failed, agent), sync=lambda: Runner.run_sync(**arguments),
+                                  asynchronous=lambda: Runner.run(**arguments),
+                                  stream=lambda events: _stream(arguments, model, events))
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        try:
-            result = await Runner.run(**self._arguments(agent, call, model))
-        except Exception as exc:
-            return _failed(agent, exc)
-        return _outcome(agent, result, call.base_url)
-
-    async def _stream(self, agent: _Agent, call: CallRequest, model: ScriptedModel) -> Outcome:
-        """`Runner.run_streamed`: each `tool_output` run item is a step event, the end is done."""
-        events: list[Event] = []
-        result = Runner.run_streamed(**self._arguments(agent, call, model))
-        seen: list[Any] = []
-        try:
-            async for event in result.stream_events():
-                if event.type == "run_item_stream_event":
-                    seen.append(event.item)
-                    translate.step_events(model, events, _steps(seen))
-        except Exception as exc:
-            return _failed(agent, exc).model_copy(update={"events": events})
-        return translate.streamed(model, events, _outcome(agent, result, call.base_url))
+        return await translate.areported(Runner.run(**self._arguments(agent, call, model)),
+                                         partial(_outcome, agent, call.base_url), partial(_failed, agent))
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -225,29 +199,26 @@ class OpenAIAgentsBinding(Binding):
                 type="NotSupported", message="the SDK cannot edit a pending tool call: RunState "
                 "offers approve and reject only (run_state.py)"))
 
-        async def go() -> Outcome:
-            try:
-                state = await RunState.from_string(agent.agent, pause.snapshot)
-                item = state.get_interruptions()[0]
-                if answer.decision == "approve":
-                    state.approve(item)
-                else:  # free text is a rejection_message, which the SDK sends to the model as it is
-                    state.reject(item, rejection_message=None if answer.decision == "reject" else answer.text)
-                result = await Runner.run(agent.agent, state, run_config=self._config(model, pause.base_url))
-            except Exception as exc:
-                return _failed(agent, exc)
-            return _outcome(agent, result, pause.base_url)
+        async def resumed() -> RunResult:
+            state = await RunState.from_string(agent.agent, pause.snapshot)
+            item = state.get_interruptions()[0]
+            if answer.decision == "approve":
+                state.approve(item)
+            else:  # free text is a rejection_message, which the SDK sends to the model as it is
+                state.reject(item, rejection_message=None if answer.decision == "reject" else answer.text)
+            return await Runner.run(agent.agent, state, run_config=self._config(model, pause.base_url))
 
-        return asyncio.run(go())
+        # The snapshot is restored and run on an event loop (RunState.from_string is async), in either mode.
+        return translate.reported(model, "async", partial(_outcome, agent, pause.base_url),
+                                  partial(_failed, agent), asynchronous=resumed)
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
-        for items in agent.last:
-            for item in items:
-                if isinstance(item, ToolCallOutputItem) and isinstance(item.raw_item, dict):
-                    item.raw_item["output"] = marker
-                    item.output = marker
-            items.append(marker)
+        for item in agent.last:
+            if isinstance(item, ToolCallOutputItem) and isinstance(item.raw_item, dict):
+                item.raw_item["output"] = marker
+                item.output = marker
+        agent.last.append(marker)
 
 
 class OpenAIAgentsToolNotFoundBinding(OpenAIAgentsBinding):
@@ -260,15 +231,21 @@ class OpenAIAgentsToolNotFoundBinding(OpenAIAgentsBinding):
 
 def _model(model: ScriptedModel, base_url: str | None) -> OpenAIChatCompletionsModel:
     """The SDK's chat-completions model: at `base_url`, or over a transport answering from `model`."""
-    client = (server.openai_client(model, _lm_call) if base_url is None
+    # Every request is a step: the SDK makes no tool-less extraction call.
+    client = (server.openai_client(model, partial(server.native_call, kind="step")) if base_url is None
               else openai.AsyncOpenAI(base_url=base_url, api_key=server.API_KEY))
     return OpenAIChatCompletionsModel(model="scripted", openai_client=client)
 
 
-def _lm_call(body: dict[str, Any]) -> LMCall:
-    """The request as a native step call (the endpoint's log shows each assistant's tool calls)."""
-    call = server.request_call(body)
-    return LMCall(kind="step", adapter="native", messages=call.messages, tools=call.tools)
+async def _stream(arguments: dict[str, Any], model: ScriptedModel, events: list[Event]) -> RunResultStreaming:
+    """`Runner.run_streamed`: each `tool_output` run item is a step event; the result once it ends."""
+    result = Runner.run_streamed(**arguments)
+    seen: list[Any] = []
+    async for event in result.stream_events():
+        if event.type == "run_item_stream_event":
+            seen.append(event.item)
+            translate.step_events(model, events, _steps(seen))
+    return result
 
 
 def _steps(items: Sequence[Any]) -> list[Step]:
@@ -288,29 +265,27 @@ def _steps(items: Sequence[Any]) -> list[Step]:
     return translate.steps(calls, outputs)
 
 
-def _outcome(agent: _Agent, result: RunResult | RunResultStreaming, base_url: str | None) -> Outcome:
-    agent.last = [result.new_items]
+def _outcome(agent: _Agent, base_url: str | None, result: RunResult | RunResultStreaming) -> Outcome:
+    agent.last = result.new_items
     trajectory = _steps(result.new_items)
     iterations = len(result.raw_responses)
-    if result.interruptions:
-        item = result.interruptions[0]
-        call_id = str(item.call_id)
-        pause_id = f"{call_id}#{len(agent.pauses) + 1}"
-        agent.pauses[pause_id] = _Pause(result.to_state().to_string(), base_url)
-        # A ToolApprovalItem carries the call, no question for the person.
-        return Outcome(trajectory=trajectory, iterations=iterations, error=translate.interrupt(
-            type(item).__name__, f"the call of {item.tool_name} needs approval", interrupt_id=pause_id,
-            question=None, tool=item.tool_name, args=str(item.arguments), call_id=call_id,
-            trajectory=trajectory, iteration=iterations, inputs=result.input))
-    return Outcome(outputs=reply_outputs(agent.spec.signature, result.final_output),
-                   trajectory=trajectory, iterations=iterations,
-                   stop_reason="finish" if result.final_output is not None else None)
+    if not result.interruptions:
+        return translate.finished(agent.spec.signature, result.final_output, trajectory, iterations)
+    item = result.interruptions[0]
+    call_id = str(item.call_id)
+    pause_id = f"{call_id}#{len(agent.pauses) + 1}"
+    agent.pauses[pause_id] = _Pause(result.to_state().to_string(), base_url)
+    # A ToolApprovalItem carries the call, no question for the person.
+    return translate.paused(type(item).__name__, f"the call of {item.tool_name} needs approval",
+                            interrupt_id=pause_id, tool=item.tool_name, args=str(item.arguments),
+                            call_id=call_id, trajectory=trajectory, iterations=iterations,
+                            inputs=result.input)
 
 
 def _failed(agent: _Agent, exc: Exception) -> Outcome:
     """An exception the SDK let escape; its run data (items, responses), where it carries any."""
     data = exc.run_data if isinstance(exc, AgentsException) else None
-    agent.last = [] if data is None else [data.new_items]
+    agent.last = [] if data is None else data.new_items
     if data is None:
         return Outcome(error=ErrorInfo.from_exception(exc))
     trajectory = _steps(data.new_items)

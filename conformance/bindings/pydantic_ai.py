@@ -27,10 +27,10 @@ when a model request node carries a call's tool return, `done` after its End nod
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 from pydantic_ai import (
@@ -75,7 +75,7 @@ from conformance.binding import (
     Step,
     StepTurn,
 )
-from conformance.render import json_value, reply_outputs, user_message
+from conformance.render import json_value, user_message
 
 _IDS = itertools.count(1)
 _CRASH = ("only ModelRetry and ToolFailed raised in a tool go back to the model (tool_manager.py "
@@ -116,7 +116,7 @@ class _Pause:
     messages: list[ModelMessage]
     call: ToolCallPart
     usage: RunUsage
-    cap: int
+    limits: UsageLimits
     inputs: dict[str, Any]
 
 
@@ -126,7 +126,7 @@ class _Agent:
 
     agent: Agent[None, Any]
     spec: AgentSpec
-    last: list[ModelMessage] | None = None
+    last: list[ModelMessage] = field(default_factory=list)
     pauses: dict[str, _Pause] = field(default_factory=dict)
 
 
@@ -153,39 +153,25 @@ class PydanticAIBinding(Binding):
         return str(_VERSION)
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
-        try:
-            agent_tools = [_tool(t) for t in tools]
-            # DeferredToolRequests in the output type is how pydantic-ai lets a run end with pending
-            # approvals (deferred-tools docs); without an approval tool the output is plain text.
-            output: Any = [str, DeferredToolRequests] if any(t.spec.interruptible for t in tools) else str
-            agent: Agent[None, Any] = Agent(instructions=spec.signature.instructions or None,
-                                            tools=agent_tools, output_type=output)
-        except Exception as exc:
-            return ErrorInfo.from_exception(exc)
-        return _Agent(agent, spec)
+        # DeferredToolRequests in the output type is how pydantic-ai lets a run end with pending
+        # approvals (deferred-tools docs); without an approval tool the output is plain text.
+        output: Any = [str, DeferredToolRequests] if any(t.spec.interruptible for t in tools) else str
+        return translate.built(lambda: _Agent(Agent(
+            instructions=spec.signature.instructions or None, tools=[_tool(t) for t in tools],
+            output_type=output), spec))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        if call.mode != "sync":
-            return asyncio.run(self.arun(agent, call, model))
-        kwargs = {"user_prompt": user_message(call.inputs), **_run_kwargs(agent, call, model)}
-        return _run(agent, kwargs, "sync", translate.step_cap(agent.spec, call), call.inputs)
+        return _run(agent, _run_kwargs(agent, call, model), call.mode, model, call.inputs)
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
-        """`Agent.run` (or `Agent.iter` for `mode="stream"`) on the running event loop."""
+        """`Agent.run` on the running event loop."""
         assert isinstance(agent, _Agent)
         kwargs = _run_kwargs(agent, call, model)
-        events: list[Event] | None = [] if call.mode == "stream" else None
         with capture_run_messages() as messages:
-            try:
-                if events is None:
-                    result = await agent.agent.run(user_message(call.inputs), **kwargs)
-                else:
-                    result = await _iterate(agent, user_message(call.inputs), kwargs, model, events)
-            except Exception as exc:
-                return _failed(agent, exc, messages, events)
-        outcome = _outcome(agent, result, translate.step_cap(agent.spec, call), call.inputs)
-        return translate.streamed(model, events, outcome)
+            return await translate.areported(agent.agent.run(**kwargs),
+                                             partial(_outcome, agent, kwargs, call.inputs),
+                                             partial(_failed, agent, messages))
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -196,14 +182,12 @@ class PydanticAIBinding(Binding):
         kwargs: dict[str, Any] = {
             "message_history": pause.messages, "usage": pause.usage,
             "deferred_tool_results": DeferredToolResults(approvals={pause.call.tool_call_id: answer}),
-            "model": _model(model, None), "usage_limits": UsageLimits(request_limit=pause.cap),
+            "model": _model(model, None), "usage_limits": pause.limits,
         }
-        return _run(agent, kwargs, request.mode, pause.cap, pause.inputs)
+        return _run(agent, kwargs, request.mode, model, pause.inputs)
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
-        if agent.last is None:
-            return
         for message in agent.last:
             for part in message.parts:
                 if isinstance(part, TextPart | BaseToolReturnPart | UserPromptPart):
@@ -220,54 +204,53 @@ def _tool(tool: SuiteTool) -> Tool[None]:
 
 def _run_kwargs(agent: _Agent, call: CallRequest, model: ScriptedModel) -> dict[str, Any]:
     # One step is one model request: request_limit=N admits N requests (usage.py).
-    return {"model": _model(model, call.base_url),
+    return {"user_prompt": user_message(call.inputs), "model": _model(model, call.base_url),
             "usage_limits": UsageLimits(request_limit=translate.step_cap(agent.spec, call))}
 
 
-def _run(agent: _Agent, kwargs: dict[str, Any], mode: str, cap: int, inputs: dict[str, Any]) -> Outcome:
-    """`Agent.run_sync(**kwargs)`, or `Agent.run` on a new event loop (`mode="async"`), reported."""
+def _run(agent: _Agent, kwargs: dict[str, Any], mode: str, model: ScriptedModel,
+         inputs: dict[str, Any]) -> Outcome:
+    """`Agent.run_sync(**kwargs)`, `Agent.run` on a new event loop or `Agent.iter`, reported; a failed
+    run's messages are the ones `capture_run_messages` kept."""
     with capture_run_messages() as messages:
-        try:
-            result = asyncio.run(agent.agent.run(**kwargs)) if mode == "async" else \
-                agent.agent.run_sync(**kwargs)
-        except Exception as exc:
-            return _failed(agent, exc, messages)
-    return _outcome(agent, result, cap, inputs)
+        return translate.reported(model, mode, partial(_outcome, agent, kwargs, inputs),
+                                  partial(_failed, agent, messages),
+                                  sync=lambda: agent.agent.run_sync(**kwargs),
+                                  asynchronous=lambda: agent.agent.run(**kwargs),
+                                  stream=lambda events: _iterate(agent, kwargs, model, events))
 
 
-async def _iterate(agent: _Agent, prompt: str, kwargs: dict[str, Any], model: ScriptedModel,
-                   events: list[Event]) -> Any:
+async def _iterate(agent: _Agent, kwargs: dict[str, Any], model: ScriptedModel, events: list[Event]) -> Any:
     """`Agent.iter`: each tool call is a step event once a model request node carries its return."""
-    async with agent.agent.iter(prompt, **kwargs) as run:
+    async with agent.agent.iter(**kwargs) as run:
         async for node in run:
             pending = [node.request] if Agent.is_model_request_node(node) else []
             translate.step_events(model, events, _trajectory([*run.all_messages(), *pending]))
     return run.result
 
 
-def _outcome(agent: _Agent, result: Any, cap: int, inputs: dict[str, Any]) -> Outcome:
+def _outcome(agent: _Agent, kwargs: dict[str, Any], inputs: dict[str, Any], result: Any) -> Outcome:
     messages: list[ModelMessage] = result.all_messages()
     agent.last = messages
     trajectory = _trajectory(messages)
     iterations = sum(isinstance(m, ModelResponse) for m in messages)
-    if isinstance(result.output, DeferredToolRequests):
-        call = result.output.approvals[0]
-        agent.pauses[call.tool_call_id] = _Pause(messages, call, result.usage, cap, inputs)
-        # DeferredToolRequests holds the pending calls and no question for the person.
-        return Outcome(trajectory=trajectory, iterations=iterations, error=translate.interrupt(
-            "DeferredToolRequests", f"the run ended with {len(result.output.approvals)} call(s) awaiting "
-            "approval", interrupt_id=call.tool_call_id, question=None, tool=call.tool_name, args=call.args,
-            call_id=call.tool_call_id, trajectory=trajectory, iteration=iterations, inputs=inputs))
-    return Outcome(outputs=reply_outputs(agent.spec.signature, result.output), trajectory=trajectory,
-                   stop_reason="finish", iterations=iterations)
+    if not isinstance(result.output, DeferredToolRequests):
+        return translate.finished(agent.spec.signature, result.output, trajectory, iterations)
+    call = result.output.approvals[0]
+    agent.pauses[call.tool_call_id] = _Pause(messages, call, result.usage, kwargs["usage_limits"], inputs)
+    # DeferredToolRequests holds the pending calls and no question for the person.
+    count = len(result.output.approvals)
+    return translate.paused(
+        "DeferredToolRequests", f"the run ended with {count} call(s) awaiting approval",
+        interrupt_id=call.tool_call_id, tool=call.tool_name, args=call.args, call_id=call.tool_call_id,
+        trajectory=trajectory, iterations=iterations, inputs=inputs)
 
 
-def _failed(agent: _Agent, exc: Exception, messages: list[ModelMessage],
-            events: list[Event] | None = None) -> Outcome:
+def _failed(agent: _Agent, messages: list[ModelMessage], exc: Exception) -> Outcome:
     """An exception the run let escape; its trajectory from `capture_run_messages`."""
     agent.last = messages
     error = translate.raised(exc, UsageLimitExceeded)
-    return Outcome(error=error, trajectory=_trajectory(messages), events=events,
+    return Outcome(error=error, trajectory=_trajectory(messages),
                    stop_reason="max_steps" if error.kind == "max-iterations" else None,
                    iterations=sum(isinstance(m, ModelResponse) for m in messages))
 

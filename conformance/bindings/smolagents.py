@@ -2,12 +2,11 @@
 
 Seam: smolagents' own `OpenAIModel` (a `smolagents.models.Model`), built with the documented
 `client=` argument: an `openai.OpenAI` client over an in-memory httpx transport that answers each
-chat-completions request from the script (or, in `http` scenarios, pointed at `CallRequest.base_url`
-with `api_base`). So the agent's own message building, tool declarations (`get_tool_json_schema`),
-tool-call parsing, argument validation and tool execution run, and so does the model client users
-run (the openai client, whose default `max_retries=2` retries timeouts, connection errors, 429 and
-5xx; smolagents' own `Retrying` adds retries on rate limits only).
-Each request is logged as an `LMCall` from its body (`server.request_call`: messages as text, the
+chat-completions request from the script. So the agent's own message building, tool declarations
+(`get_tool_json_schema`), tool-call parsing, argument validation and tool execution run, and so does
+the model client users run (the openai client, whose default `max_retries=2` retries timeouts,
+connection errors, 429 and 5xx; smolagents' own `Retrying` adds retries on rate limits only).
+Each request is logged as an `LMCall` from its body (`server.native_call`: messages as text, the
 tools as native declarations). A step is answered with native `tool_calls`; a final answer with a
 call of smolagents' own `final_answer` tool ({"answer": reply}), which is how a ToolCallingAgent
 ends a run; raw (malformed) tool args go verbatim into `arguments`, for smolagents to parse.
@@ -24,10 +23,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from importlib.metadata import version
 from typing import Any, ClassVar
 
-from smolagents import ActionStep, FinalAnswerStep, RunResult, Tool, ToolCallingAgent
+from smolagents import ActionStep, RunResult, Tool, ToolCallingAgent
 from smolagents.models import OpenAIModel
 from smolagents.monitoring import LogLevel
 from smolagents.utils import AgentMaxStepsError
@@ -41,12 +41,11 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     Event,
-    LMCall,
     Outcome,
     SignatureSpec,
     Step,
 )
-from conformance.render import json_value, reply_outputs, user_message
+from conformance.render import json_value, user_message
 
 _STOP_REASONS = {"success": "finish", "max_steps_error": "max_steps"}
 _TWICE = ("after _handle_max_steps_reached, MultiStepAgent._run_stream yields the last ActionStep a "
@@ -109,53 +108,40 @@ class SmolagentsBinding(Binding):
         return version("smolagents")
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
-        try:
-            agent = ToolCallingAgent(
-                tools=[_smol_tool(t) for t in tools],
-                # Replaced by the scripted model on each run.
-                model=OpenAIModel(model_id="scripted", api_base=server.IN_MEMORY_URL,
-                                  api_key=server.API_KEY),
-                instructions=spec.signature.instructions or None,
-                max_steps=spec.max_steps,
-                verbosity_level=LogLevel.OFF,  # console output only; no behaviour depends on it
-            )
-        except Exception as exc:
-            return ErrorInfo.from_exception(exc)
-        return _Agent(agent, spec.signature)
+        return translate.built(lambda: _Agent(ToolCallingAgent(
+            tools=[_smol_tool(t) for t in tools],
+            # Replaced by the scripted model on each run.
+            model=OpenAIModel(model_id="scripted", api_base=server.IN_MEMORY_URL, api_key=server.API_KEY),
+            instructions=spec.signature.instructions or None,
+            max_steps=spec.max_steps,
+            verbosity_level=LogLevel.OFF,  # console output only; no behaviour depends on it
+        ), spec.signature))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         smol = agent.agent
-        smol.model = _model(model, call.base_url)
+        smol.model = OpenAIModel(model_id="scripted",
+                                 client=server.openai_client(model, server.native_call, asynchronous=False))
         task = user_message(call.inputs)
-        events: list[Event] = []
-        try:
-            if call.mode == "stream":
-                streamed = []
-                for item in smol.run(task, stream=True, max_steps=call.max_steps):
-                    streamed.append(item)
-                    if isinstance(item, ActionStep):
-                        events.extend(translate.step_event(model, s) for s in _steps(item))
-                    elif isinstance(item, FinalAnswerStep):
-                        outputs = reply_outputs(agent.signature, _answer(item.output))
-                        events.append(translate.done_event(model, outputs, _STOP_REASONS[_state(smol)]))
-                agent.last = streamed
-                output, state = streamed[-1].output, _state(smol)
-            else:
-                result = smol.run(task, max_steps=call.max_steps, return_full_result=True)
-                assert isinstance(result, RunResult)
-                agent.last = [result]
-                output, state = result.output, result.state
-        except Exception as exc:
-            return Outcome(error=ErrorInfo.from_exception(exc), trajectory=_trajectory(smol),
-                           iterations=_iterations(smol), events=events if call.mode == "stream" else None)
-        return Outcome(
-            outputs=reply_outputs(agent.signature, _answer(output)),
-            trajectory=_trajectory(smol),
-            stop_reason=_STOP_REASONS.get(state, state),
-            iterations=_iterations(smol),
-            events=events if call.mode == "stream" else None,
-        )
+
+        def whole() -> tuple[Any, str]:
+            result = smol.run(task, max_steps=call.max_steps, return_full_result=True)
+            assert isinstance(result, RunResult)
+            agent.last = [result]
+            return result.output, result.state
+
+        def stream(events: list[Event]) -> tuple[Any, str]:
+            """The memory's steps as they are streamed; the last item is the FinalAnswerStep."""
+            streamed = []
+            for item in smol.run(task, stream=True, max_steps=call.max_steps):
+                streamed.append(item)
+                if isinstance(item, ActionStep):
+                    events.extend(translate.step_event(model, s) for s in _steps(item))
+            agent.last = streamed
+            return streamed[-1].output, _state(smol)
+
+        return translate.reported(model, call.mode, partial(_finished, agent), partial(_failed, agent),
+                                  sync=whole, stream=stream)
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
@@ -193,13 +179,17 @@ def _smol_tool(tool: SuiteTool) -> Tool:
     return instance
 
 
-def _model(model: ScriptedModel, base_url: str | None) -> OpenAIModel:
-    """smolagents' OpenAIModel answering from `model`: over real HTTP from the endpoint at
-    `base_url` (http profile), else over an in-memory transport."""
-    if base_url is not None:
-        return OpenAIModel(model_id="scripted", api_base=base_url, api_key=server.API_KEY)
-    client = server.openai_client(model, _lm_call, asynchronous=False)
-    return OpenAIModel(model_id="scripted", client=client)
+def _finished(agent: _Agent, end: tuple[Any, str]) -> Outcome:
+    """A run that returned its final output and state; its steps as the agent's memory keeps them."""
+    output, state = end
+    return translate.finished(agent.signature, _answer(output), _trajectory(agent.agent),
+                              _iterations(agent.agent), _STOP_REASONS.get(state, state))
+
+
+def _failed(agent: _Agent, exc: Exception) -> Outcome:
+    """An exception the run let escape, with the steps the agent's memory kept."""
+    return Outcome(error=ErrorInfo.from_exception(exc), trajectory=_trajectory(agent.agent),
+                   iterations=_iterations(agent.agent))
 
 
 def _state(agent: ToolCallingAgent) -> str:
@@ -250,9 +240,3 @@ def _shown_error(step: ActionStep) -> str | None:
     if isinstance(content, list):
         return "".join(str(part.get("text", "")) for part in content)
     return str(content)
-
-
-def _lm_call(body: dict[str, Any]) -> LMCall:
-    """A request as smolagents makes it: native tool calling, and on the cap one tool-less call
-    (an extraction) answered with a plain reply."""
-    return server.request_call(body).model_copy(update={"adapter": "native"})

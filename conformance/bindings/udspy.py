@@ -32,8 +32,8 @@ cannot parse, inside the same iteration); on the cap udspy always extracts (`max
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar, get_args
 
 import udspy
@@ -196,53 +196,37 @@ class UdspyBinding(Binding):
         extra: dict[str, Any] = {"adapter": udspy.ChatAdapter()} if spec.adapter == "json" else {}
         # Not passed, as 0.1.8 has neither: `enable_ask_to_user` (there is no ask_to_user tool; an
         # unknown keyword would be forwarded to every LM call) and `on_max_steps` (it always extracts).
-        try:
-            react = udspy.ReAct(
-                _signature(spec.signature),
-                [udspy.Tool(t.as_function(), require_confirmation=t.spec.interruptible) for t in tools],
-                max_iters=spec.max_steps, **extra,
-            )
-        except Exception as exc:
-            return ErrorInfo.from_exception(exc)
-        return _Agent(react)
+        return translate.built(lambda: _Agent(udspy.ReAct(
+            _signature(spec.signature),
+            [udspy.Tool(t.as_function(), require_confirmation=t.spec.interruptible) for t in tools],
+            max_iters=spec.max_steps, **extra,
+        )))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        """`ReAct.__call__`, `aforward` or `astream`, with `model` in a settings.context of this call."""
         assert isinstance(agent, _Agent)
-        if call.mode == "async":
-            return asyncio.run(self.arun(agent, call, model))
-        if call.mode == "stream":
-            return asyncio.run(_astream(agent, call, model))
         agent.last = None
-        try:
-            with udspy.settings.context(lm=_lm(model, call.base_url)):
-                prediction = agent.react(**call.kwargs())
-        except Exception as exc:
-            return _failed(agent, exc)
-        return _outcome(agent, prediction)
+        with udspy.settings.context(lm=_lm(model, call.base_url)):
+            return translate.reported(model, call.mode, partial(_outcome, agent), partial(_failed, agent),
+                                      sync=lambda: agent.react(**call.kwargs()),
+                                      asynchronous=lambda: agent.react.aforward(**call.kwargs()),
+                                      stream=lambda events: _astream(agent, call, model, events))
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         interrupt = agent.interrupts[request.interrupt_id]
-        try:
-            with udspy.settings.context(lm=_lm(model)):
-                if request.mode == "async":
-                    prediction = asyncio.run(agent.react.aresume(request.response, interrupt))
-                else:
-                    prediction = agent.react.resume(request.response, interrupt)
-        except Exception as exc:
-            return _failed(agent, exc)
-        return _outcome(agent, prediction)
+        with udspy.settings.context(lm=_lm(model)):
+            return translate.reported(model, request.mode, partial(_outcome, agent), partial(_failed, agent),
+                                      sync=lambda: agent.react.resume(request.response, interrupt),
+                                      asynchronous=lambda: agent.react.aresume(request.response, interrupt))
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         """`ReAct.aforward`, with `model` in a settings.context of this task only."""
         assert isinstance(agent, _Agent)
         agent.last = None
-        try:
-            with udspy.settings.context(lm=_lm(model, call.base_url)):
-                prediction = await agent.react.aforward(**call.kwargs())
-        except Exception as exc:
-            return _failed(agent, exc)
-        return _outcome(agent, prediction)
+        with udspy.settings.context(lm=_lm(model, call.base_url)):
+            return await translate.areported(agent.react.aforward(**call.kwargs()), partial(_outcome, agent),
+                                             partial(_failed, agent))
 
     def step_tool_names(self, agent: object) -> list[str] | None:
         assert isinstance(agent, _Agent)
@@ -258,26 +242,19 @@ class UdspyBinding(Binding):
         agent.last.append({"thought": marker, "tool_name": marker, "tool_args": {}, "observation": marker})
 
 
-async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel) -> Outcome:
-    """`ReAct.astream`: the step predictor's predictions are step events, the ReAct's is done."""
-    agent.last = None
-    events: list[Event] = []
+async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel, events: list[Event]) -> Any:
+    """`ReAct.astream`: the step predictor's predictions are step events; the ReAct's own Prediction,
+    which aexecute emits before it returns (react.py), is the result."""
     prediction: Any = None
-    try:
-        with udspy.settings.context(lm=_lm(model, call.base_url)):
-            async for event in agent.react.astream(**call.kwargs()):
-                if not isinstance(event, udspy.Prediction):
-                    continue
-                if event.module is agent.react.react_module:
-                    events.append(translate.step_event(model, translate.step(
-                        event.get("next_tool_name"), event.get("next_tool_args"),
-                        thought=event.get("next_thought"))))
-                elif event.module is agent.react:
-                    prediction = event
-    except Exception as exc:
-        return _failed(agent, exc, events)
-    return Outcome(events=events) if prediction is None else \
-        translate.streamed(model, events, _outcome(agent, prediction))
+    async for event in agent.react.astream(**call.kwargs()):
+        if not isinstance(event, udspy.Prediction):
+            continue
+        if event.module is agent.react.react_module:
+            events.append(translate.step_event(model, translate.step(
+                event.get("next_tool_name"), event.get("next_tool_args"), thought=event.get("next_thought"))))
+        elif event.module is agent.react:
+            prediction = event
+    return prediction
 
 
 def _outputs(agent: _Agent, prediction: Any) -> dict[str, JsonValue]:
@@ -290,12 +267,12 @@ def _outcome(agent: _Agent, prediction: Any) -> Outcome:
                    trajectory=[_step(episode) for episode in prediction["trajectory"]])
 
 
-def _failed(agent: _Agent, exc: Exception, events: list[Event] | None = None) -> Outcome:
+def _failed(agent: _Agent, exc: Exception) -> Outcome:
     if isinstance(exc, ConfirmationRequired):
         agent.last = exc.context.get("trajectory")
         agent.interrupts[exc.confirmation_id] = exc
-        return Outcome(error=_interrupt(exc), events=events)
-    return Outcome(error=ErrorInfo.from_exception(exc), events=events)
+        return Outcome(error=_interrupt(exc))
+    return Outcome(error=ErrorInfo.from_exception(exc))
 
 
 def _lm(model: ScriptedModel, base_url: str | None = None) -> Any:

@@ -13,6 +13,7 @@ from conformance._tools import SuiteTool
 from conformance.binding import (
     AgentSpec,
     CallRequest,
+    ErrorInfo,
     FaultTurn,
     FieldSpec,
     FinalTurn,
@@ -112,6 +113,131 @@ def test_an_interrupt_has_the_fields_the_contract_names() -> None:
     assert asked.fields["tool_call"] is None and asked.fields["question"] == "Which?"
 
 
+def test_each_run_and_each_task_is_served_its_own_model() -> None:
+    first, second = ScriptedModel([]), ScriptedModel([])
+    with pytest.raises(RuntimeError, match="no scripted model"):
+        translate.serving_model()
+
+    async def served(model: ScriptedModel) -> ScriptedModel:
+        with translate.serving(model):
+            await asyncio.sleep(0)  # the other task sets its own model meanwhile
+            return translate.serving_model()
+
+    async def both() -> list[ScriptedModel]:
+        return list(await asyncio.gather(served(second), served(ScriptedModel([]))))
+
+    with translate.serving(first) as installed:
+        assert installed is first and translate.serving_model() is first
+        seen = asyncio.run(both())
+        assert seen[0] is second and seen[1] is not second
+        assert translate.serving_model() is first  # the tasks' models ended with them
+    with pytest.raises(RuntimeError):
+        translate.serving_model()
+
+
+def _report(result: object) -> Outcome:
+    return Outcome(outputs={"answer": str(result)}, stop_reason="finish")
+
+
+def _failed(exc: Exception) -> Outcome:
+    return Outcome(error=ErrorInfo.from_exception(exc))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_a_call_is_made_in_the_form_its_mode_names_and_reported(mode: str) -> None:
+    model = ScriptedModel([FinalTurn(outputs={"answer": "x"})], finish_then_extract=False)
+
+    async def on_a_loop() -> str:
+        asyncio.get_running_loop()  # raises unless the coroutine runs on an event loop
+        return "async"
+
+    def stream(events: list) -> object:
+        model.answer(STEP)
+        events.append(translate.step_event(model, Step(tool_name="a")))
+        return on_a_loop()  # a stream may be the library's async form too
+
+    outcome = translate.reported(model, mode, _report, _failed, sync=lambda: "sync",
+                                 asynchronous=on_a_loop, stream=stream)
+    assert outcome.outputs == {"answer": "async" if mode != "sync" else "sync"}
+    if mode != "stream":
+        assert outcome.events is None
+        return
+    assert outcome.events is not None
+    assert [(e.kind, e.model_calls) for e in outcome.events] == [("step", 1), ("done", 1)]
+    assert (outcome.events[1].outputs, outcome.events[1].stop_reason) == ({"answer": "async"}, "finish")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_what_a_call_lets_escape_is_reported_by_failed_with_the_events_it_sent(mode: str) -> None:
+    model = ScriptedModel([])
+
+    def fail() -> None:
+        raise ValueError("library failed")
+
+    async def raising() -> None:
+        fail()
+
+    def stream(events: list) -> None:
+        events.append(translate.step_event(model, Step(tool_name="a")))
+        fail()
+
+    outcome = translate.reported(model, mode, _report, _failed, sync=fail, asynchronous=raising,
+                                 stream=stream)
+    assert outcome.error == ErrorInfo(type="ValueError", message="library failed")
+    assert outcome.outputs is None
+    assert [e.kind for e in outcome.events or []] == (["step"] if mode == "stream" else [])
+    assert (outcome.events is None) == (mode != "stream")
+
+
+def test_a_form_the_binding_does_not_give_is_its_bug_not_the_librarys() -> None:
+    with pytest.raises(NotImplementedError, match="'stream'"):
+        translate.reported(ScriptedModel([]), "stream", _report, _failed, sync=lambda: "sync")
+
+
+def test_an_async_call_is_awaited_on_the_running_loop_and_reported() -> None:
+    async def value() -> str:
+        return "done"
+
+    async def raising() -> str:
+        raise KeyError("gone")
+
+    async def both() -> list[Outcome]:
+        return [await translate.areported(value(), _report, _failed),
+                await translate.areported(raising(), _report, _failed)]
+
+    done, failed = asyncio.run(both())
+    assert (done.outputs, done.error) == ({"answer": "done"}, None)
+    assert (failed.outputs, failed.error) == (None, ErrorInfo(type="KeyError", message="'gone'"))
+
+
+def test_the_last_reply_that_called_no_tool_is_the_final_answer() -> None:
+    two = SignatureSpec(outputs=(FieldSpec(name="total", type="int"), FieldSpec(name="note")))
+    trajectory = [Step(tool_name="add", observation=3)]
+    outcome = translate.finished(two, '{"total": 3, "note": "ok"}', trajectory, 2)
+    assert outcome == Outcome(outputs={"total": 3, "note": "ok"}, trajectory=trajectory,
+                              stop_reason="finish", iterations=2)
+    assert translate.finished(SignatureSpec(), "hi", [], None, "max_steps").model_dump(
+        include={"outputs", "stop_reason"}) == {"outputs": {"answer": "hi"}, "stop_reason": "max_steps"}
+    ended = translate.finished(two, None, trajectory, 1)  # the run ended on a reply that called a tool
+    assert (ended.outputs, ended.stop_reason, ended.iterations) == (None, None, 1)
+    assert ended.trajectory == trajectory
+
+
+def test_a_paused_run_reports_its_steps_so_far_and_the_pause_in_that_context() -> None:
+    trajectory = [Step(tool_name="look", observation="ok")]
+    outcome = translate.paused("Pending", "approve?", interrupt_id="p1", tool="transfer",
+                               args='{"amount": 5}', call_id="c1", trajectory=trajectory, iterations=2,
+                               inputs={"question": "q"})
+    assert (outcome.outputs, outcome.stop_reason, outcome.trajectory, outcome.iterations) == (
+        None, None, trajectory, 2)
+    assert outcome.error == translate.interrupt(
+        "Pending", "approve?", interrupt_id="p1", question=None, tool="transfer", args='{"amount": 5}',
+        call_id="c1", trajectory=trajectory, iteration=2, inputs={"question": "q"})
+    asked = translate.paused("Asked", "?", interrupt_id="p2", tool="t", args={}, call_id=None,
+                             trajectory=[], iterations=0, inputs={}, question="Which?")
+    assert asked.error is not None and asked.error.fields["question"] == "Which?"
+
+
 def test_the_cap_error_is_a_max_iterations_error_with_its_fields() -> None:
     error = translate.max_iterations(RuntimeError("too many"), iterations=3)
     assert (error.type, error.message, error.kind, error.fields) == (
@@ -139,6 +265,15 @@ def test_a_documented_function_describes_its_arguments_and_runs_the_tool() -> No
     function(amount=5, to="Ann")
     assert tool.calls == [{"amount": 5, "to": "Ann"}]
     assert translate.documented_function(SuiteTool(ToolSpec(name="t", description="T."))).__doc__ == "T."
+
+
+def test_a_build_the_library_refuses_is_its_error() -> None:
+    def refuse() -> object:
+        raise TypeError("no such option")
+
+    agent = object()
+    assert translate.built(lambda: agent) is agent
+    assert translate.built(refuse) == ErrorInfo(type="TypeError", message="no such option")
 
 
 def test_the_step_cap_is_the_calls_own_else_the_agents() -> None:
@@ -171,6 +306,19 @@ def test_a_seam_above_the_transport_refuses_a_fault_and_an_async_one_yields_firs
 
     asyncio.run(both())
     assert order == ["other", "answered"]  # the other task ran before the answer was given
+
+
+def test_a_native_loops_request_is_logged_with_the_native_adapter_and_its_kind() -> None:
+    tools = [{"type": "function", "function": {"name": "add", "parameters": {}}}]
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "assistant", "content": "adding",
+                "tool_calls": [{"function": {"name": "add", "arguments": '{"a": 1}'}}]}]
+    step = server.native_call({"messages": messages, "tools": tools})
+    assert (step.kind, step.adapter, step.tools) == ("step", "native", tools)
+    assert step.messages == [{"role": "system", "content": "Be brief."},
+                             {"role": "assistant", "content": 'adding\ncall add({"a": 1})'}]
+    tool_less = server.native_call({"messages": messages})  # a library's tool-less call on the cap
+    assert (tool_less.kind, tool_less.adapter, tool_less.tools) == ("extract", "native", None)
+    assert server.native_call({"messages": messages}, kind="step").kind == "step"
 
 
 def test_an_openai_client_is_answered_from_the_script_beneath_its_retries() -> None:
