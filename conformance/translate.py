@@ -290,10 +290,11 @@ def interrupt(type: str, message: str, *, interrupt_id: str, question: str | Non
 
 
 def paused(type: str, message: str, *, interrupt_id: str, tool: str, args: Any, call_id: str | None,
-           trajectory: list[Step], iterations: int, inputs: Any, question: str | None = None) -> Outcome:
-    """A run paused before its call of `tool`: its steps so far, and the pause, `interrupt(...)`, in them."""
+           trajectory: list[Step], iterations: int, inputs: Any) -> Outcome:
+    """A run paused before its call of `tool`, for approval: its steps so far, and the pause (no
+    question: the call is what is asked about), `interrupt(...)`, in them."""
     return Outcome(trajectory=trajectory, iterations=iterations, error=interrupt(
-        type, message, interrupt_id=interrupt_id, question=question, tool=tool, args=args,
+        type, message, interrupt_id=interrupt_id, question=None, tool=tool, args=args,
         call_id=call_id, trajectory=trajectory, iteration=iterations, inputs=inputs))
 
 

@@ -233,9 +233,6 @@ def test_a_paused_run_reports_its_steps_so_far_and_the_pause_in_that_context() -
     assert outcome.error == translate.interrupt(
         "Pending", "approve?", interrupt_id="p1", question=None, tool="transfer", args='{"amount": 5}',
         call_id="c1", trajectory=trajectory, iteration=2, inputs={"question": "q"})
-    asked = translate.paused("Asked", "?", interrupt_id="p2", tool="t", args={}, call_id=None,
-                             trajectory=[], iterations=0, inputs={}, question="Which?")
-    assert asked.error is not None and asked.error.fields["question"] == "Which?"
 
 
 def test_the_cap_error_is_a_max_iterations_error_with_its_fields() -> None:
