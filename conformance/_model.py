@@ -51,6 +51,8 @@ class ScriptedModel:
         self.every_step: StepTurn | FaultTurn | None = every_step
         self.every_extract = every_extract
         self.calls: list[LMCall] = []
+        #: The turn that answered each call, in the order of `calls` (None: the script had none).
+        self.answers: list[Turn | None] = []
         self.stamps: list[int] = []
         self.violation: str | None = None
         #: The model's clock, in seconds: it moves only by `sleep` and `hang`.
@@ -96,6 +98,7 @@ class ScriptedModel:
             self.times.append(self.clock)
             self.walls.append(time.monotonic())
             turn = self._next_for(call)
+            self.answers.append(turn)
             if turn is not None:
                 return turn
             expected = (

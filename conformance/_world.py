@@ -16,6 +16,7 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     FieldSpec,
+    FinalTurn,
     LMCall,
     Outcome,
     ResumeRequest,
@@ -50,6 +51,8 @@ class World:
         self._agent: object | None = None
         self.build_error: ErrorInfo | None = None
         self.outcomes: list[Outcome] = []
+        #: Why each call's step cap stopped it a step early (LOOP-3's off-by-one), or None.
+        self.early_stops: list[str | None] = []
         #: Each call's model calls, in call order (the model log is split at every call).
         self.calls_per_run: list[list[LMCall]] = []
         #: The queued turns each call consumed, in call order.
@@ -143,7 +146,8 @@ class World:
         agent = self.agent
         request = CallRequest.model_validate({"inputs": inputs, "max_steps": max_steps, "mode": mode,
                                               "base_url": self.http.base_url if self.http else None})
-        return self._record("run", lambda model: self.binding.run(agent, request, model))
+        cap = self.max_steps if max_steps is None else max_steps
+        return self._record("run", lambda model: self.binding.run(agent, request, model), cap=cap)
 
     def resume(self, response: str, mode: Literal["sync", "async"] = "sync",
                interrupt: ErrorInfo | None = None) -> Outcome:
@@ -161,13 +165,17 @@ class World:
                             check=not again)
 
     def _record(self, operation: str, run: Callable[[ScriptedModel], object],
-                check: bool = True) -> Outcome:
+                check: bool = True, cap: int | None = None) -> Outcome:
         model = self.model
         calls, turns = len(model.calls), model.unused
+        runs = {name: len(t.calls) for name, t in self.tools.items()}
         http = self.http
         raw = _guard.call(operation, lambda: http.run(run, model) if http else run(model), self.timeout)
         outcome = _guard.validated(operation, Outcome, raw)
         self.outcomes.append(outcome)
+        ran = {name: len(t.calls) - runs.get(name, 0) for name, t in self.tools.items()}
+        self.early_stops.append(None if cap is None else stopped_early(
+            outcome, list(zip(model.calls[calls:], model.answers[calls:], strict=True)), cap, ran))
         self.calls_per_run.append(model.calls[calls:])
         self.turns_per_run.append(turns[: len(turns) - len(model.unused)])
         if outcome.error is not None and outcome.error.kind == "human-in-the-loop":
@@ -217,6 +225,17 @@ class World:
             return [Step.model_validate(s) for s in history]
         return outcome.trajectory
 
+    def blocked_if_stopped_early(self, run: tuple[Outcome, ScriptedModel, int] | None = None) -> None:
+        """A count or answer that a call got wrong because its step cap stopped it a step early is
+        LOOP-3's failure (no off-by-one): the scenario is blocked by LOOP-3. The call is the latest,
+        or `run`: a concurrent run's outcome, model and step cap."""
+        if run is None:
+            early = self.early_stops[-1] if self.early_stops else None
+        else:
+            outcome, model, cap = run
+            early = stopped_early(outcome, list(zip(model.calls, model.answers, strict=True)), cap)
+        self.blocked_unless(early is None, "LOOP-3", early or "")
+
     def interrupt(self) -> ErrorInfo:
         """The latest interrupt a call reported; a scenario that needs one and got none is blocked
         by the requirement that asks for the pause (HITL-2 for `ask_to_user`, else HITL-3)."""
@@ -244,6 +263,37 @@ def interrupt_id(interrupt: ErrorInfo) -> str:
         f"(fields: {sorted(interrupt.fields)})"
     )
     return value
+
+
+def stopped_early(outcome: Outcome, served: list[tuple[LMCall, Turn | None]], cap: int,
+                  ran: dict[str, int] | None = None) -> str | None:
+    """Why a run that a step cap of `cap` stopped did not act on its `cap`-th step, or None.
+
+    `served` pairs each model call of the run with the turn that answered it; `ran` counts each
+    scenario tool's runs during the call (None: not known, as for runs sharing their tools). The cap
+    stopped the run a step early when it stopped after exactly `cap` step calls and the last one's
+    reply, a final answer or tool calls that neither ran nor were observed in the trajectory, was
+    dropped.
+    """
+    error = outcome.error
+    capped = outcome.stop_reason == "max_steps" or (error is not None and error.kind == "max-iterations")
+    steps = [turn for call, turn in served if call.kind == "step"]
+    if not capped or cap < 1 or len(steps) != cap:
+        return None
+    last = steps[-1]
+    if isinstance(last, FinalTurn) or (isinstance(last, StepTurn) and last.tool_name == "finish"):
+        return (f"the step cap of {cap} stopped the run on step {cap}, whose reply was the final "
+                f"answer: a cap of {cap} must accept a final answer on step {cap}")
+    if not isinstance(last, StepTurn) or ran is None:
+        return None
+    before = [c.tool_name for t in steps[:-1] if isinstance(t, StepTurn) for c in t.calls()]
+    dropped = [c.tool_name for c in last.calls()]
+    observed = [s for s in outcome.trajectory if s.tool_name != "finish" and s.observation is not None]
+    if any(name in ran for name in dropped) and len(observed) <= len(before) and all(
+            count == before.count(name) for name, count in ran.items()):
+        return (f"the step cap of {cap} stopped the run after {cap} step call(s), but the tool call(s) "
+                f"of step {cap} ({', '.join(dropped)}) never ran: a cap of {cap} must allow {cap} step(s)")
+    return None
 
 
 def _raised(outcome: Outcome) -> str:

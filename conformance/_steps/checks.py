@@ -198,6 +198,8 @@ def error_field_mentions(world: World, field: str, text: str) -> None:
 @then(parsers.re(r'the error\'s "history" has (?P<count>\d+) steps?$'))
 def error_history_length(world: World, count: str) -> None:
     history = _error_field(world, "history")
+    if not (isinstance(history, list) and len(history) == int(count)):
+        world.blocked_if_stopped_early()
     assert isinstance(history, list) and len(history) == int(count), (
         f"the error's history should hold {count} step(s): {history!r}"
     )
@@ -209,6 +211,8 @@ _JSON_LITERAL = r'\[.*\]|\{.*\}|null|-?\d+|".*"|true|false'
 @then(parsers.re(rf'the error\'s "(?P<field>\w+)" is (?P<expected>{_JSON_LITERAL})$'))
 def error_field_is(world: World, field: str, expected: str) -> None:
     value = _error_field(world, field)
+    if canonical(value) != canonical(parse_json(expected)):
+        world.blocked_if_stopped_early()  # the field is there; what it holds counts the steps run
     assert canonical(value) == canonical(parse_json(expected)), (
         f"the error's {field!r} is {value!r}, expected {expected}"
     )
@@ -241,6 +245,8 @@ def tool_ran_once(world: World, name: str, args: str) -> None:
 @then(parsers.re(r'the tool "(?P<name>\w+)" ran (?P<count>\d+) times?$'))
 def tool_ran_times(world: World, name: str, count: str) -> None:
     calls = world.tool(name).calls
+    if len(calls) != int(count):
+        world.blocked_if_stopped_early()
     assert len(calls) == int(count), (
         f"the tool {name!r} should have run {count} time(s); it ran {len(calls)}: {calls}"
     )
@@ -518,8 +524,15 @@ def _tool_steps(world: World) -> list[Any]:
 
 @then("the trajectory's tool steps are")
 def trajectory_is(world: World, datatable: list[list[str]]) -> None:
+    try:
+        _trajectory_is(_tool_steps(world), datatable)
+    except AssertionError:
+        world.blocked_if_stopped_early()
+        raise
+
+
+def _trajectory_is(steps: list[Any], datatable: list[list[str]]) -> None:
     header, *rows = datatable
-    steps = _tool_steps(world)
     listing = "\n".join(f"  {s.model_dump_json()}" for s in steps)
     assert len(steps) == len(rows), (
         f"expected {len(rows)} tool step(s) in the trajectory, got {len(steps)}:\n{listing}"
@@ -712,6 +725,8 @@ def cap_reported(world: World, count: int) -> None:
             f"{outcome.error.type}: {outcome.error.message}"
         )
         iterations = outcome.error.fields.get("iterations", outcome.iterations)
+        if iterations != count:
+            world.blocked_if_stopped_early()
         assert iterations == count, (
             f"the max-iterations error should say the run used {count} steps; it says "
             f"{iterations!r} (fields: {sorted(outcome.error.fields)})"
@@ -720,6 +735,8 @@ def cap_reported(world: World, count: int) -> None:
     assert outcome.stop_reason == "max_steps", (
         f"a run the step cap stopped should report stop reason 'max_steps'; got {outcome.stop_reason!r}"
     )
+    if outcome.iterations != count:
+        world.blocked_if_stopped_early()
     assert outcome.iterations == count, (
         f"the run should report {count} steps used; got {outcome.iterations!r}"
     )
@@ -784,6 +801,8 @@ def stop_reason(world: World, reason: str) -> None:
 @then(parsers.parse("the run reports {count:d} iterations"))
 def run_iterations(world: World, count: int) -> None:
     got = world.last.iterations
+    if got != count:
+        world.blocked_if_stopped_early()
     assert got == count, f"the run should report {count} iterations, got {got!r}"
 
 
@@ -896,6 +915,7 @@ def first_agent_format(world: World, adapter: str) -> None:
                          f"with the global adapter {adapter!r}, an agent without its own used {formats}")
     world.model = script
     world.outcomes.clear()
+    world.early_stops.clear()
     world.calls_per_run.clear()
     world.turns_per_run.clear()
     world.reset_agent()
@@ -908,6 +928,8 @@ def concurrent_ok(world: World) -> None:
         expected = own or world.global_adapter
         assert isinstance(result, Outcome), f"concurrent run {index} did not finish: {result!r}"
         assert model.violation is None, f"concurrent run {index}: {model.violation}"
+        if result.error is not None:  # each script finishes on its run's step cap
+            world.blocked_if_stopped_early((result, model, len(world.concurrent_scripts[index])))
         formats = _formats(model.calls)
         assert formats and all(f == expected for f in formats), (
             f"concurrent run {index} should use only the {expected!r} format; it used {formats}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -22,7 +23,8 @@ import reference
 import reference._adapters
 import reference._signature
 from conformance import AgentSpec, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
-from conformance.binding import AdapterName, StepTurn
+from conformance._model import UnexpectedModelCall
+from conformance.binding import AdapterName, LMCall, StepTurn
 from conformance.bindings.reference import _ADAPTERS, ReferenceBinding, _Agent
 from reference._args import MAX_DEPTH, too_deep, unfence
 from reference.react import _model, _Part, _Paused, _Run
@@ -183,6 +185,36 @@ class IgnoresTheCap(ReferenceBinding):
         if call.max_steps is not None:
             call = call.model_copy(update={"max_steps": call.max_steps + 1})
         return super().run(agent, call, model)
+
+
+class StopsAStepEarly(ReferenceBinding):
+    """A ReAct that raises on its cap, and whose cap of N asks the model for step N, then stops
+    without acting on its reply (it counts the request before reading it)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        fewer = {"max_steps": max(spec.max_steps - 1, 0), "on_max_steps": "raise"}
+        return super().build(spec.model_copy(update=fewer), tools)
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        return _asks_once_more(super().run(agent, _one_step_less(call), model), model)
+
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        return _asks_once_more(await super().arun(agent, _one_step_less(call), model), model)
+
+
+def _one_step_less(call: CallRequest) -> CallRequest:
+    if call.max_steps is None:
+        return call
+    return call.model_copy(update={"max_steps": max(call.max_steps - 1, 0)})
+
+
+def _asks_once_more(outcome: Outcome, model: ScriptedModel) -> Outcome:
+    """After a run the cap stopped, the request for the step it then drops."""
+    error = outcome.error
+    if outcome.stop_reason == "max_steps" or (error is not None and error.kind == "max-iterations"):
+        with contextlib.suppress(UnexpectedModelCall):
+            model.answer(LMCall(kind="step", adapter="chat", messages=[]))
+    return outcome
 
 
 class DropsTheAdapterOverride(ReferenceBinding):

@@ -123,6 +123,18 @@ def test_a_broken_implementation_fails_the_right_requirement(
     assert not run.requirements("errored")
 
 
+def test_a_cap_that_stops_a_step_early_fails_loop_3_and_blocks_what_counts_steps(run_suite: RunSuite) -> None:
+    run = run_suite(f"{B}:StopsAStepEarly")
+    assert run.report is not None, run.output[-3000:]
+    assert "LOOP-3" in run.requirements("failed")
+    # Each of these counts steps up to the cap, or finishes on it: LOOP-3's failure, not theirs.
+    dependent = {"LOOP-4", "TRJ-3", "STREAM-1", "ASYNC-2", "EXH-2", "EXH-4", "ERR-2"}
+    assert dependent <= run.requirements("blocked"), run.report["requirements"]
+    blocked = [s for s in run.report["scenarios"] if s["verdict"] == "blocked"]
+    assert {s["blocked_by"] for s in blocked if s["requirement"] in dependent} == {"LOOP-3"}
+    assert not run.requirements("errored")
+
+
 def test_a_hanging_binding_fails_its_scenario_and_the_run_goes_on(run_suite: RunSuite) -> None:
     # Not the smoke tier: a hang there would (rightly) report the whole binding as broken.
     run = run_suite(f"{B}:Hanging", "--conformance-timeout", "0.2", "-k", "malformed or lacks_a_required")
