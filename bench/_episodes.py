@@ -4,9 +4,9 @@ Each library is driven directly through its own model seam (never through a conf
 whose translation would be timed too) by a scripted model that hands back replies rendered ahead
 of time in the format that library's loop parses, so the model itself costs next to nothing. The
 DSPy-style loops (reference, dspy, udspy, bare) end with a `finish` step, then one extraction call:
-N+1 model calls. The native tool-calling loops (langchain, openai-agents, pydantic-ai, smolagents)
-end the library's own way: a reply with no tool call (smolagents: a call of its `final_answer`
-tool): N model calls. `Episode.check` runs one episode and fails loudly unless the library did
+N+1 model calls. The native tool-calling loops (langchain, openai-agents, pydantic-ai, smolagents,
+llama-index) end the library's own way: a reply with no tool call (smolagents: a call of its
+`final_answer` tool): N model calls. `Episode.check` runs one episode and fails loudly unless the library did
 exactly that work, so the benchmark never times a run that went wrong. "bare" is the floor: the
 loop itself, written inline.
 """
@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 #: The implementations, in the order the reports list them.
-IMPLS = ("reference", "dspy", "udspy", "langchain", "openai-agents", "pydantic-ai", "smolagents", "bare")
+IMPLS = ("reference", "dspy", "udspy", "langchain", "openai-agents", "pydantic-ai", "smolagents",
+         "llama-index", "bare")
 QUESTION = "What is 1 + 2?"
 ANSWER = "3"
 THOUGHT = "I add the numbers."
@@ -88,7 +89,7 @@ def build(impl: str, max_steps: int) -> Episode:
     builders: dict[str, Callable[[Script, int], Episode]] = {
         "reference": _reference, "dspy": _dspy, "udspy": _udspy, "langchain": _langchain,
         "openai-agents": _openai_agents, "pydantic-ai": _pydantic_ai, "smolagents": _smolagents,
-        "bare": _bare}
+        "llama-index": _llama_index, "bare": _bare}
     if impl not in builders:
         raise ValueError(f"unknown implementation {impl!r}; choose from {', '.join(IMPLS)}")
     return builders[impl](Script(), max_steps)
@@ -302,6 +303,36 @@ def _smolagents(script: Script, max_steps: int) -> Episode:
     return Episode(script, lambda: agent.run(QUESTION), str,
                    _native(lambda i: message(i, "add", ARGS), lambda n: message(n, "final_answer",
                                                                                 {"answer": ANSWER})))
+
+
+def _llama_index(script: Script, max_steps: int) -> Episode:
+    """`FunctionAgent.run` awaited under `asyncio.run` (its form from sync code), its LLM llama-index-core's
+    own test double, `MockFunctionCallingLLM`, whose response generator hands back ready `ChatMessage`s;
+    the agent parses each `ToolCallBlock`'s args and runs the tool itself."""
+    import asyncio
+
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ChatMessage, TextBlock, ToolCallBlock
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    def respond(messages: Any, **kwargs: Any) -> Any:
+        async def reply() -> Any:
+            yield script.reply()
+
+        return reply()
+
+    def step(i: int) -> Any:
+        call = ToolCallBlock(tool_call_id=f"call-{i}", tool_name="add", tool_kwargs=json.dumps(ARGS))
+        return ChatMessage(role="assistant", blocks=[TextBlock(text=THOUGHT), call])
+
+    agent = FunctionAgent(tools=[script.add], llm=MockFunctionCallingLLM(response_generator=respond))
+
+    async def play() -> Any:
+        # FunctionAgent never acts on its max_iterations-th reply: N steps need max_iterations=N+1.
+        return await agent.run(user_msg=QUESTION, max_iterations=max_steps + 1)
+
+    return Episode(script, lambda: asyncio.run(play()), lambda output: output.response.content,
+                   _native(step, lambda n: ChatMessage(role="assistant", content=ANSWER)))
 
 
 _BARE_SYSTEM = ("Answer the question. In each step, reply with one JSON object with the keys next_thought, "

@@ -1,0 +1,260 @@
+"""The binding for LlamaIndex's `FunctionAgent` (llama-index-core 0.14, `llama_index.core.agent.workflow`).
+
+Seam: llama-index-core's own test double, `MockFunctionCallingLLM` (llama_index/core/llms/mock.py), a
+`FunctionCallingLLM` whose `response_generator` answers each request; here it reads the request's
+messages and tools (their declarations from the library's own `ToolMetadata.to_openai_tool`), logs
+them as one `LMCall` and answers with an assistant `ChatMessage`: the thought as a `TextBlock` and one
+`ToolCallBlock` per call, its `tool_kwargs` the JSON text the model wrote (verbatim when malformed).
+The library then parses the args itself (the mock's `get_tool_calls_from_response`, which does what
+llama-index-llms-openai's does: `parse_partial_json`, `{}` on failure), builds `ToolSelection`s and
+runs the tools. The OpenAI LLM class (llama-index-llms-openai) would add a real client, but it needs
+openai<3 and the other peers need openai 3, so it cannot be installed beside them. `translate.serving`
+(a contextvar, which the workflow's step tasks inherit) gives each run its `ScriptedModel`, so one
+agent serves concurrent runs. Tools are `FunctionTool.from_defaults` over the suite tool's function.
+
+Step cap: `run(max_iterations=N)`, per call (the agent has no cap of its own, so the spec's cap is
+passed on every run). `parse_agent_output` counts every model reply as an iteration and stops once
+`num_iterations >= max_iterations`, before looking at the reply, so N steps are N model calls and
+the N-th reply is never acted on (a final answer on it included). On the cap the default
+(`early_stopping_method="force"`) raises `WorkflowRuntimeError("Max iterations of N reached! ...")`;
+`"generate"` (`on_max_steps="extract"`) makes one tool-less call and returns its reply, reported as
+stopped by the cap (only that branch returns once the count reaches the cap). The agent passes
+`timeout=None` to its Workflow and leaves `num_concurrent_runs` unlimited: neither limits a run.
+
+Forms: `agent.run(...)` returns a `WorkflowHandler` that must be awaited on an event loop; the sync
+form is the documented `asyncio.run(...)` around it. The stream is `handler.stream_events()`: a step
+event as each `ToolCallResult` arrives. Trajectory and step count are read from the run's context
+(`handler.ctx.store`: its memory and the scratchpad of messages not yet moved into it, and
+`num_iterations`), on every stop path. llama-index-core sends no telemetry; its tokenizer data ships
+in the package (`_static/`), so nothing reaches the network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from importlib.metadata import version
+from typing import Any, ClassVar
+
+from llama_index.core.agent.workflow import AgentOutput, FunctionAgent, ToolCallResult
+from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock, ToolCallBlock
+from llama_index.core.llms.mock import MockFunctionCallingLLM
+from llama_index.core.tools import FunctionTool
+from llama_index.core.workflow.errors import WorkflowRuntimeError
+
+from conformance import render, translate
+from conformance._model import ScriptedModel
+from conformance._tools import SuiteTool
+from conformance.binding import AgentSpec, Binding, CallRequest, ErrorInfo, Event, LMCall, Outcome, Step
+
+_LAST = ("parse_agent_output (agent/workflow/base_agent.py) counts each model reply and stops once "
+         "num_iterations >= max_iterations before reading it: the N-th reply is never acted on, a final "
+         "answer included, so a cap of N runs N-1 tool steps")
+_FIELDS = "the cap's WorkflowRuntimeError carries only its message (base_agent.py parse_agent_output)"
+_TEXT = ("_call_tool (base_agent.py) catches the tool's exception and shows the model only str(exc): "
+         "no tool name and no word that it failed")
+_ARGS = ("get_tool_calls_from_response (llms/mock.py, as llama-index-llms-openai's) parses args with "
+         "llms/utils.py parse_partial_json, {} on failure, and ToolSelection turns a non-object into {}")
+_KNOWN: dict[str, str] = {
+    "LOOP-3": _LAST,
+    "A per-call step cap overrides the agent's": _LAST,
+    "A streamed call's own step cap applies to that call": _LAST,
+    "Finishing on the last allowed step does not raise": _LAST,
+    "A streaming run stopped by the step cap still ends with one done event": _LAST,
+    "After the step cap the steps appear in the order they ran, one observation each":
+        _LAST + ": the call of the N-th reply never runs",
+    "Fifty overlapping async runs of one agent share no state":
+        _LAST + ": each run's final answer comes on its cap step (with one step more the runs are isolated)",
+    "A raising tool becomes an error observation and the loop goes on": _TEXT,
+    "Three similar failures in a row stop the retries with a suggestion":
+        "no repeated-failure stop: each tool error goes back to the model until max_iterations raises "
+        "(base_agent.py)",
+    "The error history keeps the last ten errors":
+        "no tool-error history (an error is a ToolOutput with is_error=True); and " + _LAST,
+    "EXH-2": _FIELDS,
+    "EXH-3": _FIELDS + "; a cap of 0 becomes the default 20 (_init_context: `max_iterations or "
+                       "DEFAULT_MAX_ITERATIONS`)",
+    "EXH-5": "early_stopping_method='generate' returns the model's reply to DEFAULT_EARLY_STOPPING_PROMPT "
+             "(_generate_early_stopping_response): no count of the tools tried or the last error",
+    "EXT-2": "_generate_early_stopping_response asks over memory.aget(), which holds only the input: the "
+             "run's steps are still in the scratchpad (FunctionAgent.finalize moves them there only at a "
+             "final answer)",
+    "ARGS-2": _ARGS + ": the tool is called with no args and the model sees only the TypeError's text",
+    "ARGS-3": _ARGS + ": a truncated object is completed and the tool runs; anything else calls it with no "
+                      "args, and the model sees only the TypeError's text",
+    "Tool args that break the tool's schema never reach it, and the error names the field":
+        "FunctionTool.acall (tools/function_tool.py) calls the function with the args as given, "
+        "unvalidated: wrong types reach the tool; a missing or extra arg is the TypeError's text, with no "
+        "word of an error",
+    "Tool args nested a hundred thousand levels deep fail fast with a clear error":
+        "RecursionError from parse_partial_json's json.loads (llms/utils.py) is not among the exceptions "
+        "get_tool_calls_from_response catches: it escapes the run",
+    "Tool args of several megabytes fail fast with a clear error":
+        "no size limit on tool args: the 5 MB string is parsed and reaches the tool",
+}
+
+
+@dataclass
+class _Agent:
+    """A built `FunctionAgent`, its spec, and the messages its last call handed out."""
+
+    agent: FunctionAgent
+    spec: AgentSpec
+    last: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class _Run:
+    """What one run left in its context: its messages, its iteration count and its cap."""
+
+    output: AgentOutput | None = None
+    messages: list[ChatMessage] = field(default_factory=list)
+    iterations: int = 0
+    cap: int = 0
+
+
+class LlamaIndexBinding(Binding):
+    """Runs the suite against llama-index-core's `FunctionAgent`, with its defaults."""
+
+    name = "llama-index"
+    contract_version = 2
+    capabilities = frozenset({"max-steps-error", "max-steps-extract", "async", "streaming",
+                              "parallel-tool-calls"})
+    not_claimed: ClassVar[Mapping[str, str]] = {
+        "signature": "a native tool-calling loop: FunctionAgent takes a system prompt and tools",
+        "max-steps-return": "early_stopping_method offers 'force' (raise WorkflowRuntimeError) and "
+                            "'generate' (one more model call); none returns flagged as capped "
+                            "(base_agent.py)",
+        "ask-user": "no built-in tool for asking the person: a user writes one that awaits "
+                    "ctx.wait_for_event(HumanResponseEvent) (docs: Human in the loop)",
+        "tool-approval": "no approval option on a tool: every chosen tool runs (base_agent.py "
+                         "call_tool); a gate is tool code the user writes around ctx.wait_for_event",
+        "lm-retry": "llama-index-core's LLM base and FunctionAgent do not retry a model call; retries live "
+                    "in provider packages (llama-index-llms-openai's client and retry decorator)",
+        "http": "llama-index-core ships no HTTP model client; the OpenAI LLM class is the separate "
+                "llama-index-llms-openai, which needs openai<3 and cannot be installed beside the peers",
+    }
+    known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+
+    @property
+    def version(self) -> str:
+        return version("llama-index-core")
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        # "generate" is the documented extraction on the cap; the default ("force") raises.
+        stopping = {"early_stopping_method": "generate"} if spec.on_max_steps == "extract" else {}
+        return translate.built(lambda: _Agent(FunctionAgent(
+            tools=[FunctionTool.from_defaults(translate.documented_function(t), name=t.name) for t in tools],
+            llm=MockFunctionCallingLLM(response_generator=_respond),
+            system_prompt=spec.signature.instructions or None, **stopping), spec))
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        run = _Run()
+        with translate.serving(model):
+            return translate.reported(
+                model, call.mode, partial(_outcome, agent), partial(_failed, agent, run),
+                sync=lambda: _play(agent, run, call, model, None),
+                asynchronous=lambda: _play(agent, run, call, model, None),
+                stream=lambda events: _play(agent, run, call, model, events))
+
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        run = _Run()
+        with translate.serving(model):
+            return await translate.areported(_play(agent, run, call, model, None),
+                                             partial(_outcome, agent), partial(_failed, agent, run))
+
+    def mutate_last_result(self, agent: object, marker: str) -> None:
+        assert isinstance(agent, _Agent)
+        for message in agent.last:
+            for block in message.blocks:
+                if isinstance(block, TextBlock):
+                    block.text = marker
+        agent.last.append(ChatMessage(role="assistant", content=marker))
+
+
+async def _play(agent: _Agent, run: _Run, call: CallRequest, model: ScriptedModel,
+                events: list[Event] | None) -> _Run:
+    """`agent.run(...)` awaited (its events read first when streaming); what its context holds then
+    goes into `run`, whether it returned or raised."""
+    handler = agent.agent.run(user_msg=render.user_message(call.inputs),
+                              max_iterations=translate.step_cap(agent.spec, call))
+    try:
+        if events is not None:
+            replies: list[ChatMessage] = []
+            results: dict[str, Any] = {}
+            async for event in handler.stream_events():
+                if isinstance(event, AgentOutput):
+                    replies.append(event.response)
+                elif isinstance(event, ToolCallResult):
+                    results[event.tool_id] = event.tool_output.content
+                    translate.step_events(model, events, translate.steps(_calls(replies), results))
+        run.output = await handler
+    finally:
+        store = handler.ctx.store
+        memory = await store.get("memory", default=None)
+        history = [] if memory is None else await memory.aget_all()
+        run.messages = [*history, *await store.get("scratchpad", default=[])]
+        run.iterations = await store.get("num_iterations", default=0)
+        run.cap = await store.get("max_iterations", default=0)
+    return run
+
+
+def _outcome(agent: _Agent, run: _Run) -> Outcome:
+    agent.last = run.messages
+    assert run.output is not None
+    stop = "max_steps" if run.iterations >= run.cap else "finish"
+    return translate.finished(agent.spec.signature, run.output.response.content, _trajectory(run.messages),
+                              run.iterations, stop)
+
+
+def _failed(agent: _Agent, run: _Run, exc: Exception) -> Outcome:
+    """An exception the run let escape: WorkflowRuntimeError raised on the cap is its step-cap error."""
+    agent.last = run.messages
+    capped = isinstance(exc, WorkflowRuntimeError) and run.cap > 0 and run.iterations >= run.cap
+    return Outcome(error=translate.max_iterations(exc) if capped else ErrorInfo.from_exception(exc),
+                   trajectory=_trajectory(run.messages), iterations=run.iterations,
+                   stop_reason="max_steps" if capped else None)
+
+
+def _calls(messages: Sequence[ChatMessage]) -> list[translate.NativeCall]:
+    """The tool calls of the assistant messages, in order, each with its message's text as thought."""
+    return [(b.tool_call_id, m.content, b.tool_name, b.tool_kwargs) for m in messages
+            if m.role == MessageRole.ASSISTANT for b in m.blocks if isinstance(b, ToolCallBlock)]
+
+
+def _trajectory(messages: Sequence[ChatMessage]) -> list[Step]:
+    """One Step per tool call, its observation the tool message answering its call id."""
+    results = {str(m.additional_kwargs.get("tool_call_id")): m.content for m in messages
+               if m.role == MessageRole.TOOL}
+    return translate.steps(_calls(messages), results)
+
+
+def _respond(messages: Sequence[ChatMessage], **kwargs: Any) -> AsyncIterator[ChatMessage]:
+    """The mock LLM's response generator: the request logged, the scripted turn as the reply.
+
+    A step call carries the agent's tools; the early-stopping call ("generate") carries none."""
+    model = translate.serving_model()
+    tools = kwargs.get("tools")
+    call = LMCall(kind="extract" if tools is None else "step", adapter="native",
+                  messages=[_shown(m) for m in messages],
+                  tools=None if tools is None else [t.metadata.to_openai_tool() for t in tools])
+
+    async def reply() -> AsyncIterator[ChatMessage]:
+        turn = await translate.aanswer(model, call)
+        message = render.openai_message(turn, len(model.calls))
+        blocks: list[Any] = [TextBlock(text=message["content"])] if message["content"] else []
+        blocks += [ToolCallBlock(tool_call_id=c["id"], tool_name=c["function"]["name"],
+                                 tool_kwargs=c["function"]["arguments"])  # verbatim: the library parses it
+                   for c in message.get("tool_calls", [])]
+        yield ChatMessage(role="assistant", blocks=blocks)
+
+    return reply()
+
+
+def _shown(message: ChatMessage) -> dict[str, Any]:
+    """A message as the model is shown it, as text (tool calls included)."""
+    calls = [(b.tool_name, b.tool_kwargs) for b in message.blocks if isinstance(b, ToolCallBlock)]
+    return translate.shown(message.role.value, message.content, calls)
