@@ -10,7 +10,7 @@ FORMAT_VERSION = 1
 #: How the reports name each implementation.
 LABELS = {"reference": "reference", "dspy": "dspy", "udspy": "udspy", "langchain": "langchain",
           "openai-agents": "openai-agents", "pydantic-ai": "pydantic-ai", "smolagents": "smolagents",
-          "bare": "bare loop (floor)"}
+          "haystack": "haystack", "bare": "bare loop (floor)"}
 
 
 class Spread(BaseModel):

@@ -50,13 +50,14 @@ STEPS = (1, 5, 10, 25, 50)
 IMPORTS = {"reference": "import reference", "udspy": "import udspy", "dspy": "import dspy",
            "langchain": "from langchain.agents import create_agent", "openai-agents": "import agents",
            "pydantic-ai": "import pydantic_ai", "smolagents": "import smolagents",
+           "haystack": "from haystack.components.agents import Agent",
            "pydantic": "import pydantic; type('M', (pydantic.BaseModel,), {'__annotations__': {'x': int}})"}
 BINDINGS = ("reference", "udspy", "dspy")
 #: The distributions whose versions a run records, per implementation timed.
 DISTRIBUTIONS = {"dspy": ("dspy",), "udspy": ("udspy",),
                  "langchain": ("langchain", "langchain-core", "langgraph"),
                  "openai-agents": ("openai-agents",), "pydantic-ai": ("pydantic-ai-slim",),
-                 "smolagents": ("smolagents",)}
+                 "smolagents": ("smolagents",), "haystack": ("haystack-ai",)}
 
 
 @dataclass(frozen=True)
