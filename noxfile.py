@@ -81,10 +81,11 @@ def package(session: nox.Session) -> None:
 # packages when missing.
 PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "openai-agents-js",
          "openai-agents-js+tool-not-found", "smolagents", "pydantic-ai", "openai-agents",
-         "openai-agents+tool-not-found", "langchain", "langchain+tool-errors", "llama-index")
+         "openai-agents+tool-not-found", "langchain", "langchain+tool-errors", "llama-index", "haystack")
 #: The bundled bindings whose `http` cassettes ship in cassettes/ (dspy and the Node harnesses claim
 #: `http` too, and run those scenarios live on loopback: vcrpy cannot record them).
-HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai", "openai-agents", "openai-agents+tool-not-found")
+HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai", "openai-agents", "openai-agents+tool-not-found",
+                 "haystack")
 
 
 @nox.session

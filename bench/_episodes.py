@@ -5,10 +5,10 @@ whose translation would be timed too) by a scripted model that hands back replie
 of time in the format that library's loop parses, so the model itself costs next to nothing. The
 DSPy-style loops (reference, dspy, udspy, bare) end with a `finish` step, then one extraction call:
 N+1 model calls. The native tool-calling loops (langchain, openai-agents, pydantic-ai, smolagents,
-llama-index) end the library's own way: a reply with no tool call (smolagents: a call of its
-`final_answer` tool): N model calls. `Episode.check` runs one episode and fails loudly unless the library did
-exactly that work, so the benchmark never times a run that went wrong. "bare" is the floor: the
-loop itself, written inline.
+llama-index, haystack) end the library's own way: a reply with no tool call (smolagents: a call of
+its `final_answer` tool): N model calls. `Episode.check` runs one episode and fails loudly unless the
+library did exactly that work, so the benchmark never times a run that went wrong. "bare" is the
+floor: the loop itself, written inline.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 #: The implementations, in the order the reports list them.
 IMPLS = ("reference", "dspy", "udspy", "langchain", "openai-agents", "pydantic-ai", "smolagents",
-         "llama-index", "bare")
+         "llama-index", "haystack", "bare")
 QUESTION = "What is 1 + 2?"
 ANSWER = "3"
 THOUGHT = "I add the numbers."
@@ -89,7 +89,7 @@ def build(impl: str, max_steps: int) -> Episode:
     builders: dict[str, Callable[[Script, int], Episode]] = {
         "reference": _reference, "dspy": _dspy, "udspy": _udspy, "langchain": _langchain,
         "openai-agents": _openai_agents, "pydantic-ai": _pydantic_ai, "smolagents": _smolagents,
-        "llama-index": _llama_index, "bare": _bare}
+        "llama-index": _llama_index, "haystack": _haystack, "bare": _bare}
     if impl not in builders:
         raise ValueError(f"unknown implementation {impl!r}; choose from {', '.join(IMPLS)}")
     return builders[impl](Script(), max_steps)
@@ -333,6 +333,35 @@ def _llama_index(script: Script, max_steps: int) -> Episode:
 
     return Episode(script, lambda: asyncio.run(play()), lambda output: output.response.content,
                    _native(step, lambda n: ChatMessage(role="assistant", content=ANSWER)))
+
+
+def _haystack(script: Script, max_steps: int) -> Episode:
+    """`Agent.run`, its chat generator a `@component` whose `run(messages, tools)` returns ready
+    assistant `ChatMessage`s (Haystack's documented shape of a custom chat generator): the Agent's
+    loop and tool execution, without `OpenAIChatGenerator`'s converter, the OpenAI client and httpx."""
+    import os
+
+    # Haystack's documented telemetry opt-out (Agent.run sends no event either way; see the binding).
+    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+    from haystack import component
+    from haystack.components.agents import Agent
+    from haystack.dataclasses import ChatMessage, ToolCall
+    from haystack.tools import create_tool_from_function
+
+    @component
+    class ScriptedGenerator:
+        @component.output_types(replies=list[ChatMessage])  # type: ignore[untyped-decorator]
+        def run(self, messages: list[ChatMessage], tools: Any = None) -> dict[str, Any]:
+            return {"replies": [script.reply()]}
+
+    def step(i: int) -> Any:
+        return ChatMessage.from_assistant(THOUGHT, tool_calls=[ToolCall("add", dict(ARGS), id=f"call-{i}")])
+
+    agent = Agent(chat_generator=ScriptedGenerator(), tools=[create_tool_from_function(script.add)],
+                  max_agent_steps=max_steps)
+    question = [ChatMessage.from_user(QUESTION)]
+    return Episode(script, lambda: agent.run(question), lambda result: result["last_message"].text,
+                   _native(step, lambda n: ChatMessage.from_assistant(ANSWER)))
 
 
 _BARE_SYSTEM = ("Answer the question. In each step, reply with one JSON object with the keys next_thought, "

@@ -51,13 +51,15 @@ IMPORTS = {"reference": "import reference", "udspy": "import udspy", "dspy": "im
            "langchain": "from langchain.agents import create_agent", "openai-agents": "import agents",
            "pydantic-ai": "import pydantic_ai", "smolagents": "import smolagents",
            "llama-index": "from llama_index.core.agent.workflow import FunctionAgent",
+           "haystack": "from haystack.components.agents import Agent",
            "pydantic": "import pydantic; type('M', (pydantic.BaseModel,), {'__annotations__': {'x': int}})"}
 BINDINGS = ("reference", "udspy", "dspy")
 #: The distributions whose versions a run records, per implementation timed.
 DISTRIBUTIONS = {"dspy": ("dspy",), "udspy": ("udspy",),
                  "langchain": ("langchain", "langchain-core", "langgraph"),
                  "openai-agents": ("openai-agents",), "pydantic-ai": ("pydantic-ai-slim",),
-                 "smolagents": ("smolagents",), "llama-index": ("llama-index-core",)}
+                 "smolagents": ("smolagents",), "llama-index": ("llama-index-core",),
+                 "haystack": ("haystack-ai",)}
 
 
 @dataclass(frozen=True)

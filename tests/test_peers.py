@@ -18,7 +18,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "conformance"
 PEERS = {"reference": "reference", "dspy": "dspy", "udspy": "udspy", "smolagents": "smolagents",
          "pydantic-ai": "pydantic_ai", "openai-agents": "agents",
          "openai-agents+tool-not-found": "agents", "langchain": "langchain",
-         "langchain+tool-errors": "langchain", "llama-index": "llama_index.core"}
+         "langchain+tool-errors": "langchain", "llama-index": "llama_index.core", "haystack": "haystack"}
 
 
 def _verdicts(report: dict[str, object]) -> dict[str, str]:

@@ -57,21 +57,13 @@ _TEXT = ("_call_tool (base_agent.py) catches the tool's exception and shows the 
 _ARGS = ("get_tool_calls_from_response (llms/mock.py, as llama-index-llms-openai's) parses args with "
          "llms/utils.py parse_partial_json, {} on failure, and ToolSelection turns a non-object into {}")
 _KNOWN: dict[str, str] = {
+    # The scenarios of other requirements that count steps up to the cap are blocked by LOOP-3.
     "LOOP-3": _LAST,
-    "A per-call step cap overrides the agent's": _LAST,
-    "A streamed call's own step cap applies to that call": _LAST,
     "Finishing on the last allowed step does not raise": _LAST,
-    "A streaming run stopped by the step cap still ends with one done event": _LAST,
-    "After the step cap the steps appear in the order they ran, one observation each":
-        _LAST + ": the call of the N-th reply never runs",
-    "Fifty overlapping async runs of one agent share no state":
-        _LAST + ": each run's final answer comes on its cap step (with one step more the runs are isolated)",
     "A raising tool becomes an error observation and the loop goes on": _TEXT,
     "Three similar failures in a row stop the retries with a suggestion":
-        "no repeated-failure stop: each tool error goes back to the model until max_iterations raises "
-        "(base_agent.py)",
-    "The error history keeps the last ten errors":
-        "no tool-error history (an error is a ToolOutput with is_error=True); and " + _LAST,
+        "no repeated-failure stop and no error history (a failed call is only a ToolOutput with "
+        "is_error=True): each tool error goes back to the model until max_iterations raises (base_agent.py)",
     "EXH-2": _FIELDS,
     "EXH-3": _FIELDS + "; a cap of 0 becomes the default 20 (_init_context: `max_iterations or "
                        "DEFAULT_MAX_ITERATIONS`)",
