@@ -16,7 +16,6 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     FieldSpec,
-    FinalTurn,
     LMCall,
     Outcome,
     ResumeRequest,
@@ -146,7 +145,9 @@ class World:
         agent = self.agent
         request = CallRequest.model_validate({"inputs": inputs, "max_steps": max_steps, "mode": mode,
                                               "base_url": self.http.base_url if self.http else None})
-        cap = self.max_steps if max_steps is None else max_steps
+        # LOOP-3 judges the agent's own cap on a sync call; a per-call, async or streamed cap may
+        # count on its own, and a step early there is its own requirement's failure, not LOOP-3's.
+        cap = self.max_steps if max_steps is None and mode == "sync" else None
         return self._record("run", lambda model: self.binding.run(agent, request, model), cap=cap)
 
     def resume(self, response: str, mode: Literal["sync", "async"] = "sync",
@@ -225,15 +226,10 @@ class World:
             return [Step.model_validate(s) for s in history]
         return outcome.trajectory
 
-    def blocked_if_stopped_early(self, run: tuple[Outcome, ScriptedModel, int] | None = None) -> None:
-        """A count or answer that a call got wrong because its step cap stopped it a step early is
-        LOOP-3's failure (no off-by-one): the scenario is blocked by LOOP-3. The call is the latest,
-        or `run`: a concurrent run's outcome, model and step cap."""
-        if run is None:
-            early = self.early_stops[-1] if self.early_stops else None
-        else:
-            outcome, model, cap = run
-            early = stopped_early(outcome, list(zip(model.calls, model.answers, strict=True)), cap)
+    def blocked_if_stopped_early(self) -> None:
+        """A count that the latest call (sync, on the agent's own cap) got wrong because that cap
+        stopped it a step early is LOOP-3's failure (no off-by-one): the scenario is blocked by LOOP-3."""
+        early = self.early_stops[-1] if self.early_stops else None
         self.blocked_unless(early is None, "LOOP-3", early or "")
 
     def interrupt(self) -> ErrorInfo:
@@ -266,14 +262,13 @@ def interrupt_id(interrupt: ErrorInfo) -> str:
 
 
 def stopped_early(outcome: Outcome, served: list[tuple[LMCall, Turn | None]], cap: int,
-                  ran: dict[str, int] | None = None) -> str | None:
+                  ran: dict[str, int]) -> str | None:
     """Why a run that a step cap of `cap` stopped did not act on its `cap`-th step, or None.
 
     `served` pairs each model call of the run with the turn that answered it; `ran` counts each
-    scenario tool's runs during the call (None: not known, as for runs sharing their tools). The cap
-    stopped the run a step early when it stopped after exactly `cap` step calls and the last one's
-    reply, a final answer or tool calls that neither ran nor were observed in the trajectory, was
-    dropped.
+    scenario tool's runs during the call. The cap stopped the run a step early when it stopped after
+    exactly `cap` step calls and the last one's tool calls neither ran nor were observed in the
+    trajectory.
     """
     error = outcome.error
     capped = outcome.stop_reason == "max_steps" or (error is not None and error.kind == "max-iterations")
@@ -281,10 +276,7 @@ def stopped_early(outcome: Outcome, served: list[tuple[LMCall, Turn | None]], ca
     if not capped or cap < 1 or len(steps) != cap:
         return None
     last = steps[-1]
-    if isinstance(last, FinalTurn) or (isinstance(last, StepTurn) and last.tool_name == "finish"):
-        return (f"the step cap of {cap} stopped the run on step {cap}, whose reply was the final "
-                f"answer: a cap of {cap} must accept a final answer on step {cap}")
-    if not isinstance(last, StepTurn) or ran is None:
+    if not isinstance(last, StepTurn):
         return None
     before = [c.tool_name for t in steps[:-1] if isinstance(t, StepTurn) for c in t.calls()]
     dropped = [c.tool_name for c in last.calls()]

@@ -35,7 +35,7 @@ BREAKS: dict[str, tuple[str, tuple[str, ...]]] = {
     f"{B}:ConcurrentNonsense": ("ASYNC-2", ()),
     f"{B}:ThreadedNonsense": ("ADP-3", ()),
     f"{B}:IgnoresTheCap": ("LOOP-3,LOOP-4", ()),
-    f"{B}:StopsAStepEarly": ("LOOP-3,LOOP-4,TRJ-3,STREAM-1,ASYNC-2", ()),
+    f"{B}:StopsAStepEarly": ("LOOP-3,LOOP-4,TRJ-3,ERR-2,STREAM-1", ()),
     f"{B}:DropsTheAdapterOverride": ("ADP-2", ()),
     f"{B}:ReordersTheTrajectory": ("TRJ-3", ()),
     f"{B}:RunsUnknownTools": ("LOOP-5", ()),
