@@ -5,6 +5,7 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -15,6 +16,8 @@ class Requirement(BaseModel):
     model_config = ConfigDict(frozen=True)
     id: str
     title: str
+    #: `must`: a library that fails it does not conform; `should`: recommended, reported apart.
+    level: Literal["must", "should"] = "must"
     #: `core`, or the capability a binding must claim for the requirement to apply.
     profile: str
 

@@ -8,7 +8,13 @@ import time
 from collections import deque
 from collections.abc import Iterable
 
+from pydantic import JsonValue
+
 from conformance.binding import ExtractTurn, FaultTurn, FinalTurn, LMCall, StepTurn, Turn
+
+#: The neutral standing answer to every auxiliary call: "go on, unchanged". A binding renders it
+#: as its library's form of that (the observation passed through as it is, the plan kept).
+AUXILIARY_ANSWER = "continue"
 
 #: One clock for every scripted model, so the calls of concurrent runs can be put in one order.
 _CLOCK = itertools.count()
@@ -63,6 +69,10 @@ class ScriptedModel:
         #: Every wait the library asked for (`sleep`), and each hung request's timeout (`hang`).
         self.waits: list[float] = []
         self.hangs: list[float | None] = []
+        #: The person's answers to approval callbacks (`approval_form = "callback"`), in order, and
+        #: every approval the library asked for: `{"name", "args", "call_id"}`.
+        self.approvals: deque[str] = deque()
+        self.approval_requests: list[dict[str, JsonValue]] = []
         self._lock = threading.Lock()
 
     def sleep(self, seconds: float) -> None:
@@ -78,6 +88,31 @@ class ScriptedModel:
         with self._lock:
             self.hangs.append(timeout)
             self.clock += timeout if timeout is not None and timeout > 0 else 0.0
+
+    def auxiliary(self, name: str, call: LMCall) -> str:
+        """Log an auxiliary call (a kind the binding named in `Binding.auxiliary_calls`) and return
+        the neutral standing answer, `AUXILIARY_ANSWER`; no scripted turn is consumed."""
+        logged = call.model_copy(update={"kind": "auxiliary", "auxiliary": name})
+        with self._lock:
+            self.calls.append(logged)
+            self.stamps.append(next(_CLOCK))
+            self.times.append(self.clock)
+            self.walls.append(time.monotonic())
+            self.answers.append(None)
+        return AUXILIARY_ANSWER
+
+    def approve(self, name: str, args: JsonValue, call_id: str | None) -> str:
+        """A person's answer to the library's approval callback for the call `name(args)`: `yes`,
+        `no`, free text, or an edit as JSON text (as in `ResumeRequest.response`). A request with no
+        scripted answer is refused (`no`) and remembered in `violation`."""
+        with self._lock:
+            self.approval_requests.append({"name": name, "args": args, "call_id": call_id})
+            if self.approvals:
+                return self.approvals.popleft()
+            self.violation = self.violation or (
+                f"the library asked a person to approve {name}({args}), but the scenario scripts "
+                "no answer")
+            return "no"
 
     def extend(self, turns: Iterable[Turn]) -> None:
         """Queue more turns."""
@@ -141,7 +176,7 @@ class ScriptedModel:
         return None
 
     def count(self, kind: str) -> int:
-        """How many logged calls were of `kind` (`step`, `extract`, `other`)."""
+        """How many logged calls were of `kind` (`step`, `extract`, `auxiliary`, `other`)."""
         return sum(1 for c in self.calls if c.kind == kind)
 
 

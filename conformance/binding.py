@@ -22,6 +22,7 @@ __all__ = [
     "CAPABILITIES",
     "CONTRACT_VERSION",
     "V1_CAPABILITIES",
+    "V2_CAPABILITIES",
     "AdapterName",
     "AgentSpec",
     "Binding",
@@ -47,19 +48,26 @@ __all__ = [
 
 #: The version of this contract. A binding declares the one it was written against in
 #: `Binding.contract_version`; a binding that declares none is a version-1 binding (see
-#: `V1_CAPABILITIES`), which keeps working unchanged.
-CONTRACT_VERSION = 2
+#: `V1_CAPABILITIES`), which keeps working unchanged; a version-2 binding is judged as it was
+#: (see `V2_CAPABILITIES`).
+CONTRACT_VERSION = 3
 
 #: The optional profiles a binding may claim; a scenario tagged with an unclaimed one is not run.
 #: Everything else is core: every binding is judged on it and cannot unclaim it.
 CAPABILITIES: frozenset[str] = frozenset(
     {
-        "signature",  # DSPy-shaped: built from a signature, step predictor, extraction, adapters
+        "signature",  # DSPy-shaped: built from a signature, a step predictor and an extraction call
+        "adapters",  # a pluggable format-and-parse layer, set globally or per agent (ADP-*)
         "max-steps-error",  # on the step cap the run raises the library's max-iterations error
         "max-steps-extract",  # on the step cap the outputs are still extracted from the trajectory
         "max-steps-return",  # on the step cap the run returns normally, flagged as stopped by it
+        "cap-summary",  # on a cap that does not raise, a message for the user of what was tried (EXH-5)
+        "per-call-cap",  # a step cap given to one call (LOOP-4)
+        "repeated-error-stop",  # a stop after repeated similar tool failures (ERR-2, ERR-3)
         "ask-user",  # a built-in tool through which the agent asks the person (HITL-1, HITL-2)
         "tool-approval",  # tools that must not run before a person approves the call (HITL-3..6)
+        "approval-edit",  # the person can change a pending call's args before it runs (HITL-7)
+        "durable-approvals",  # a pause survives serialisation; a replayed answer is recognised (HITL-8)
         "async",  # the library's own async form (ASYNC-*)
         "streaming",  # the library's own stream of step events ending in one `done` (STREAM-1)
         "parallel-tool-calls",  # one model reply may call several tools (LOOP-6)
@@ -86,12 +94,27 @@ V1_CAPABILITIES: Mapping[str, tuple[str, ...]] = {
 }
 
 
+#: What version 3 split out of a version-2 binding's judgement, so that it is judged as before:
+#: LOOP-4 and ERR-2/ERR-3 were core, the adapters part of `signature`, EXH-5 part of the
+#: non-raising cap behaviours, and the edit and the replay of an approval part of `tool-approval`.
+V2_CAPABILITIES: Mapping[str, tuple[str, ...]] = {
+    "": ("per-call-cap", "repeated-error-stop"),
+    "signature": ("adapters",),
+    "max-steps-extract": ("cap-summary",),
+    "max-steps-return": ("cap-summary",),
+    "tool-approval": ("approval-edit", "durable-approvals"),
+}
+
+
 def effective_capabilities(binding: Binding) -> frozenset[str]:
-    """The version-2 capabilities `binding` claims (a version-1 binding's, translated)."""
-    if binding.contract_version >= 2:
+    """The version-3 capabilities `binding` claims (an older binding's, translated)."""
+    if binding.contract_version >= 3:
         return frozenset(binding.capabilities)
-    translated = {c for claimed in binding.capabilities for c in V1_CAPABILITIES.get(claimed, ())}
-    return frozenset({"signature", *translated})
+    claimed = set(binding.capabilities)
+    if binding.contract_version < 2:
+        claimed = {"signature", *(c for v1 in claimed for c in V1_CAPABILITIES.get(v1, ()))}
+    added = {c for v2 in ("", *claimed) for c in V2_CAPABILITIES.get(v2, ())}
+    return frozenset(claimed | added)
 
 
 AdapterName = Literal["chat", "json"]
@@ -228,6 +251,13 @@ class Step(BaseModel):
     tool_name: str
     tool_args: JsonValue = None
     observation: JsonValue = None
+    #: Whether the library marked the observation as an error with a flag of its own (`is_error`,
+    #: `status="error"`, a tool-error part): True or False; None when the library has no such flag
+    #: (the suite then reads the observation's words).
+    is_error: bool | None = None
+    #: The id that binds the observation to its tool call, where the library has one (native tool
+    #: calling); None in a text protocol, where the tool's name binds it.
+    call_id: str | None = None
 
 
 class ErrorInfo(BaseModel):
@@ -246,7 +276,10 @@ class ErrorInfo(BaseModel):
     #: What the binding recognised it as: the library's step-cap error, its pause for a person,
     #: or `other` for anything else.
     kind: Literal["max-iterations", "human-in-the-loop", "other"] = "other"
-    #: The structured fields the exception carries (EXH-2: iterations, max_iterations, ...).
+    #: The structured fields the exception carries (EXH-2: iterations, max_iterations, tools_used,
+    #: history, last_observation, partial_final_answer of any JSON type, ...). Where the library
+    #: exposes the partial run through a documented API rather than on the error, the binding reads
+    #: it there and reports it here, under the same names.
     fields: dict[str, JsonValue] = Field(default_factory=dict)
 
     @classmethod
@@ -377,15 +410,18 @@ class LMCall(BaseModel):
     """One request the implementation sent to the model, as the binding saw it."""
 
     model_config = ConfigDict(extra="forbid")
-    #: A step call (the model may choose a tool, or give its final answer) or an extraction call
+    #: A step call (the model may choose a tool, or give its final answer), an extraction call
     #: (write the outputs with no tool to choose: `signature`'s extraction, or a library's one
-    #: tool-less call on the step cap).
-    kind: Literal["step", "extract", "other"]
+    #: tool-less call on the step cap), or an auxiliary call the binding named in
+    #: `Binding.auxiliary_calls` (answered by `ScriptedModel.auxiliary`, never from the script).
+    kind: Literal["step", "extract", "auxiliary", "other"]
     #: The reply format the request asks for.
     adapter: Literal["chat", "json", "native", "other"]
     messages: list[dict[str, JsonValue]]
     #: Native tool declarations sent with the request, if any.
     tools: list[JsonValue] | None = None
+    #: For an auxiliary call: its name, one of the binding's `auxiliary_calls`.
+    auxiliary: str | None = None
 
     def text(self) -> str:
         """Everything the model was shown, as one string."""
@@ -408,6 +444,15 @@ class Binding(ABC):
     not_claimed: ClassVar[Mapping[str, str]] = {}
     #: Scenario names or requirement IDs expected to fail, each with a one-line reason.
     known_failures: ClassVar[Mapping[str, str]] = {}
+    #: The model calls the library makes that are neither steps nor extractions (an observation
+    #: processor, a planning or summarising call), each name with a one-line description. The seam
+    #: answers such a call with `ScriptedModel.auxiliary(name, call)`: a neutral standing answer
+    #: that consumes no scripted turn, is logged, and is shown in the report.
+    auxiliary_calls: ClassVar[Mapping[str, str]] = {}
+    #: How the library asks a person to approve a tool call (`tool-approval`): `pause` (the run
+    #: returns a pause to the caller, answered by `resume`) or `callback` (the library calls an
+    #: approval callback during the run; the binding's callback asks `ScriptedModel.approve`).
+    approval_form: ClassVar[Literal["pause", "callback"]] = "pause"
 
     @property
     @abstractmethod
@@ -437,7 +482,8 @@ class Binding(ABC):
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         """Resume the interrupted run `request.interrupt_id` with the person's response; report
-        what happened, as `run` does. Called only for bindings claiming `human-in-the-loop`."""
+        what happened, as `run` does. Called only for bindings claiming `ask-user` or
+        `tool-approval` (with `approval_form = "pause"`)."""
         raise NotImplementedError(f"binding {self.name!r} has no resume")
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:

@@ -11,7 +11,7 @@ Feature: Adapter precedence
       | step    | I will add | add    | {"a": 2, "b": 3} |
       | final | done       | | {"answer": "5"}  |
 
-  @req:ADP-1 @capability:signature
+  @req:ADP-1 @capability:signature @capability:adapters
   Scenario Outline: The global adapter formats and parses every internal call
     Given the global adapter is "<adapter>"
     When the agent is called with {"question": "What is 2 + 3?"}
@@ -27,7 +27,7 @@ Feature: Adapter precedence
       | chat    |
       | json    |
 
-  @req:ADP-2 @capability:signature
+  @req:ADP-2 @capability:signature @capability:adapters
   Scenario Outline: The agent's own adapter wins over the global one for every internal call
     Given the global adapter is "<global>"
     And a first agent without its own adapter uses the "<global>" format, as ADP-1 requires
@@ -42,7 +42,7 @@ Feature: Adapter precedence
       | chat   | json |
       | json   | chat |
 
-  @req:ADP-3 @capability:signature
+  @req:ADP-3 @capability:signature @capability:adapters
   Scenario: The agent's own adapter leaves the global adapter and other agents alone
     Given the global adapter is "chat"
     And the agent's adapter is "json"
@@ -51,7 +51,7 @@ Feature: Adapter precedence
     And the global adapter is still "chat"
     And a second agent without its own adapter uses the "chat" format
 
-  @req:ADP-3 @capability:signature
+  @req:ADP-3 @capability:signature @capability:adapters
   Scenario: Agents with different adapters running at the same time each keep their own
     Given the global adapter is "chat"
     When 8 agents with their own "json" adapter and 8 agents without one run at the same time

@@ -121,7 +121,7 @@ Feature: Exhaustion
     When the agent is called with {"question": "What is 1 + 1?"}
     Then the run reports that the step cap stopped it after 3 steps
 
-  @req:EXH-5 @capability:max-steps-extract|max-steps-return
+  @req:EXH-5 @capability:cap-summary @capability:max-steps-extract|max-steps-return
   Scenario: On the step cap the user is told what was tried and the last error
     Given the tool "explode" that raises ValueError "the disk is on fire"
     And the agent's step cap is 3
@@ -136,7 +136,7 @@ Feature: Exhaustion
     Then the user-facing message counts "add" 2 times and "explode" 1 time
     And the user-facing message mentions "the disk is on fire"
 
-  @req:EXH-5 @capability:max-steps-extract|max-steps-return
+  @req:EXH-5 @capability:cap-summary @capability:max-steps-extract|max-steps-return
   Scenario: On the step cap with no tool completed the user is told so
     Given the agent's step cap is 2
     And the agent does not raise on the step cap

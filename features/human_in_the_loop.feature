@@ -141,7 +141,7 @@ Feature: Human in the loop
     Then the tool "delete_file" never ran
     And step call 2 shows "Keep the report, delete the drafts instead"
 
-  @req:HITL-4 @capability:tool-approval
+  @req:HITL-7 @capability:tool-approval @capability:approval-edit
   Scenario: An edit changes the call before it runs
     Given the model replies
       | turn | thought   | tool        | args                    |
@@ -153,7 +153,7 @@ Feature: Human in the loop
     And the user answers {"edit": {"name": "delete_file", "args": {"path": "/tmp/drafts"}}}
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/drafts"}
 
-  @req:HITL-4 @capability:tool-approval
+  @req:HITL-7 @capability:tool-approval @capability:approval-edit
   Scenario: An edit that names no tool never runs anything, and the agent sees an error
     Given the model replies
       | turn | thought   | tool        | args                    |

@@ -90,7 +90,7 @@ Feature: The tool loop
     Then the prediction's "answer" is "2"
     And the model received 2 step calls, the last one its final answer
 
-  @req:LOOP-4
+  @req:LOOP-4 @capability:per-call-cap
   Scenario: A per-call step cap overrides the agent's
     Given the agent's step cap is 5
     And the model answers every step with tool "add" and args {"a": 1, "b": 1}
@@ -99,7 +99,7 @@ Feature: The tool loop
     Then the model received exactly 2 step calls
     And the tool "add" ran 2 times
 
-  @req:LOOP-4
+  @req:LOOP-4 @capability:per-call-cap
   Scenario: A per-call step cap applies to that call only
     Given the agent's step cap is 3
     And the model answers every step with tool "add" and args {"a": 1, "b": 1}

@@ -29,7 +29,7 @@ Feature: Streaming
     And each step event reached the caller before the next step call was made
     And the stream ends with exactly one done event whose stop reason is "max_steps"
 
-  @req:LOOP-4 @capability:streaming @capability:max-steps-extract|max-steps-return
+  @req:LOOP-4 @capability:per-call-cap @capability:streaming @capability:max-steps-extract|max-steps-return
   Scenario: A streamed call's own step cap applies to that call
     Given the agent's step cap is 5
     And the agent does not raise on the step cap

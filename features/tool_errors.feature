@@ -20,7 +20,7 @@ Feature: Tool errors
     And the tool "add" ran exactly once, with {"a": 2, "b": 3}
     And the prediction's "answer" is "5"
 
-  @req:ERR-2
+  @req:ERR-2 @capability:repeated-error-stop
   Scenario: Three similar failures in a row stop the retries with a suggestion
     Given the agent's step cap is 8
     And the model answers every step with tool "explode" and args {"query": "x"}
@@ -31,7 +31,7 @@ Feature: Tool errors
     And the stop reason is "repeated_tool_errors"
     And the user-facing message names "explode" and suggests what to do
 
-  @req:ERR-2
+  @req:ERR-2 @capability:repeated-error-stop
   Scenario: Failures with a success between them do not stop the agent
     Given the model replies
       | turn    | thought | tool    | args             |
@@ -45,7 +45,7 @@ Feature: Tool errors
     Then the model received 6 step calls, the last one its final answer
     And the tool "explode" ran 4 times
 
-  @req:ERR-2
+  @req:ERR-2 @capability:repeated-error-stop
   Scenario: Failures of different kinds do not count as similar
     Given the tool "flaky" that raises, call by call
       | call | error        | message        |
@@ -63,7 +63,7 @@ Feature: Tool errors
     Then the model received 5 step calls, the last one its final answer
     And the tool "flaky" ran 4 times
 
-  @req:ERR-2
+  @req:ERR-2 @capability:repeated-error-stop
   Scenario: The error history keeps the last ten errors
     Given the tool "flaky" that raises on every call, alternating ValueError and TimeoutError, numbered "failure"
     And the model answers every step with tool "flaky" and args {"query": "x"}
@@ -73,7 +73,7 @@ Feature: Tool errors
     Then the tool "flaky" ran 12 times
     And the error history holds exactly the errors "failure 3" to "failure 12", in order
 
-  @req:ERR-3
+  @req:ERR-3 @capability:repeated-error-stop
   Scenario: A new call starts with clean error tracking
     Given the agent's step cap is 5
     And the model answers every step with tool "explode" and args {"query": "x"}

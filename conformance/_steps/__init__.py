@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from pydantic import JsonValue
 
@@ -11,7 +12,13 @@ MODULES = (
     "conformance._fixtures",
     "conformance._steps.setup",
     "conformance._steps.run",
-    "conformance._steps.checks",
+    "conformance._steps.outcomes",
+    "conformance._steps.tools",
+    "conformance._steps.model_log",
+    "conformance._steps.transport",
+    "conformance._steps.observations",
+    "conformance._steps.stopping",
+    "conformance._steps.adapters",
     "conformance._steps.interrupts",
     "conformance._steps.streams",
     "conformance._steps.wire",
@@ -25,3 +32,16 @@ def parse_json(text: str) -> JsonValue:
     except json.JSONDecodeError as exc:
         raise AssertionError(f"the feature file has invalid JSON {text!r}: {exc}") from exc
     return value
+
+
+#: What an observation that reports an error looks like, in any library's words.
+ERROR_WORDS = re.compile(
+    r"error|invalid|unknown|not (?:a |an )?(?:valid|allowed|available|found|exist)|could not|"
+    r"cannot|can't|failed|refused|reject|not in",
+    re.IGNORECASE,
+)
+
+_QUOTED = re.compile(r'"([^"]*)"')
+
+def _show(text: str, limit: int = 600) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more chars)"

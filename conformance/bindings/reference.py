@@ -63,9 +63,11 @@ class ReferenceBinding(Binding):
     """Runs the suite against `reference.ReAct`."""
 
     name = "reference"
-    contract_version = 2
-    capabilities = frozenset({"signature", "max-steps-extract", "max-steps-error", "ask-user",
-                              "tool-approval", "async", "streaming", "lm-retry", "http"})
+    contract_version = 3
+    capabilities = frozenset({"signature", "adapters", "max-steps-extract", "max-steps-error",
+                              "cap-summary", "per-call-cap", "repeated-error-stop", "ask-user",
+                              "tool-approval", "approval-edit", "durable-approvals", "async",
+                              "streaming", "lm-retry", "http"})
     not_claimed: ClassVar[Mapping[str, str]] = {
         "max-steps-return": "on the cap ReAct extracts its outputs or raises MaxIterationsError "
                             "(on_max_iters); it never returns without outputs",

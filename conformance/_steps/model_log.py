@@ -1,0 +1,155 @@
+"""Then steps on the model log: what each model call showed, how many there were, which tools were offered."""
+
+from __future__ import annotations
+
+import re
+
+from pytest_bdd import parsers, then
+
+from conformance import _guard, render
+from conformance._steps import _QUOTED, _show
+from conformance._world import World
+from conformance.binding import LMCall
+
+
+def _calls(world: World, which: str) -> list[LMCall]:
+    calls = world.model.calls
+    if which == "every model call":
+        chosen = calls
+    elif which == "every step call":
+        chosen = [c for c in calls if c.kind == "step"]
+    elif which == "the extraction call":
+        chosen = [c for c in calls if c.kind == "extract"]
+        assert len(chosen) == 1, f"expected one extraction call, the model received {len(chosen)}"
+    else:
+        number = int(which.removeprefix("step call "))
+        steps = [c for c in calls if c.kind == "step"]
+        assert len(steps) >= number, f"there was no step call {number}; there were {len(steps)}"
+        chosen = [steps[number - 1]]
+    assert chosen, f"there was no model call for {which!r}"
+    return chosen
+
+_WHICH = r"(?P<which>every model call|every step call|the extraction call|step call \d+)"
+
+@then(parsers.re(rf'{_WHICH} (?:shows|mentions) (?P<texts>"[^"]*"(?: and "[^"]*")*)$'))
+def calls_show(world: World, which: str, texts: str) -> None:
+    for call in _calls(world, which):
+        shown = call.text()
+        for text in _QUOTED.findall(texts):
+            assert text in shown, (
+                f"{which} should show {text!r}; the {call.kind} call was:\n{_show(shown, 3000)}"
+            )
+
+@then(parsers.re(rf'{_WHICH} does not show "(?P<text>[^"]*)"$'))
+def calls_do_not_show(world: World, which: str, text: str) -> None:
+    for call in _calls(world, which):
+        assert text not in call.text(), f"{which} must not show {text!r} yet"
+
+@then(parsers.parse('every step call shows the tool "{name}" with its description and its arguments'))
+def step_calls_show_tool(world: World, name: str) -> None:
+    spec = world.tool(name).spec
+    for call in _calls(world, "every step call"):
+        shown = call.text()
+        for part in [spec.name, spec.description]:
+            assert part in shown, (
+                f"every step call should show the tool {name!r}: its name and description "
+                f"{spec.description!r}; {part!r} is missing from:\n{_show(shown, 3000)}"
+            )
+        for param in spec.parameters:
+            # A schema names each argument as a key, `"a":` or `a:`, and says its type: the bare
+            # name could be any letter of the prose (a description's "a and b"), so it proves nothing.
+            key = re.search(rf"""(["']{re.escape(param.name)}["']|\b{re.escape(param.name)})\s*:""", shown)
+            types = _SCHEMA_TYPES[param.type]
+            assert key and any(t in shown for t in types), (
+                f"every step call should show the argument schema of {name!r}: the argument "
+                f"{param.name!r} as a key with its type ({' or '.join(types)}); "
+                f"{'its type' if key else 'the key'} is missing from:\n{_show(shown, 3000)}"
+            )
+
+#: How an argument schema may spell each ParamSpec type (JSON Schema, Python, TypeScript).
+_SCHEMA_TYPES: dict[str, tuple[str, ...]] = {
+    "int": ("integer", "int"), "float": ("number", "float"), "str": ("string", "str"),
+    "bool": ("boolean", "bool"), "list": ("array", "list"), "dict": ("object", "dict"),
+}
+
+@then("the model was never called")
+def model_never_called(world: World) -> None:
+    assert not world.model.calls, (
+        f"the model should not have been called; it got {len(world.model.calls)} call(s)"
+    )
+
+@then(parsers.re(r"the model received (?P<steps>\d+) step calls? and (?P<extracts>\d+) extraction calls?$"))
+def model_received(world: World, steps: str, extracts: str) -> None:
+    got = (world.model.count("step"), world.model.count("extract"))
+    assert got == (int(steps), int(extracts)), (
+        f"expected {steps} step and {extracts} extraction call(s); got {got[0]} and {got[1]}"
+    )
+
+@then(parsers.re(r"the model received (?P<extracts>\d+) extraction calls?$"))
+def model_received_extractions(world: World, extracts: str) -> None:
+    got = world.model.count("extract")
+    assert got == int(extracts), f"expected {extracts} extraction call(s); the model received {got}"
+
+@then(parsers.re(r"the model received exactly (?P<steps>\d+) step calls?$"))
+def model_received_steps(world: World, steps: str) -> None:
+    got = world.model.count("step")
+    assert got == int(steps), f"expected exactly {steps} step call(s); the model received {got}"
+
+@then(parsers.re(r"call (?P<number>\d+) made exactly (?P<steps>\d+) step calls?$"))
+def call_made_steps(world: World, number: str, steps: str) -> None:
+    calls = world.calls_per_run[int(number) - 1]
+    got = sum(1 for c in calls if c.kind == "step")
+    assert got == int(steps), f"call {number} should have made {steps} step call(s); it made {got}"
+
+@then("the extraction call is the last model call")
+def extraction_is_last(world: World) -> None:
+    kinds = [c.kind for c in world.model.calls]
+    assert kinds and kinds[-1] == "extract" and kinds.count("extract") == 1, (
+        f"one extraction call should end the run; the calls were {kinds}"
+    )
+
+@then("the final answer is the last model call")
+def final_is_last(world: World) -> None:
+    calls, finals = world.model.calls, world.model.finals
+    kinds = [c.kind for c in calls]
+    assert len(finals) == 1, (
+        f"the run should end with one final answer; the model's calls were {kinds} and "
+        f"{len(finals)} of them {'was' if len(finals) == 1 else 'were'} a final answer"
+    )
+    assert finals[0] == len(calls) - 1, (
+        f"the final answer should end the run, but the model was called again after it: the "
+        f"calls were {kinds}, the final answer call #{finals[0] + 1}"
+    )
+
+@then(parsers.re(r"the model received (?P<steps>\d+) step calls?, the last one its final answer$"))
+def model_received_final(world: World, steps: str) -> None:
+    model_received_steps(world, steps)
+    final_is_last(world)
+
+@then(parsers.re(r'the tools offered to the model are exactly "(?P<names>[^"]*)"$'))
+def tools_offered(world: World, names: str) -> None:
+    """STEP-1 for every library: `next_tool_name`'s choices (`signature`), or else the native tool
+    declarations of every step call; `finish` and the library's own final-answer tool aside."""
+    expected = sorted(n.strip() for n in names.split(",") if n.strip())
+    agent = world.agent
+    admitted = _guard.call("step_tool_names", lambda: world.binding.step_tool_names(agent),
+                           world.timeout)
+    # One list of the libraries' final-answer tools, shared with the endpoint that renders them.
+    final_tools = {"finish", *render.FINAL_ANSWER_TOOLS}
+    if world.enable_ask_to_user is None and "ask-user" in world.capabilities:
+        # The scenario leaves ask_to_user to the library's default, which is on (HITL-1): STEP-1
+        # allows it beside the agent's tools, whether the library offers it or not.
+        final_tools = final_tools | ({"ask_to_user"} - set(expected))
+    if admitted is not None:
+        offered = sorted(set(admitted) - final_tools)
+        assert "finish" in admitted, f"next_tool_name admits {sorted(admitted)}, without finish"
+        assert offered == expected, f"next_tool_name admits {sorted(admitted)}; the tools must be {expected}"
+        return
+    steps = [c for c in world.model.calls if c.kind == "step"]
+    assert steps, "the agent made no step call, so it offered the model no tools"
+    for number, call in enumerate(steps, 1):
+        offered = sorted(set(render.tool_names(call.tools)) - final_tools)
+        assert offered == expected, (
+            f"step call {number} declared the tools {sorted(render.tool_names(call.tools))} to the "
+            f"model; they must be exactly {expected} (plus the library's final-answer tool)"
+        )
