@@ -11,7 +11,7 @@ from pathlib import Path
 from conformance._cassettes import secrets_in
 from conformance._features import catalogue
 from conformance._report import Report, comparison
-from conformance._site import build_site, load_report
+from conformance._site import SiteOutputError, build_site, load_report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,7 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     site.add_argument("--out", type=Path, required=True, help="the folder to write the site into")
     args = parser.parse_args(argv)
     if args.command == "site":
-        written = build_site([load_report(path) for path in args.reports], args.out)
+        try:
+            written = build_site([load_report(path) for path in args.reports], args.out)
+        except SiteOutputError as e:
+            sys.stderr.write(f"error: {e}\n")
+            return 2
         sys.stdout.write(f"wrote {len(written)} files; open {args.out / 'index.html'}\n")
         return 0
     if args.command == "scan-cassettes":

@@ -395,7 +395,7 @@ def _contrast(ink: str, paper: str) -> float:
 
 
 def test_every_verdict_colour_the_muted_text_and_the_badge_meet_wcag_aa_contrast() -> None:
-    from conformance._site import _CSS
+    from conformance._site._pages import _CSS
 
     pairs = re.findall(r"\.v-[a-z-]+(?:, \.v-)? \{ background: (#[0-9a-f]{6}); color: (#[0-9a-f]{6});", _CSS)
     assert len(pairs) == 6, pairs  # passed, failed, known failure, errored, blocked, not claimed
@@ -404,8 +404,120 @@ def test_every_verdict_colour_the_muted_text_and_the_badge_meet_wcag_aa_contrast
     assert muted and link
     pairs += [(bg, muted.group(1)) for bg in ("#ffffff", "#f6f8fa")]
     pairs += [(bg, link.group(1)) for bg in ("#ffffff", "#f6f8fa")]
-    from conformance._site import _COLOURS
+    from conformance._site._pages import _COLOURS
 
     pairs += [(fill, "#ffffff") for _, _, fill in _COLOURS] + [("#555555", "#ffffff")]  # the badge
     for paper, ink in pairs:
         assert _contrast(ink, paper) >= 4.5, (ink, paper)
+
+
+# ---------------------------------------------------------------------------------------------
+# `--out` never harms what the suite did not write
+
+
+def _site(reports: list[Path], out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["site", *map(str, reports), "--out", str(out)])
+    return code, capsys.readouterr().err
+
+
+def test_an_out_folder_holding_foreign_files_is_refused_and_left_alone(
+        reports: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "docs"  # `--out docs`, `--out .`: a folder of the user's own
+    for rel in ("lib/mine.py", "req/notes.txt", "badges/logo.png", "README.md"):
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text("the user's own", encoding="utf-8")
+    code, err = _site(reports, out, capsys)
+    assert code == 2
+    assert "refusing to write the site into" in err and "lib/mine.py" in err and "new or empty folder" in err
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        "README.md", "badges/logo.png", "lib/mine.py", "req/notes.txt"]
+    assert not (out / "index.html").exists()
+
+
+def test_a_site_replaces_its_own_previous_site_only(reports: list[Path], tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "site"
+    assert _site(reports, out, capsys)[0] == 0
+    assert _site(reports[:1], out, capsys)[0] == 0  # its own: replaced, the dropped library's page gone
+    assert (out / "lib" / "oldlib.html").is_file() and not (out / "lib" / "newlib.html").exists()
+    (out / "lib" / "added-by-hand.html").write_text("mine", encoding="utf-8")
+    code, err = _site(reports, out, capsys)
+    assert code == 2 and "lib/added-by-hand.html" in err
+    assert (out / "lib" / "added-by-hand.html").read_text(encoding="utf-8") == "mine"
+
+
+def test_no_symlink_is_followed_out_of_the_site(reports: list[Path], tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "site"
+    assert _site(reports, out, capsys)[0] == 0
+    outside = tmp_path / "precious.html"
+    outside.write_text("precious", encoding="utf-8")
+    (out / "index.html").unlink()
+    (out / "index.html").symlink_to(outside)
+    code, err = _site(reports, out, capsys)
+    assert code == 2 and "symbolic link" in err
+    assert outside.read_text(encoding="utf-8") == "precious"
+    linked = tmp_path / "linked-site"
+    linked.symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    code, err = _site(reports, linked, capsys)
+    assert code == 2 and "symbolic link" in err and not (tmp_path / "elsewhere").exists()
+
+
+def test_a_build_that_fails_midway_leaves_the_old_site_whole(
+        reports: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "site"
+    assert _site(reports, out, capsys)[0] == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    real = Path.write_text
+    def failing(self: Path, text: str, *args: Any, **kwargs: Any) -> int:
+        if self.name == "newlib.html":
+            raise OSError(36, "File name too long")
+        return real(self, text, *args, **kwargs)
+    monkeypatch.setattr(Path, "write_text", failing)
+    with pytest.raises(OSError):
+        main(["site", *map(str, reports), "--out", str(out)])
+    monkeypatch.undo()
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".site")) == []
+
+
+def test_a_300_character_name_gets_a_short_file_name(tmp_path: Path, features: Path) -> None:
+    data = json.loads(json.dumps(V2))
+    data["binding"]["name"] = "x" * 300
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    pages = _build([path], tmp_path / "site", features)
+    assert max(len(Path(name).name) for name in pages) <= 100
+
+
+def test_two_ids_that_would_share_a_page_are_an_error_not_an_overwrite(
+        reports: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads(json.dumps(V2))
+    data["requirements"]["CORE-1."] = "failed"  # would be written as req/CORE-1.html too
+    path = tmp_path / "clash.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, err = _site([path], tmp_path / "site", capsys)
+    assert code == 2 and "'CORE-1' and 'CORE-1.'" in err and "would share the page" in err
+    assert not (tmp_path / "site").exists()
+    twins = [path, tmp_path / "twin.json"]
+    data["requirements"].pop("CORE-1.")
+    data["binding"]["name"] = "new lib"
+    twins[0].write_text(json.dumps(data), encoding="utf-8")
+    data["binding"]["name"] = "new-lib"
+    twins[1].write_text(json.dumps(data), encoding="utf-8")
+    code, err = _site(twins, tmp_path / "site", capsys)
+    assert code == 2 and "'new lib' and 'new-lib'" in err
+
+
+def test_every_text_is_capped_in_the_pages(tmp_path: Path, features: Path) -> None:
+    data = json.loads(json.dumps(V2))
+    data["scenarios"][3]["message"] = "m" * 1_000_000
+    data["reasons"]["CAP-1"] = "r" * 1_000_000
+    data["binding"]["not_claimed"]["ask-user"] = "n" * 1_000_000
+    data["binding"]["version"] = "v" * 1_000_000
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    pages = _build([path], tmp_path / "site", features)
+    assert max(len(text) for text in pages.values()) < 200_000
+    assert "more chars)" in pages["lib/newlib.html"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from conformance._features import Requirement, catalogue, features_dir
+from conformance._report import capped
+from conformance._site._output import slug as file_slug
+from conformance._site._output import unique_slugs, write_site
 
 SiteVerdict = Literal["passed", "failed", "errored", "not-claimed", "known-failure", "blocked"]
 
@@ -56,6 +58,25 @@ class SiteReport(BaseModel):
     requirements: dict[str, SiteVerdict]
     reasons: dict[str, str] = Field(default_factory=dict)
     scenarios: list[SiteScenario] = Field(default_factory=list)
+
+
+def capped_report(report: SiteReport) -> SiteReport:
+    """The report with every text a binding wrote cut to the reports' own limit: a page is never
+    bigger than the report that made it."""
+    b = report.binding
+    return report.model_copy(update={
+        "binding": b.model_copy(update={
+            "name": capped(b.name, 200), "version": capped(b.version, 200),
+            "capabilities": [capped(c, 200) for c in b.capabilities],
+            "not_claimed": {capped(k, 200): capped(v) for k, v in b.not_claimed.items()}}),
+        "suite_version": capped(report.suite_version, 200),
+        "requirements": {capped(k, 200): v for k, v in report.requirements.items()},
+        "reasons": {capped(k, 200): capped(v) for k, v in report.reasons.items()},
+        "scenarios": [s.model_copy(update={
+            "id": capped(s.id, 500), "feature": capped(s.feature, 200), "name": capped(s.name, 500),
+            "requirement": capped(s.requirement, 200), "message": capped(s.message),
+            "blocked_by": capped(s.blocked_by, 200) if s.blocked_by else s.blocked_by})
+            for s in report.scenarios]})
 
 
 def load_report(path: Path) -> SiteReport:
@@ -371,18 +392,11 @@ def _tally_text(report: SiteReport) -> str:
 
 
 def _slugs(reports: list[SiteReport]) -> list[str]:
-    slugs: list[str] = []
-    for r in reports:
-        base = re.sub(r"[^A-Za-z0-9._-]+", "-", r.binding.name).strip(".-") or "library"
-        slug, n = base, 2
-        while slug in slugs:
-            slug, n = f"{base}-{n}", n + 1
-        slugs.append(slug)
-    return slugs
+    return unique_slugs([r.binding.name for r in reports], "library", "library")
 
 
 def _req_slug(rid: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", rid).strip(".-") or "requirement"
+    return file_slug(rid, "requirement")
 
 
 def _all_ids(reports: list[SiteReport], requirements: dict[str, Requirement]) -> list[str]:
@@ -593,18 +607,15 @@ def build_site(reports: list[SiteReport], out: Path, *, requirements: dict[str, 
     """Write the site (index.html, lib/, req/, badges/) into `out`; returns the files written."""
     requirements = catalogue() if requirements is None else requirements
     gherkin = _gherkin(features_dir() if features is None else features)
+    reports = [capped_report(r) for r in reports]
     slugs = _slugs(reports)
-    for sub in ("lib", "req", "badges"):  # only the site's own folders: drop pages of old names
-        shutil.rmtree(out / sub, ignore_errors=True)
-        (out / sub).mkdir(parents=True)
-    pages: dict[Path, str] = {out / "index.html": _index(reports, slugs, requirements)}
-    for report, slug in zip(reports, slugs, strict=True):
-        pages[out / "lib" / f"{slug}.html"] = _library(report, slug, requirements, gherkin)
-        pages[out / "badges" / f"{slug}.json"] = json.dumps(badge_json(report, requirements), indent=2) + "\n"
-        pages[out / "badges" / f"{slug}.svg"] = badge_svg(report, requirements)
-    for rid in _all_ids(reports, requirements):
-        page = _requirement(rid, reports, slugs, requirements, gherkin)
-        pages[out / "req" / f"{_req_slug(rid)}.html"] = page
-    for path, text in pages.items():
-        path.write_text(text, encoding="utf-8")
-    return list(pages)
+    ids = _all_ids(reports, requirements)
+    unique_slugs(ids, "requirement", "requirement")
+    pages: dict[str, str] = {"index.html": _index(reports, slugs, requirements)}
+    for report, lib in zip(reports, slugs, strict=True):
+        pages[f"lib/{lib}.html"] = _library(report, lib, requirements, gherkin)
+        pages[f"badges/{lib}.json"] = json.dumps(badge_json(report, requirements), indent=2) + "\n"
+        pages[f"badges/{lib}.svg"] = badge_svg(report, requirements)
+    for rid in ids:
+        pages[f"req/{_req_slug(rid)}.html"] = _requirement(rid, reports, slugs, requirements, gherkin)
+    return write_site(out, pages)
