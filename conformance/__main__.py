@@ -20,7 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     compare = commands.add_parser("compare", help="a requirement-by-implementation Markdown table")
     compare.add_argument("reports", nargs="+", type=Path, help="JSON reports (--conformance-json)")
     scan = commands.add_parser("scan-cassettes", help="find credentials and cookies in vcrpy cassettes")
-    scan.add_argument("dirs", nargs="+", type=Path, help="directories of *.yaml cassettes")
+    scan.add_argument("dirs", nargs="+", type=Path,
+                      help="folders of cassettes (*.yaml, *.yml, *.json) or cassettes")
     site = commands.add_parser("site", help="a static compatibility site (HTML and badges)")
     site.add_argument("reports", nargs="+", type=Path, help="JSON reports, format 1 or 2")
     site.add_argument("--out", type=Path, required=True, help="the folder to write the site into")
@@ -34,6 +35,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"wrote {len(written)} files; open {args.out / 'index.html'}\n")
         return 0
     if args.command == "scan-cassettes":
+        missing = [str(d) for d in args.dirs if not d.exists()]
+        if missing:  # finding nothing there must not read as finding no credential
+            parser.error(f"{', '.join(missing)} does not exist: give folders of cassettes "
+                         "(*.yaml, *.yml, *.json) or cassettes")
         found = [f"{d / f}" for d in args.dirs for f in secrets_in(d)]
         for finding in found:
             sys.stdout.write(f"{finding}\n")

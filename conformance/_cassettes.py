@@ -40,35 +40,65 @@ MATCH_ON = ("method", "path", "body")
 _REQUEST_HEADERS = frozenset({"content-type"})
 _RESPONSE_HEADERS = frozenset({"content-type", "retry-after"})
 
-#: The names a credential goes by in a query string, a form or a JSON body (matched ignoring case,
-#: `-` or `_` between words).
-_CREDENTIAL_NAME = (r"(?:api[-_]?key|key|(?:access|auth|refresh|id|session)[-_]?token|token"
-                    r"|(?:client[-_]?)?secret|password|passwd|sig|signature)")
+#: The names a credential goes by, anywhere in a longer name (`openai_api_key`, `x-api-key`,
+#: `OPENAI_API_KEY` in an environment dump, `client_secret`, `db_password`), matched ignoring case.
+_STRONG_NAME = (r"(?:api[-_]?key|(?:access|auth|refresh|id|session|bearer)[-_]?token|secret"
+                r"|password|passwd|credentials?|private[-_]?key)")
+#: Names that are a credential's only as a whole word (`key`, not `monkey`, `key_id` or
+#: `idempotency_key`), and only before a value that looks random (`"key": "user_theme"` is no key).
+_WEAK_NAME = r"(?:key|token|sig|signature)"
+#: The names recording drops from a URL's query string (a weak name only when it is the whole name).
+_CREDENTIAL_NAME = rf"(?:{_WEAK_NAME}|\w*?{_STRONG_NAME}\w*)"
+#: Between a name and its value: an optional (escaped) closing quote, `:` or `=`, an optional
+#: (escaped) opening quote (JSON inside a JSON string escapes its quotes once, twice...).
+_ASSIGN = r"""(?:\\*['"])?\s*[:=]\s*"""
+_QUOTE = r"""\\*['"]"""
 
 #: What must never appear in a cassette, by what it would be. A pattern's `secret` group is the value
 #: that recording replaces in a URL or a body; a pattern without one finds a header, which recording
 #: drops whole.
 #:
 #: These cover what the maintained detector (detect-secrets, whose provider patterns `scrub` and the
-#: scan also apply) misses in a cassette: a bearer token (a header or a prompt), an `api-key`
-#: header, `api_key` or `access_token` in a JSON body (a cassette holds each body as one quoted
-#: string), `key=` in a query string and an `sk-proj-` key in a message (it knows only OpenAI's
-#: legacy keys).
+#: scan also apply) misses in a cassette: a bearer or Basic credential (a header or a prompt), an
+#: `api-key` header, a value named like a credential in a JSON body, a form, a URL or an environment
+#: dump (a cassette holds each body as one quoted string), and provider keys it does not know
+#: (`sk-proj-`, Hugging Face's `hf_`, Google's, Groq's, GitHub's fine-grained tokens).
 SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
     "an authorization header": re.compile(r"^\s*-?\s*['\"]?(proxy-)?authorization['\"]?\s*:", re.I | re.M),
     "a cookie header": re.compile(r"^\s*-?\s*['\"]?(set-)?cookie['\"]?\s*:", re.I | re.M),
     "an API-key header": re.compile(r"^\s*-?\s*['\"]?([a-z0-9]+-)*api[-_]?key['\"]?\s*:", re.I | re.M),
     "a bearer token": re.compile(r"bearer\s+(?P<secret>[a-z0-9._~+/=-]{8,})", re.I),
+    # Basic's base64 of `user:password`: a multiple of four characters, so prose ("basic maths") is
+    # rarely one; `Basic` capitalised as HTTP writes it, or after an authorization's name.
+    "a Basic credential": re.compile(
+        r"(?:(?i:authorization)" + _ASSIGN + r"(?:" + _QUOTE + r")?(?i:basic)|\bBasic)\s+"
+        r"(?P<secret>(?:[A-Za-z0-9+/]{4}){2,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![\w+/=])"),
     "an API key": re.compile(
-        r"(?P<secret>\b(sk|rk|pk)-[a-z0-9_-]{16,}|\bAIza[0-9a-z_-]{30,}|\bgsk_[a-z0-9]{20,})", re.I),
-    # A value of 16 or more token characters, a digit among them, after a credential's name: a key
-    # with no telling prefix (Azure OpenAI's are 32 hex digits) in a URL, a form or a JSON body
-    # (quotes possibly escaped). Ids are not named like credentials (`id`, `call_id`,
-    # `idempotency_key`), so a hex id is not one.
+        r"(?P<secret>\b(?:sk|rk|pk)-[a-z0-9_-]{16,}|\bAIza[0-9a-z_-]{30,}|\bgsk_[a-z0-9]{20,}"
+        r"|\bhf_[a-z0-9]{30,}|\bapi_org_[a-z0-9]{30,}|\bgithub_pat_[a-z0-9_]{22,}|\bxai-[a-z0-9]{20,})",
+        re.I),
+    # A value after a credential's name. A quoted one runs to its closing quote (a password may hold
+    # `&` or no digit); a bare one (a form, a URL, `KEY=value` in an environment dump) to a blank, a
+    # quote, a backslash (`\n` in a JSON string) or the next `&name=`.
     "a credential": re.compile(
-        r"(?<![\w-])" + _CREDENTIAL_NAME + r"(?:\\*['\"])?\s*[:=]\s*(?:\\*['\"])?"
-        r"(?P<secret>(?=[\w.~+/=-]*\d)[\w.~+/=-]{16,})", re.I),
+        r"(?i:" + _STRONG_NAME + r")" + _ASSIGN + r"(?:" + _QUOTE + r"(?P<secret>(?!\[REDACTED\])"
+        r"""[^'"\\\s][^'"\\]{3,}?)(?=""" + _QUOTE + r")|(?P<bare>(?!\[REDACTED\])"
+        r"""(?:[^\s'"\\&,;<>{}\[\]]|&(?!\w+=)){8,}))"""
+        r"|(?<![\w-])(?i:" + _WEAK_NAME + r")" + _ASSIGN + r"(?:" + _QUOTE + r")?"
+        r"(?P<random>(?=[\w.~+/=-]*\d)[\w.~+/=-]{16,}|[A-Za-z0-9+/=-]{24,})"),
 }
+#: The secret groups of a pattern: recording replaces whichever matched.
+_SECRET_GROUPS = ("secret", "bare", "random")
+#: What the detector finds only the start of, widened to the whole secret: a private key's header
+#: (its base64 body runs to its footer, or to where its characters end).
+_WIDENED: dict[str, re.Pattern[str]] = {
+    "a private key": re.compile(
+        r"(?P<secret>-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[A-Z0-9 ]*PRIVATE"
+        r" KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=\s]|\\[nr])*))", re.S),
+}
+#: A JSON escape of a character that never needs one (`\u002d` for `-`): what a detector reads is
+#: the character itself.
+_NEEDLESS_ESCAPE = re.compile(r"\\+u00(2[bdef]|3[0-9d]|[46][1-9a-f]|[57][0-9a]|5f|7e)", re.I)
 #: What a credential's value becomes in a recorded URL or body: no pattern above matches it.
 REDACTED = "[REDACTED]"
 _CREDENTIAL_PARAMETER = re.compile(_CREDENTIAL_NAME, re.I)
@@ -96,8 +126,9 @@ def _scrub_request(request: Request) -> Request:
     # Like vcrpy's filter_query_parameters, but by pattern and ignoring case: that filter matches
     # exact names only, and `key`, `api-key`, `Api_Key`, `access_token`... all carry keys.
     pairs = parse_qsl(parts.query, keep_blank_values=True)
-    kept = [(k, v) for k, v in pairs if not _CREDENTIAL_PARAMETER.fullmatch(k)]
-    query = parts.query if len(kept) == len(pairs) else urlencode(kept)
+    # A value is scrubbed decoded: `Bearer%20...` or a percent-encoded private key is one too.
+    kept = [(k, scrub(v)) for k, v in pairs if not _CREDENTIAL_PARAMETER.fullmatch(k)]
+    query = parts.query if kept == pairs else urlencode(kept)
     netloc = parts.netloc
     if parts.hostname in ("127.0.0.1", "localhost", "::1"):  # the loopback port changes every run
         netloc = parts.hostname
@@ -117,14 +148,74 @@ def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def scrub(text: str) -> str:
-    """`text` with every credential's value (a `SECRET_PATTERNS` `secret` group, or what the
-    detector finds) made `REDACTED`."""
-    for pattern in SECRET_PATTERNS.values():
-        if "secret" in pattern.groupindex:
-            text = pattern.sub(_redact, text)
-    for _, value in _detected(text):
+    """`text` with every credential (a `SECRET_PATTERNS` secret group, or the whole of what the
+    detector finds) made `REDACTED`, and needless JSON escapes (`\\u002d`) written plainly.
+
+    Whatever was found is then required gone: a value a replacement left a piece of (or that overlaps
+    another) is replaced again wherever it still occurs."""
+    text = unescaped(text)
+    found = {text[start:end] for start, end, _ in _spans(text)}
+    for _ in range(3):  # a redaction can bring two halves of a credential together
+        spans = _spans(text)
+        if not spans:
+            break
+        text = _redact(text, spans)
+    for value in sorted(found, key=len, reverse=True):
         text = text.replace(value, REDACTED)
     return text
+
+
+def unescaped(text: str) -> str:
+    """`text` with a JSON escape of a character that never needs one written as the character."""
+    return _NEEDLESS_ESCAPE.sub(lambda m: chr(int(m[1], 16)), text)
+
+
+def _spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, what) of every credential in `text`, outermost first where two overlap."""
+    spans: list[tuple[int, int, str]] = []
+    for what, pattern in (*SECRET_PATTERNS.items(), *_WIDENED.items()):
+        groups = [g for g in _SECRET_GROUPS if g in pattern.groupindex]
+        for match in pattern.finditer(text) if groups else ():
+            for group in groups:
+                if match[group]:
+                    spans.append((*match.span(group), what))
+    for detector in _detectors():
+        for regex in detector.denylist:
+            for match in regex.finditer(text):
+                start, end = _secret_span(match)
+                if end > start and text[start:end] != REDACTED:
+                    spans.append((start, end, f"a secret detect-secrets knows ({detector.secret_type})"))
+    return sorted(spans, key=lambda span: (span[0], -span[1]))
+
+
+def _secret_span(match: re.Match[str]) -> tuple[int, int]:
+    """Where the secret is in a detector's match: its longest group if that is a value of some length
+    (some detectors capture only a prefix, `ghp`), else the whole match less the delimiters it
+    matched around the secret."""
+    groups = [match.span(i) for i in range(1, (match.re.groups or 0) + 1) if match[i]]
+    start, end = max(groups, key=lambda s: s[1] - s[0], default=(0, 0))
+    if end - start >= 8:
+        return start, end
+    start, end = match.span()
+    while start < end and match.string[start] in _DELIMITERS:
+        start += 1
+    while end > start and match.string[end - 1] in _DELIMITERS:
+        end -= 1
+    return start, end
+
+
+_DELIMITERS = frozenset(" \t\r\n\"':=/@\\")
+
+
+def _redact(text: str, spans: list[tuple[int, int, str]]) -> str:
+    parts, position = [], 0
+    for start, end, _ in spans:
+        if start >= position:
+            parts += [text[position:start], REDACTED]
+            position = end
+        elif end > position:  # overlaps the last one: widen it
+            position = end
+    return "".join([*parts, text[position:]])
 
 
 @cache
@@ -139,19 +230,6 @@ def _detectors() -> tuple[RegexBasedDetector, ...]:
     plugins: list[type[Any]] = list(get_mapping_from_secret_type_to_class().values())
     return tuple(plugin() for plugin in plugins
                  if issubclass(plugin, RegexBasedDetector) and plugin is not IPPublicDetector)
-
-
-def _detected(text: str) -> Iterator[tuple[str, str]]:
-    """(what, value) of every credential the detector finds in `text`."""
-    for detector in _detectors():
-        for value in detector.analyze_string(text):
-            if value and value != REDACTED:
-                yield f"a secret detect-secrets knows ({detector.secret_type})", value
-
-
-def _redact(match: re.Match[str]) -> str:
-    start, end = (i - match.start() for i in match.span("secret"))
-    return match[0][:start] + REDACTED + match[0][end:]
 
 
 def _scrub_body(body: bytes | str | None) -> bytes | str | None:
@@ -258,15 +336,31 @@ def _scanning_persister() -> type[Any]:
 
 
 def _findings(text: str) -> Iterator[tuple[int, str]]:
+    """(line, what) of every credential in `text`, each at most once per line."""
+    text = unescaped(text)
+    seen: set[tuple[int, str]] = set()
     for what, pattern in SECRET_PATTERNS.items():
         for match in pattern.finditer(text):
-            yield text.count("\n", 0, match.start()) + 1, what
-    for what, value in _detected(text):
-        yield text.count("\n", 0, text.index(value)) + 1, what
+            seen.add((text.count("\n", 0, match.start()) + 1, what))
+    for start, _, what in _spans(text):
+        if what not in SECRET_PATTERNS and what not in _WIDENED:  # those count as the detector's
+            seen.add((text.count("\n", 0, start) + 1, what))
+    yield from sorted(seen)
+
+
+#: The files vcrpy writes a cassette as, by its serializers (yaml, json) and the usual spellings.
+CASSETTE_SUFFIXES = frozenset({".yaml", ".yml", ".json"})
 
 
 def secrets_in(root: Path) -> Iterator[str]:
-    """`<file>:<line>: <what>` for every credential-like text in the cassettes under `root`."""
-    for path in sorted(root.rglob("*.yaml")):
-        for line, what in _findings(path.read_text(encoding="utf-8")):
-            yield f"{path.relative_to(root)}:{line}: {what}"
+    """`<file>:<line>: <what>` for every credential-like text in the cassettes under `root` (a
+    cassette itself, or a folder of them). A `root` that does not exist is a `FileNotFoundError`:
+    finding nothing there must not read as finding no credential."""
+    if not root.exists():
+        raise FileNotFoundError(f"{root} does not exist: give a folder of cassettes or a cassette")
+    paths = [root] if root.is_file() else sorted(
+        p for p in root.rglob("*") if p.suffix.lower() in CASSETTE_SUFFIXES and p.is_file())
+    for path in paths:
+        name = path.name if path == root else path.relative_to(root)
+        for line, what in _findings(path.read_text(encoding="utf-8", errors="replace")):
+            yield f"{name}:{line}: {what}"
