@@ -18,6 +18,9 @@ from hypothesis.errors import InvalidArgument
 #: `--hypothesis-profile fuzz`: this many examples for each property (ARGS-1 included).
 FUZZ_PROFILE = "fuzz"
 FUZZ_EXAMPLES = 5000
+#: How many ARGS-1 sends by default (tool_args.feature's count): a run sending more fuzzes at scale,
+#: where a binding's `fuzz_known_failures` apply.
+DEFAULT_EXAMPLES = 40
 
 
 def register_fuzz_profile() -> None:

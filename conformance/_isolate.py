@@ -119,7 +119,8 @@ class Worker:
         b = self.binding
         return p.Welcome(id=hello.id, protocol=b.contract_version, name=self.name,
                          version=b.version, capabilities=sorted(b.capabilities),
-                         not_claimed=dict(b.not_claimed), known_failures=dict(b.known_failures))
+                         not_claimed=dict(b.not_claimed), known_failures=dict(b.known_failures),
+                         fuzz_known_failures=dict(b.fuzz_known_failures))
 
     def _binding_thread(self) -> None:
         while True:

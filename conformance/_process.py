@@ -480,7 +480,8 @@ def process_binding(command: str, *, timeout: float, transcript: Path | None = N
         (ProcessBinding,),
         {"name": welcome.name, "capabilities": frozenset(welcome.capabilities),
          "contract_version": welcome.protocol, "not_claimed": dict(welcome.not_claimed),
-         "known_failures": dict(welcome.known_failures), "__doc__": ProcessBinding.__doc__},
+         "known_failures": dict(welcome.known_failures),
+         "fuzz_known_failures": dict(welcome.fuzz_known_failures), "__doc__": ProcessBinding.__doc__},
     )
     binding: ProcessBinding = declared(argv, timeout, transcript, first, welcome)
     return binding

@@ -198,6 +198,9 @@ class Welcome(BaseModel):
     not_claimed: dict[str, str] = Field(default_factory=dict)
     #: Scenario names or requirement IDs the library fails, each with a one-line reason.
     known_failures: dict[str, str] = Field(default_factory=dict)
+    #: Known failures found only by fuzzing at scale: they apply to runs whose ARGS-1 sends more
+    #: generated arguments than the default (see `Binding.fuzz_known_failures`).
+    fuzz_known_failures: dict[str, str] = Field(default_factory=dict)
 
 
 class Done(BaseModel):

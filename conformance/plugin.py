@@ -190,19 +190,28 @@ class _Session:
                       if not set(need.split("|")) & self.capabilities)
 
     def _known_failure(self, item: pytest.Item) -> str | None:
-        # The most precise entry wins: a scenario's own reason over its requirement's.
+        # The most precise entry wins: a scenario's own reason over its requirement's. In a run
+        # fuzzing at scale, the failures found only at scale come first.
         keys = (_scenario_name(item), item.name, _requirement(item))
-        known = self.binding.known_failures
-        return next((known[k] for k in keys if k is not None and k in known), None)
+        lists = [self.binding.known_failures]
+        if self.binding.fuzz_known_failures and _fuzzing_at_scale(self.config):
+            lists.insert(0, self.binding.fuzz_known_failures)
+        return next((known[k] for known in lists for k in keys if k is not None and k in known), None)
 
     def _check_known_failures(self, items: list[pytest.Item]) -> None:
-        names = {k for item in items for k in (_scenario_name(item), item.name, _requirement(item))}
-        stale = sorted(set(self.binding.known_failures) - names - set(catalogue()))
-        if stale:
-            raise pytest.UsageError(
-                f"binding {self.binding.name!r} lists known failures that name no scenario or "
-                f"requirement: {stale}. Use a scenario name or a requirement ID."
-            )
+        """Every name listed is a scenario or a requirement of the whole catalogue, whichever
+        scenarios this run selected (a node id, `-k`): a list never goes stale, and never makes a
+        rerun of one scenario a usage error."""
+        if not items:
+            return
+        names = _catalogue_names(items) | set(catalogue())
+        for attribute in ("known_failures", "fuzz_known_failures"):
+            stale = sorted(set(getattr(self.binding, attribute)) - names)
+            if stale:
+                raise pytest.UsageError(
+                    f"binding {self.binding.name!r} lists {attribute} that name no scenario or "
+                    f"requirement: {stale}. Use a scenario name or a requirement ID."
+                )
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_bdd_apply_tag(self, tag: str, function: Any) -> bool | None:
@@ -218,15 +227,13 @@ class _Session:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_pycollect_makemodule(self, module_path: Path, parent: pytest.Collector) -> Any:
-        """The suite module, with its checkout node id even when installed outside the rootdir
-        (pytest would give it an empty one there: node ids like `::test_x` that rerun nothing)."""
+        """The suite module, with its checkout node id wherever it is installed: outside the rootdir
+        pytest would give it an empty one (`::test_x`, which reruns nothing), and in a virtualenv
+        inside the library's repository (nox's `.nox/<session>/lib/...`) one that names that
+        virtualenv. The checkout's id reruns from any directory (see `_rerun_arg`)."""
         if module_path != _SUITE:
             return None
-        try:
-            module_path.relative_to(self.config.rootpath)
-        except ValueError:
-            return pytest.Module.from_parent(parent, path=module_path, nodeid=SUITE_ID)
-        return None
+        return pytest.Module.from_parent(parent, path=module_path, nodeid=SUITE_ID)
 
     # -- running ----------------------------------------------------------------------------
 
@@ -577,6 +584,31 @@ def _feature_and_name(item: pytest.Item) -> tuple[str, str]:
     """The feature file's name and the scenario's name of a suite item."""
     template = _template(item)
     return (Path(template.feature.filename).name if template else ""), _scenario_name(item)
+
+
+def _catalogue_names(items: list[pytest.Item]) -> set[str]:
+    """Every scenario's name and test name (an outline's rows too) in the suite module of `items`,
+    collected whole whichever of its tests a run selects."""
+    from pytest_bdd.scenario import collect_example_parametrizations, scenario_wrapper_template_registry
+
+    names: set[str] = set()
+    modules = {id(m): m for item in items if (m := item.getparent(pytest.Module)) is not None}
+    for module in modules.values():
+        for attr, obj in vars(module.obj).items():
+            template = scenario_wrapper_template_registry.get(obj) if callable(obj) else None
+            if template is None:
+                continue
+            names |= {str(template.name), attr}
+            rows = collect_example_parametrizations(template) or []
+            names |= {f"{attr}[{row.id}]" for row in rows}
+    return names
+
+
+def _fuzzing_at_scale(config: pytest.Config) -> bool:
+    """Whether ARGS-1 sends more generated arguments than the feature's default in this run."""
+    from conformance._fuzz import DEFAULT_EXAMPLES, example_count
+
+    return example_count(config, DEFAULT_EXAMPLES) > DEFAULT_EXAMPLES
 
 
 def _requirement(item: pytest.Item) -> str | None:

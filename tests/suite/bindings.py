@@ -885,3 +885,33 @@ class EmptiesADeeplyNestedOutput(_OnADeeplyNestedOutput):
     @staticmethod
     def instead() -> Any:
         return []
+
+
+class _LosesArgsAtScale(reference.ReAct):
+    """Passes a tool's `data` argument on empty from its 100th tool call in the process on: a
+    failure that only fuzzing at scale finds."""
+
+    tool_calls: ClassVar[int] = 0
+
+    def _act(self, run: _Run, thought: str, name: str, args: dict[str, Any],
+             approved: bool = False) -> _Part:
+        if name != "finish":
+            _LosesArgsAtScale.tool_calls += 1
+            if _LosesArgsAtScale.tool_calls >= 100 and args.get("data"):
+                args = {**args, "data": {}}
+        return (yield from super()._act(run, thought, name, args, approved))
+
+
+class LosesArgsAtScale(_BuildsAs):
+    """Lists the failure only fuzzing at scale finds as a fuzz known failure, by scenario name."""
+
+    react_class = _LosesArgsAtScale
+    fuzz_known_failures: ClassVar[Mapping[str, str]] = {
+        "Any JSON object the model writes reaches the tool intact": "data is lost after 100 calls",
+    }
+
+
+class ListsAFuzzFailureItPasses(ReferenceBinding):
+    """Lists as a fuzz known failure a requirement the reference passes at any scale."""
+
+    fuzz_known_failures: ClassVar[Mapping[str, str]] = {"ARGS-1": "pretends fuzzing finds a bug"}
