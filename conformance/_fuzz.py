@@ -78,7 +78,9 @@ def _json_scalars() -> st.SearchStrategy[Any]:
     return (
         st.none()
         | st.booleans()
-        | st.integers(min_value=-(2**53), max_value=2**53)
+        # I-JSON (RFC 7493): integers every language holds exactly, so that a JavaScript library is
+        # judged on what it does with them rather than on its number type.
+        | st.integers(min_value=-(2**53 - 1), max_value=2**53 - 1)
         | st.floats(allow_nan=False, allow_infinity=False)
         | st.text(max_size=20)
     )

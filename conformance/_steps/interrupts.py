@@ -5,8 +5,8 @@ from __future__ import annotations
 from pytest_bdd import given, parsers, then, when
 
 from conformance._steps import parse_json
-from conformance._steps.run import canonical
 from conformance._tools import SuiteTool
+from conformance._values import json_equal, json_key
 from conformance._world import World, interrupt_id
 from conformance.binding import ErrorInfo, ParamSpec, Step, StepTurn, ToolSpec
 
@@ -86,7 +86,7 @@ def interrupt_context(world: World, inputs: str) -> None:
     assert isinstance(context, dict) and {"trajectory", "iteration", "input_args"} <= set(context), (
         f"the interrupt's context should hold trajectory, iteration and input_args: {context!r}"
     )
-    assert canonical(context["input_args"]) == canonical(parse_json(inputs)), (
+    assert json_equal(context["input_args"], parse_json(inputs)), (
         f"the interrupt's input_args are {context['input_args']!r}, expected {inputs}"
     )
     trajectory = context["trajectory"]
@@ -94,8 +94,8 @@ def interrupt_context(world: World, inputs: str) -> None:
     # The steps before the paused one, as scripted; a pending step without observation may follow.
     scripted = [t for t in world.turns_per_run[-1] if isinstance(t, StepTurn)][:-1]
     steps = [Step.model_validate(s) for s in trajectory]
-    done = [(s.tool_name, canonical(s.tool_args)) for s in steps if s.observation is not None]
-    assert done == [(t.tool_name, canonical(t.tool_args)) for t in scripted], (
+    done = [(s.tool_name, json_key(s.tool_args)) for s in steps if s.observation is not None]
+    assert done == [(t.tool_name, json_key(t.tool_args)) for t in scripted], (
         f"the interrupt's trajectory should hold the {len(scripted)} step(s) before the pause: "
         f"{trajectory!r}"
     )
@@ -122,7 +122,7 @@ def interrupt_ids_differ(world: World) -> None:
 def interrupt_tool_call(world: World, name: str, args: str) -> None:
     call = _interrupted(world).fields.get("tool_call")
     assert isinstance(call, dict), f"the interrupt carries no tool_call: {call!r}"
-    assert call.get("name") == name and canonical(call.get("args")) == canonical(parse_json(args)), (
+    assert call.get("name") == name and json_equal(call.get("args"), parse_json(args)), (
         f"the interrupt's tool call should be {name!r} with {args}: {call!r}"
     )
     assert isinstance(call.get("call_id"), str) and call["call_id"], (

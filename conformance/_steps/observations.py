@@ -9,8 +9,9 @@ from typing import Any
 from pytest_bdd import parsers, then
 
 from conformance._steps import ERROR_WORDS, _show, parse_json
-from conformance._steps.run import MUTATION_MARKER, canonical
+from conformance._steps.run import MUTATION_MARKER
 from conformance._steps.tools import tool_ran_once
+from conformance._values import json_equal
 from conformance._world import World
 from conformance.binding import StepTurn
 
@@ -35,7 +36,7 @@ def _trajectory_is(steps: list[Any], datatable: list[list[str]]) -> None:
     for number, (row, step) in enumerate(zip(rows, steps, strict=True), start=1):
         want = dict(zip(header, row, strict=True))
         assert step.tool_name == want["tool"], f"step {number} should be {want['tool']!r}:\n{listing}"
-        assert canonical(step.tool_args) == canonical(parse_json(want["args"])), (
+        assert json_equal(step.tool_args, parse_json(want["args"])), (
             f"step {number} should have args {want['args']}:\n{listing}"
         )
         assert want["observation"] in str(step.observation), (
@@ -52,7 +53,7 @@ def trajectory_step(world: World, number: int, tool: str, args: str, observation
     steps = world.steps()
     assert len(steps) >= number, f"the trajectory has {len(steps)} step(s), not {number}"
     step = steps[number - 1]
-    assert step.tool_name == tool and canonical(step.tool_args) == canonical(parse_json(args)), (
+    assert step.tool_name == tool and json_equal(step.tool_args, parse_json(args)), (
         f"step {number} should call {tool!r} with {args}: {step.model_dump_json()}"
     )
     assert observation in str(step.observation), (
@@ -89,7 +90,7 @@ def observation_holds(world: World, number: str, value: str) -> None:
         f"the trajectory has {len(steps)} step(s); expected an observation for step {number}"
     )
     observed = steps[int(number) - 1].observation
-    if canonical(observed) == canonical(expected):
+    if json_equal(observed, expected):
         return
     text = observed if isinstance(observed, str) else json.dumps(observed)
     missing = [leaf for leaf in _leaves(expected) if leaf not in text]

@@ -10,7 +10,7 @@ from typing import Any
 from pytest_bdd import parsers, then
 
 from conformance._steps import _QUOTED, parse_json
-from conformance._steps.run import canonical
+from conformance._values import canonical, json_equal
 from conformance._world import World
 from conformance.binding import ErrorInfo
 
@@ -29,8 +29,8 @@ def prediction_field(world: World, field: str, value: str) -> None:
 def prediction_outputs(world: World, outputs: str) -> None:
     got = world.prediction().outputs
     expected = parse_json(outputs)
-    # canonical JSON: 4 and "4", or true and "true", are different outputs
-    assert canonical(got) == canonical(expected), (
+    # 4 and "4", or true and "true", are different outputs; 2 and 2.0 are the same number
+    assert json_equal(got, expected), (
         f"the prediction's outputs should be {canonical(expected)} (with these JSON types); "
         f"they are {canonical(got)}"
     )
@@ -178,8 +178,8 @@ _JSON_LITERAL = r'\[.*\]|\{.*\}|null|-?\d+|".*"|true|false'
 @then(parsers.re(rf'the error\'s "(?P<field>\w+)" is (?P<expected>{_JSON_LITERAL})$'))
 def error_field_is(world: World, field: str, expected: str) -> None:
     value = _error_field(world, field)
-    if canonical(value) != canonical(parse_json(expected)):
+    if not json_equal(value, parse_json(expected)):
         world.blocked_if_stopped_early()  # the field is there; what it holds counts the steps run
-    assert canonical(value) == canonical(parse_json(expected)), (
+    assert json_equal(value, parse_json(expected)), (
         f"the error's {field!r} is {value!r}, expected {expected}"
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 import threading
 from typing import Any
@@ -14,6 +13,7 @@ from pytest_bdd import parsers, when
 from conformance import _guard
 from conformance._model import ScriptedModel
 from conformance._steps import parse_json
+from conformance._values import canonical, json_key
 from conformance._world import World
 from conformance.binding import CallRequest, FinalTurn, Outcome, StepTurn
 
@@ -45,25 +45,6 @@ def caller_mutates(world: World) -> None:
                 lambda: world.binding.mutate_last_result(agent, MUTATION_MARKER), world.timeout)
 
 
-def canonical(value: Any) -> str:
-    """JSON with sorted keys: equal only if the values are equal *and* of the same JSON types.
-
-    JSON has one number type: `0.0` and `0` are the same value (a JavaScript library cannot tell
-    them apart), so an integral float is written as the integer.
-    """
-    return json.dumps(_numbers(value), sort_keys=True)
-
-
-def _numbers(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    if isinstance(value, list):
-        return [_numbers(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _numbers(v) for k, v in value.items()}
-    return value
-
-
 @when(parsers.parse('the model sends {count:d} generated JSON objects as arguments to "{tool}"'))
 def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Config) -> None:
     from conformance import _fuzz  # hypothesis, imported only by a run that fuzzes
@@ -87,7 +68,7 @@ def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Con
         before = len(recorder.calls)
         world.call({"question": "Record this"})
         got = recorder.calls[before:]
-        assert [canonical(c) for c in got] == [canonical(args)], (
+        assert [json_key(c) for c in got] == [json_key(args)], (
             f"the tool {tool!r} was sent {canonical(args)}\nbut received {got!r}"
         )
 

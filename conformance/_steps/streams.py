@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pytest_bdd import parsers, then, when
@@ -9,7 +10,7 @@ from pytest_bdd import parsers, then, when
 from conformance import _guard
 from conformance._model import ScriptedModel
 from conformance._steps import parse_json
-from conformance._steps.run import canonical
+from conformance._values import canonical, json_key
 from conformance._world import World
 from conformance.binding import CallRequest, Event, FinalTurn, Outcome, Step, StepTurn, Turn
 
@@ -125,9 +126,11 @@ def concurrent_steps(world: World) -> None:
             f"{len(model.unused)} turn(s) unused"
             + (f", then raised {result.error.type}: {result.error.message}" if result.error else "")
         )
-        own = [(t.tool_name, canonical(t.tool_args)) for t in steps if isinstance(t, StepTurn)]
-        got = [(s.tool_name, canonical(s.tool_args)) for s in result.trajectory if s.tool_name != "finish"]
-        assert got == own, f"concurrent run {index}'s trajectory is not its own: {got} (own: {own})"
+        own = [(t.tool_name, json_key(t.tool_args)) for t in steps if isinstance(t, StepTurn)]
+        got = [(s.tool_name, json_key(s.tool_args)) for s in result.trajectory if s.tool_name != "finish"]
+        assert got == own, (
+            f"concurrent run {index}'s trajectory is not its own: {_calls(result.trajectory)} "
+            f"(own: {_calls([t for t in steps if isinstance(t, StepTurn)])})")
 
 
 # -- streams ----------------------------------------------------------------------------------
@@ -149,22 +152,27 @@ def _step_events(world: World) -> list[Step]:
     return [s for s in steps if s is not None]
 
 
-def _key(step: Step) -> tuple[str, str, str]:
-    return step.tool_name, canonical(step.tool_args), canonical(step.observation)
+def _key(step: Step) -> tuple[str, object, object]:
+    return step.tool_name, json_key(step.tool_args), json_key(step.observation)
+
+
+def _calls(steps: Sequence[Step | StepTurn]) -> list[str]:
+    """Each tool call, `name(args)`, for a message."""
+    return [f"{s.tool_name}({canonical(s.tool_args)})" for s in steps if s.tool_name != "finish"]
 
 
 @then(parsers.parse('the stream\'s step events show "{tool}" with {args} and observed "{observation}"'))
 def stream_shows(world: World, tool: str, args: str, observation: str) -> None:
     steps = _step_events(world)
     listing = "\n".join(f"  {s.model_dump_json()}" for s in steps)
-    scripted = [(t.tool_name, canonical(t.tool_args)) for t in world.turns_per_run[-1]
-                if isinstance(t, StepTurn) and t.tool_name != "finish"]
-    shown = [(s.tool_name, canonical(s.tool_args)) for s in steps if s.tool_name != "finish"]
+    turns = [t for t in world.turns_per_run[-1] if isinstance(t, StepTurn) and t.tool_name != "finish"]
+    scripted = [(t.tool_name, json_key(t.tool_args)) for t in turns]
+    shown = [(s.tool_name, json_key(s.tool_args)) for s in steps if s.tool_name != "finish"]
     assert shown == scripted, (
-        f"the step events should show the scripted tool steps {scripted}, in order:\n{listing}"
+        f"the step events should show the scripted tool steps {_calls(turns)}, in order:\n{listing}"
     )
-    wanted = (tool, canonical(parse_json(args)))
-    assert any((s.tool_name, canonical(s.tool_args)) == wanted and observation in str(s.observation)
+    wanted = (tool, json_key(parse_json(args)))
+    assert any((s.tool_name, json_key(s.tool_args)) == wanted and observation in str(s.observation)
                for s in steps), (
         f"no step event shows {tool!r} with {args} observing {observation!r}:\n{listing}"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytest_bdd import parsers, then
 
 from conformance._steps import parse_json
-from conformance._steps.run import canonical
+from conformance._values import json_key
 from conformance._world import World
 
 
@@ -23,7 +23,7 @@ def tool_never_ran(world: World, name: str) -> None:
 def tool_ran_once(world: World, name: str, args: str) -> None:
     calls = world.tool(name).calls
     expected = parse_json(args)
-    assert [canonical(c) for c in calls] == [canonical(expected)], (
+    assert [json_key(c) for c in calls] == [json_key(expected)], (
         f"the tool {name!r} should have run once with {args}; it ran with {calls}"
     )
 
@@ -38,14 +38,14 @@ def tool_ran_times(world: World, name: str, count: str) -> None:
 
 @then(parsers.parse("no tool ran with {args}"))
 def no_tool_ran_with(world: World, args: str) -> None:
-    bad = canonical(parse_json(args))
-    ran = [name for name, t in world.tools.items() if any(canonical(c) == bad for c in t.calls)]
+    bad = json_key(parse_json(args))
+    ran = [name for name, t in world.tools.items() if any(json_key(c) == bad for c in t.calls)]
     assert not ran, f"the tool(s) {ran} ran with {args}, which no tool should receive"
 
 @then(parsers.parse('the tool "{name}" received each of them exactly as sent'))
 def tool_received_all(world: World, name: str) -> None:
     calls = world.tool(name).calls
     assert world.sent_args, "no arguments were generated"
-    assert [canonical(c) for c in calls] == [canonical(a) for a in world.sent_args], (
+    assert [json_key(c) for c in calls] == [json_key(a) for a in world.sent_args], (
         f"the tool {name!r} received {len(calls)} calls for {len(world.sent_args)} sent"
     )

@@ -1,0 +1,46 @@
+"""One comparison for every JSON value the suite checks (REQUIREMENTS.md, "Equal JSON values").
+
+Two JSON values are equal when they have the same structure, strings, booleans and null, and
+numbers equal as IEEE-754 binary64 values (RFC 8259 section 6): `1.0` and `1` are the same number,
+and an integral float above 2^53 is the integer with the same binary64 value. A JavaScript library
+cannot tell those apart, so neither may the suite. A boolean is never a number (`true` is not `1`),
+and a number is never text (`4` is not `"4"`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["canonical", "json_equal", "json_key"]
+
+
+def json_key(value: Any) -> Any:
+    """A hashable form of the JSON `value`, equal for two values exactly when `json_equal` is:
+    compare lists of them, or put them in sets."""
+    if value is None or isinstance(value, bool | str):
+        return (type(value).__name__, value)  # "bool" and "str" apart from numbers and each other
+    if isinstance(value, int | float):
+        return ("number", _binary64(value))
+    if isinstance(value, list | tuple):
+        return ("array", tuple(json_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("object", tuple(sorted((str(k), json_key(v)) for k, v in value.items())))
+    return ("other", repr(value))  # not JSON: equal only to the same text
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Whether the JSON values `a` and `b` are equal (numbers as binary64 values)."""
+    return bool(json_key(a) == json_key(b))
+
+
+def canonical(value: Any) -> str:
+    """`value` as JSON text with sorted keys, for messages only: compare with `json_equal`."""
+    return json.dumps(value, sort_keys=True, default=repr)
+
+
+def _binary64(number: int | float) -> float | int:
+    try:
+        return float(number)
+    except OverflowError:  # an integer beyond every binary64 value: only itself is equal to it
+        return number
