@@ -101,17 +101,53 @@ def cassettes(session: nox.Session) -> None:
                     success_codes=[0, 1])
 
 
-@nox.session
+def _library(name: str) -> str:
+    """The library a bundled binding judges: its name before any `+<opt-in>` (its extra's name)."""
+    return name.partition("+")[0]
+
+
+#: The libraries of PEERS, each with the bindings that judge it (its defaults, then its opt-ins).
+LIBRARIES: dict[str, list[str]] = {}
+for _name in PEERS:
+    LIBRARIES.setdefault(_library(_name), []).append(_name)
+_EXTRAS = tomllib.loads(Path(__file__).with_name("pyproject.toml").read_text(encoding="utf-8"))[
+    "project"]["optional-dependencies"]
+
+
+def _peer_session(library: str, names: list[str]) -> None:
+    def run(session: nox.Session) -> None:
+        # The suite and this library's extra alone, as the library's own CI would install them (the
+        # reference is the suite's own; a Node harness installs its locked packages on first use).
+        session.install("-e", f".[{library}]" if library in _EXTRAS else ".")
+        out = Path("docs/conformance")
+        out.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            # Known failures are expected; the run's exit code is checked by tests/test_peers.py.
+            session.run("python", "-m", "pytest", "--impl", name, "-q", "-p", "no:cacheprovider",
+                        f"--conformance-json={out}/{name}.json", f"--conformance-markdown={out}/{name}.md",
+                        *session.posargs, success_codes=[0, 1])
+
+    run.__doc__ = f"Regenerate docs/conformance/ for {', '.join(names)}, in {library}'s own environment."
+    nox.session(name=f"peer-{library}")(run)
+
+
+for _library_name, _names in LIBRARIES.items():
+    _peer_session(_library_name, _names)
+
+
+@nox.session(python=False)
 def peers(session: nox.Session) -> None:
-    """Run the suite against every bundled binding; regenerate docs/conformance/ from the runs."""
-    session.install("-e", ".[dev,peers]")
+    """Every peer in its own environment (the peer-* sessions), then the comparison and the site."""
+    for library in LIBRARIES:
+        session.notify(f"peer-{library}")
+    session.notify("compare")
+
+
+@nox.session
+def compare(session: nox.Session) -> None:
+    """docs/conformance/README.md and docs/site/ from the committed reports of every peer."""
+    session.install("-e", ".")
     out = Path("docs/conformance")
-    out.mkdir(parents=True, exist_ok=True)
-    for name in PEERS:
-        # Known failures are expected; the run's exit code is checked by tests/test_peers.py.
-        session.run("python", "-m", "pytest", "--impl", name, "-q", "-p", "no:cacheprovider",
-                    f"--conformance-json={out}/{name}.json", f"--conformance-markdown={out}/{name}.md",
-                    success_codes=[0, 1])
     with open(out / "README.md", "w", encoding="utf-8") as table:
         session.run("python", "-m", "conformance", "compare", *(f"{out}/{n}.json" for n in PEERS),
                     stdout=table)

@@ -46,6 +46,9 @@ class BindingInfo(BaseModel):
     #: Each capability the binding does not claim, with its one-line reason.
     not_claimed: dict[str, str] = Field(default_factory=dict)
     contract_version: int = 1
+    #: The installed version of each distribution the binding names in `Binding.dependencies`
+    #: ("not installed" for one that is missing).
+    dependencies: dict[str, str] = Field(default_factory=dict)
 
 
 class Report(BaseModel):
@@ -132,6 +135,8 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
         "",
         f"Suite {report.suite_version}; capabilities claimed: "
         f"{', '.join(b.capabilities) or 'none'}.",
+        *(["", "Installed: " + ", ".join(f"{d} {v}" for d, v in b.dependencies.items()) + "."]
+          if b.dependencies else []),
         *(["", f"**This is a partial report**: {report.stopped_by or 'the run did not finish'}. "
                "Only requirements whose every scenario ran have a verdict."]
           if not report.complete else []),

@@ -457,6 +457,10 @@ class Binding(ABC):
     #: returns a pause to the caller, answered by `resume`) or `callback` (the library calls an
     #: approval callback during the run; the binding's callback asks `ScriptedModel.approve`).
     approval_form: ClassVar[Literal["pause", "callback"]] = "pause"
+    #: The distributions (names as installed, `langchain-core`) whose versions the report records
+    #: beside `version`: the library's own packages and the key dependencies its loop runs on (its
+    #: model client, its graph runtime), so a report says what exactly was judged.
+    dependencies: ClassVar[tuple[str, ...]] = ()
 
     @property
     @abstractmethod

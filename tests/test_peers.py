@@ -1,32 +1,27 @@
-"""The committed peer reports are what the suite says today: a changed verdict fails here."""
+"""The committed peer reports are what the suite says today: a changed verdict or message fails here.
+
+Each bundled Python binding runs once, in its own environment (tests/peer_envs.py): the suite and
+that library's extra alone, as the library's own CI would install it. The Node harnesses are
+tests/suite/test_node_harnesses.py's.
+"""
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
+from conformance._loader import HARNESSES
 from conformance._report import Report
 from conformance.binding import CAPABILITIES
+from tests.peer_envs import PeerEnvError, peers, python_of
 from tests.suite.conftest import suite_run
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "conformance"
-#: The bundled Python bindings (the Node harnesses are tests/suite/test_node_harnesses.py's), and the
-#: module each one's library is imported as.
-PEERS = {"reference": "reference", "dspy": "dspy", "udspy": "udspy", "smolagents": "smolagents",
-         "pydantic-ai": "pydantic_ai", "openai-agents": "agents",
-         "openai-agents+tool-not-found": "agents", "langchain": "langchain",
-         "langchain+tool-errors": "langchain", "llama-index": "llama_index.core", "haystack": "haystack"}
-
-
-def _installed(module: str) -> bool:
-    """Whether `module` imports; a dotted name whose parent package is missing is not installed."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
+#: The bundled Python bindings; the reference is the suite's own and runs in this environment.
+PEERS = tuple(name for name in peers() if name not in HARNESSES)
 
 
 def _verdicts(report: dict[str, object]) -> dict[str, str]:
@@ -35,20 +30,44 @@ def _verdicts(report: dict[str, object]) -> dict[str, str]:
     return {s["id"]: s["verdict"] for s in scenarios}
 
 
+def _messages(report: dict[str, object]) -> dict[str, str]:
+    scenarios = report["scenarios"]
+    assert isinstance(scenarios, list)
+    return {s["id"]: s["message"] for s in scenarios}
+
+
+def _library(name: str) -> str:
+    return name.partition("+")[0]
+
+
+def peer_python(name: str) -> Path | str:
+    """The Python that runs `name`'s suite: its own environment's, built on first use."""
+    if name == "reference":
+        return sys.executable
+    try:
+        return python_of(name)
+    except PeerEnvError as exc:  # no network, a pin that does not resolve: say so, never skip
+        pytest.fail(f"{name}: {exc}", pytrace=False)
+
+
 @pytest.mark.parametrize("name", PEERS)
-def test_the_committed_report_matches_a_fresh_run_on_two_workers(name: str, tmp_path: Path) -> None:
-    if not _installed(PEERS[name]):
-        pytest.fail(f"{name} is not installed: install the peers extra, pip install -e '.[dev,peers]'")
+def test_the_committed_report_matches_a_fresh_run_in_the_peer_s_own_environment(
+    name: str, tmp_path: Path
+) -> None:
     committed = json.loads((DOCS / f"{name}.json").read_text(encoding="utf-8"))
     # `nox -s peers` writes the committed reports from serial runs; this one runs on two workers
     # (`-n 2`), so a verdict that hangs on the order scenarios run in, or on state shared between
     # scenarios, fails here as well as a changed one.
-    fresh = suite_run(tmp_path, name, "-n", "2")
+    fresh = suite_run(tmp_path, name, "-n", "2", python=peer_python(name))
     assert fresh.report is not None, fresh.output[-3000:]
     assert not fresh.requirements("errored"), fresh.output[-3000:]
     assert fresh.report["requirements"] == committed["requirements"], (
-        "verdicts changed: rerun `nox -s peers` and commit docs/conformance/ if the change is right")
+        f"verdicts changed: rerun `nox -s peer-{_library(name)}` and commit docs/conformance/ if the "
+        "change is right")
     assert _verdicts(fresh.report) == _verdicts(committed)
+    assert _messages(fresh.report) == _messages(committed), (
+        f"messages changed: rerun `nox -s peer-{_library(name)}` and commit docs/conformance/ if the "
+        "change is right")
 
 
 @pytest.mark.parametrize("path", sorted(DOCS.glob("*.json")), ids=lambda p: p.stem)

@@ -32,6 +32,7 @@ class SiteBinding(BaseModel):
     capabilities: list[str] = Field(default_factory=list)
     not_claimed: dict[str, str] = Field(default_factory=dict)
     contract_version: int | None = None
+    dependencies: dict[str, str] = Field(default_factory=dict)
 
 
 class SiteScenario(BaseModel):
@@ -544,6 +545,8 @@ def _library(report: SiteReport, slug: str, requirements: dict[str, Requirement]
             f"</span></p>{groups}</section>")
     not_claimed = "".join(f"<li><code>{_e(c)}</code>: {_e(why)}</li>" for c, why in b.not_claimed.items())
     contract = f"<dt>Contract version</dt><dd>{_e(b.contract_version)}</dd>" if b.contract_version else ""
+    deps = ", ".join(f"{name} {version}" for name, version in b.dependencies.items())
+    contract += f"<dt>Dependencies</dt><dd>{_e(deps)}</dd>" if deps else ""
     body = f"""<h1>{_e(b.name)} {_e(b.version)}</h1>
 <p><img src="../badges/{_e(slug)}.svg" alt="{_e(b.name)}: {passed} of {total} core
 requirements passed"> {_e(_tally_text(report))}.</p>

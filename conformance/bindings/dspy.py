@@ -155,6 +155,7 @@ class DSPyBinding(Binding):
     """Runs the suite against `dspy.ReAct`."""
 
     name = "dspy"
+    dependencies = ("dspy", "litellm", "pydantic")
     contract_version = 2
     capabilities = frozenset({"signature", "max-steps-extract", "async", "streaming", "lm-retry", "http"})
     not_claimed: ClassVar[Mapping[str, str]] = {

@@ -125,6 +125,7 @@ class HaystackBinding(Binding):
     """Runs the suite against Haystack's `Agent`, with its defaults."""
 
     name = "haystack"
+    dependencies = ("haystack-ai", "openai", "pydantic")
     contract_version = 2
     capabilities = frozenset({"max-steps-return", "async", "streaming", "parallel-tool-calls",
                               "lm-retry", "http"})

@@ -181,6 +181,7 @@ class LangChainBinding(Binding):
     """Runs the suite against `langchain.agents.create_agent`, with its defaults."""
 
     name = "langchain"
+    dependencies = ("langchain", "langchain-core", "langgraph")
     contract_version = 2
     capabilities = frozenset({"max-steps-error", "max-steps-return", "tool-approval", "async",
                               "streaming", "parallel-tool-calls"})

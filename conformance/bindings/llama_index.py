@@ -116,6 +116,7 @@ class LlamaIndexBinding(Binding):
     """Runs the suite against llama-index-core's `FunctionAgent`, with its defaults."""
 
     name = "llama-index"
+    dependencies = ("llama-index-core", "pydantic")
     contract_version = 2
     capabilities = frozenset({"max-steps-error", "max-steps-extract", "async", "streaming",
                               "parallel-tool-calls"})

@@ -140,6 +140,7 @@ class OpenAIAgentsBinding(Binding):
     """Runs the suite against the OpenAI Agents SDK's `Runner`, with its defaults."""
 
     name = "openai-agents"
+    dependencies = ("openai-agents", "openai", "pydantic")
     contract_version = 2
     capabilities = frozenset({"max-steps-error", "tool-approval", "async", "streaming",
                               "parallel-tool-calls", "lm-retry", "http"})

@@ -134,6 +134,7 @@ class PydanticAIBinding(Binding):
     """Runs the suite against pydantic-ai's `Agent`, driven through `FunctionModel`."""
 
     name = "pydantic-ai"
+    dependencies = ("pydantic-ai-slim", "pydantic", "openai", "httpx")
     contract_version = 2
     capabilities = frozenset({"max-steps-error", "tool-approval", "async", "streaming",
                               "parallel-tool-calls", "lm-retry", "http"})

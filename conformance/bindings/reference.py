@@ -63,6 +63,7 @@ class ReferenceBinding(Binding):
     """Runs the suite against `reference.ReAct`."""
 
     name = "reference"
+    dependencies = ("pydantic", "httpx")
     contract_version = 3
     capabilities = frozenset({"signature", "adapters", "max-steps-extract", "max-steps-error",
                               "cap-summary", "per-call-cap", "repeated-error-stop", "ask-user",

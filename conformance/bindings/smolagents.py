@@ -65,6 +65,7 @@ class SmolagentsBinding(Binding):
     """Runs the suite against smolagents' `ToolCallingAgent`."""
 
     name = "smolagents"
+    dependencies = ("smolagents", "openai", "huggingface-hub")
     contract_version = 2
     capabilities = frozenset({"max-steps-extract", "streaming", "parallel-tool-calls", "lm-retry"})
     not_claimed: ClassVar[Mapping[str, str]] = {

@@ -163,6 +163,7 @@ class UdspyBinding(Binding):
     """Runs the suite against `udspy.ReAct`."""
 
     name = "udspy"
+    dependencies = ("udspy", "openai", "tenacity", "pydantic")
     contract_version = 2
     capabilities = frozenset({"signature", "max-steps-extract", "lm-retry", "async", "streaming",
                               "tool-approval", "http"})

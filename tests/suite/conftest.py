@@ -33,13 +33,15 @@ class SuiteRun:
 RunSuite = Callable[..., SuiteRun]
 
 
-def suite_run(workdir: Path, impl: str, *args: str, timeout: float = 600) -> SuiteRun:
-    """The suite against `impl` in a child pytest started in `workdir` (an empty directory)."""
+def suite_run(workdir: Path, impl: str, *args: str, timeout: float = 600,
+              python: Path | str = sys.executable) -> SuiteRun:
+    """The suite against `impl` in a child pytest started in `workdir` (an empty directory), run
+    by `python` (a peer's own environment, tests/peer_envs.py; by default this one)."""
     report_path = workdir / "report.json"
     report_path.unlink(missing_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--impl", impl, "--conformance-json", str(report_path),
+        [str(python), "-m", "pytest", "--impl", impl, "--conformance-json", str(report_path),
          "-p", "no:cacheprovider", "-q", *args],
         cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout,
     )

@@ -67,8 +67,7 @@ def test_every_message_of_a_real_session_obeys_the_committed_json_schema(
     try:
         import jsonschema
     except ImportError:
-        pytest.fail("jsonschema is not installed (it comes with the peers extra): "
-                    "pip install -e '.[dev,peers]'")
+        pytest.fail("jsonschema is not installed (it comes with the dev extra): pip install -e '.[dev]'")
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
     validators = {
         side: jsonschema.Draft202012Validator({"$ref": f"#/$defs/{side}", "$defs": schema["$defs"]})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -18,6 +17,7 @@ from conformance import ExtractTurn, ScriptedModel, StepTurn, _cassettes, _http
 from conformance._cassettes import bundled_dir, cassette_path, secrets_in
 from conformance.server import ScriptedServer
 from tests.suite.conftest import ROOT, RunSuite, SuiteRun
+from tests.test_peers import peer_python
 
 HTTP = ("-k", "over_http")
 #: A 32-hex-digit credential, as Azure OpenAI keys are written.
@@ -45,12 +45,10 @@ def test_the_bundled_cassettes_are_found_in_the_checkout() -> None:
 def test_every_http_scenario_replays_with_no_server_and_no_network(
     name: str, run_suite: RunSuite, tmp_path: Path
 ) -> None:
-    if importlib.util.find_spec(name) is None:
-        pytest.fail(f"{name} is not installed: install the peers extra, pip install -e '.[dev,peers]'")
     root = _copy(tmp_path)
     before = {p: p.read_bytes() for p in root.rglob("*.yaml")}
     run = run_suite(name, *HTTP, "-p", "tests.suite.no_network", "--conformance-cassettes=replay",
-                    f"--conformance-cassette-dir={root}")
+                    f"--conformance-cassette-dir={root}", python=peer_python(name))
     verdicts = _verdicts(run)
     assert len(verdicts) >= 8, run.output[-3000:]
     assert set(verdicts.values()) <= {"passed", "known-failure", "not-claimed"}, run.output[-3000:]

@@ -69,7 +69,7 @@ def test_a_slow_reply_times_the_client_out() -> None:
 
 
 def test_streaming_sends_chunks_an_openai_client_reassembles() -> None:
-    openai = pytest.importorskip("openai")  # installed with the peers extra
+    openai = pytest.importorskip("openai")  # installed with the dev extra
     model = ScriptedModel([STEP])
     with ScriptedServer(model) as server:
         client = openai.OpenAI(base_url=server.url, api_key="unused", max_retries=0)

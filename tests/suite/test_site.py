@@ -3,7 +3,6 @@ both formats, and the committed reports' site in a real headless Chromium."""
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -17,14 +16,13 @@ import pytest
 from conformance.__main__ import main
 from conformance._features import Requirement, catalogue
 from conformance._site import SiteReport, badge_json, badge_svg, build_site, core_score, load_report, reason
+from tests.peer_envs import peers
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "docs" / "conformance"
 SITE = ROOT / "docs" / "site"
 #: The order of the peers session (noxfile.PEERS): the matrix's columns.
-PEERS: tuple[str, ...] = ast.literal_eval(
-    re.search(r"^PEERS = (\(.*?\))", (ROOT / "noxfile.py").read_text(encoding="utf-8"), re.S | re.M)
-    .group(1))  # type: ignore[union-attr]
+PEERS = peers()
 
 CATALOGUE = {
     "CORE-1": Requirement(id="CORE-1", title="Passes everywhere.", profile="core"),

@@ -319,7 +319,7 @@ def test_a_native_loops_request_is_logged_with_the_native_adapter_and_its_kind()
 
 
 def test_an_openai_client_is_answered_from_the_script_beneath_its_retries() -> None:
-    pytest.importorskip("openai")  # installed with the peers extra, which the bindings need
+    pytest.importorskip("openai")  # installed with the dev extra
     step = StepTurn(thought="add", tool_name="add", tool_args={"a": 1})
     model = ScriptedModel([step, FaultTurn(fault="500", retry_after=0.001), step], finish_then_extract=False)
     tools = [{"type": "function", "function": {"name": "add", "parameters": {}}}]
