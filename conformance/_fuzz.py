@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import pytest
@@ -62,6 +63,46 @@ def check(send: Callable[[str, dict[str, Any]], None], examples: int, seed: int 
         send(text, data)
 
     (run if seed is None else hypothesis_seed(seed)(run))()
+
+
+#: How many of the innermost frames a fuzz failure's traceback keeps: where the library raised.
+LAST_FRAMES = 6
+
+
+def forget_earlier_output(config: pytest.Config) -> None:
+    """Drop what the examples so far printed and logged, so a failure shows the output of the
+    shrunk example (Hypothesis replays it last) alone, not thousands of lines of the library's
+    warnings over every example it tried."""
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    try:
+        if capture is not None and capture.is_globally_capturing():
+            capture.read_global_capture()  # read and emptied
+    except (AssertionError, AttributeError, ValueError):  # not capturing (-s), or another pytest
+        pass
+    handler = getattr(config.pluginmanager.get_plugin("logging-plugin"), "report_handler", None)
+    if handler is not None and hasattr(handler, "reset"):
+        handler.reset()
+
+
+def trim_tracebacks(exc: BaseException) -> None:
+    """Cut the traceback of `exc` and of each exception it was raised from (or during) to its
+    innermost frames."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        current.__traceback__ = last_frames(current.__traceback__)
+        current = current.__cause__ or current.__context__
+
+
+def last_frames(tb: TracebackType | None, keep: int = LAST_FRAMES) -> TracebackType | None:
+    """The innermost `keep` frames of a traceback: the library's own, not the suite's and
+    Hypothesis's between the test and the library."""
+    frames = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    return frames[-keep] if len(frames) > keep else (frames[0] if frames else None)
 
 
 def keep_hypothesis_out_of_the_working_tree() -> None:

@@ -440,18 +440,12 @@ class _Session:
                 tr.write_line(line)
 
     def annotations(self) -> list[str]:
-        """A GitHub Actions `::error` line for each scenario that failed or errored, pointing at the
-        scenario in its feature file."""
-        lines = []
-        for nodeid, result in self.results.items():
-            if result.verdict not in ("failed", "errored"):
-                continue
-            feature, _, line = self.locations.get(nodeid, f"{result.feature}:").partition(":")
-            title = f"{result.requirement} {result.verdict}: {result.name}"
-            lines.append(f"::error file={_escape_property(_feature_path(feature))},"
-                         f"line={line or 1},title={_escape_property(title)}::"
-                         f"{_escape_data(result.message or result.verdict)}")
-        return lines
+        """A GitHub Actions `::error` line for each scenario that failed or errored, at the
+        binding's file in the library's repository (see `_annotations`)."""
+        from conformance._annotations import error_lines
+
+        return error_lines(((result, self.locations.get(nodeid, result.feature))
+                            for nodeid, result in self.results.items()), self.binding)
 
 
 def _verdict(
@@ -547,26 +541,6 @@ def _junit_classname(config: pytest.Config, report: pytest.TestReport, feature: 
     classname = f"{xml.prefix}.{feature}" if xml.prefix else feature
     # Kept by pytest as a user-set attribute when it fills in the test case (see record_xml_attribute).
     xml.node_reporter(report).attrs["classname"] = classname
-
-
-def _feature_path(feature: str) -> str:
-    """The feature file, relative to the working directory when it is under it (a checkout of
-    react-conformance); elsewhere where it is in react-conformance's repository, never a path of
-    this machine."""
-    from conformance._features import features_dir
-
-    try:
-        return (features_dir() / feature).relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return f"features/{feature}"
-
-
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def _template(item: pytest.Item) -> Any:

@@ -58,6 +58,7 @@ def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Con
     last: list[dict[str, JsonValue]] = []
 
     def send(text: str, data: dict[str, Any]) -> None:
+        _fuzz.forget_earlier_output(pytestconfig)
         args: dict[str, JsonValue] = {"text": text, "data": data}
         last[:] = [args]
         world.sent_args.append(args)
@@ -79,6 +80,7 @@ def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Con
         raise AssertionError(f"{exc}\n\n{_reproduce(seed, examples, last)}") from None
     except Exception as exc:
         exc.add_note(_reproduce(seed, examples, last))
+        _fuzz.trim_tracebacks(exc)
         raise
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from conformance import AgentSpec, Binding, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
 from conformance.bindings.reference import ReferenceBinding
@@ -52,3 +54,28 @@ class DropsEmptyKeys(ReferenceBinding):
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         return super().build(spec, [_DropsEmptyKeys(t) for t in tools])
+
+
+def _deep(depth: int) -> None:
+    if depth == 0:
+        raise KeyError("the library lost its place")
+    _deep(depth - 1)
+
+
+class NoisyAndFailsAtScale(ReferenceBinding):
+    """Prints and logs a warning with a traceback on every call, and from its 100th call on lets an
+    exception out of 30 frames of its own: a fuzz failure's output must show the last example's
+    warnings and the innermost frames, not all of them."""
+
+    calls: ClassVar[int] = 0
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        NoisyAndFailsAtScale.calls += 1
+        try:
+            raise ValueError("noisylib-warning")
+        except ValueError:
+            logging.getLogger("noisylib").exception("noisylib recovered")
+        print("noisylib-stderr", file=sys.stderr)
+        if NoisyAndFailsAtScale.calls >= 100:
+            _deep(30)
+        return super().run(agent, call, model)

@@ -11,6 +11,7 @@ import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -107,10 +108,37 @@ def test_the_github_step_summary_gets_the_requirement_table(ci_run: CiRun) -> No
     assert re.search(r"^\| ARGS-5 \| core \| ❌ failed \|", summary, re.M)
 
 
-def test_failed_requirements_are_annotated_at_their_scenario(ci_run: CiRun) -> None:
+def test_failed_requirements_are_annotated_with_their_scenario(ci_run: CiRun) -> None:
     errors = re.findall(r"^::error (.*)$", ci_run.output, re.M)
     assert errors, ci_run.output[-3000:]
-    [big] = [e for e in errors if f"line={BIG}," in e]
-    assert big.startswith(f"file=features/tool_args.feature,line={BIG},title=ARGS-5 failed%3A Tool args")
+    [big] = [e for e in errors if f"tool_args.feature:{BIG})" in e]
+    # The binding's file is not under the working directory: no file GitHub could show.
+    assert big.startswith("title=ARGS-5 failed%3A Tool args"), big[:300]
     assert "::the tool 'transfer' must not run" in big
+    assert big.endswith(f"%0A(react-conformance scenario tool_args.feature:{BIG})")
     assert len(big) < CAPPED + 300
+
+
+def test_an_annotation_points_at_the_binding_or_harness_file_in_the_repository(tmp_path: Path) -> None:
+    from conformance._annotations import binding_location, error_lines
+    from conformance._report import ScenarioResult
+    from tests.suite.ci_bindings import NoSizeLimit
+
+    source = (ROOT / "tests" / "suite" / "ci_bindings.py").read_text(encoding="utf-8").splitlines()
+    line = next(i for i, text in enumerate(source, 1) if text.startswith("class NoSizeLimit("))
+    assert binding_location(NoSizeLimit(), ROOT) == ("tests/suite/ci_bindings.py", line)
+    assert binding_location(NoSizeLimit(), tmp_path) is None
+
+    class Harness(NoSizeLimit):
+        _argv: ClassVar[list[str]] = ["ruby", "-w", "conformance/harness.rb"]
+
+    (tmp_path / "conformance").mkdir()
+    (tmp_path / "conformance" / "harness.rb").write_text("# a harness\n")
+    assert binding_location(Harness(), tmp_path) == ("conformance/harness.rb", 1)
+    failed = ScenarioResult(id="test_x", feature="loop.feature", name="It stops", requirement="LOOP-3",
+                            verdict="failed", message="ran 4 steps")
+    passed = failed.model_copy(update={"verdict": "passed"})
+    [error] = error_lines([(failed, "loop.feature:12"), (passed, "loop.feature:20")], Harness(),
+                          tmp_path)
+    assert error == ("::error file=conformance/harness.rb,line=1,title=LOOP-3 failed%3A It stops::"
+                     "ran 4 steps%0A(react-conformance scenario loop.feature:12)")

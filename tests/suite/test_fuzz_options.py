@@ -85,3 +85,16 @@ def test_a_profile_never_lowers_the_example_count_and_the_option_sets_it(tmp_pat
     _, message = _message(tmp_path, "tests.suite.ci_bindings:DropsEmptyKeys", "--hypothesis-profile",
                           "fuzz", "--conformance-examples", "60")
     assert "60 examples, derandomised" in message
+
+
+def test_a_fuzz_failure_shows_the_last_examples_output_and_the_innermost_frames(tmp_path: Path) -> None:
+    run = suite_run(tmp_path, "tests.suite.ci_bindings:NoisyAndFailsAtScale", *ARGS_1,
+                    "--conformance-examples", "300")
+    assert run.returncode == 1, run.output[-3000:]
+    assert "shrunk example: " in run.output
+    # Printed and logged on each of the 100-odd calls; shown for the shrunk example's alone.
+    assert run.output.count("noisylib-stderr") == 1, run.output[-5000:]
+    assert run.output.count("noisylib recovered") == 1
+    # 30 frames of the library's recursion, cut to the innermost few.
+    assert 1 <= run.output.count("in _deep") <= 6, run.output[-5000:]
+    assert "KeyError: 'the library lost its place'" in run.output
