@@ -26,5 +26,7 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
         if state.global_adapter is not None:
             state.configure(None)
     finally:
+        # What the scenario observed without judging it (a library's limits, its timeout).
+        request.node.user_properties.extend(("observed", note) for note in state.notes)
         if state.http is not None:
             state.http.close()

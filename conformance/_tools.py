@@ -23,8 +23,18 @@ class ToolFailure(BaseModel):
     error_type: str = "RuntimeError"
     message: str
 
+    def model_post_init(self, context: Any, /) -> None:
+        if self.error_type not in _ERRORS:
+            raise ValueError(f"the scenario scripts an unknown exception type {self.error_type!r}; "
+                             f"a tool can raise {', '.join(sorted(_ERRORS))}")
+
+
+class DiskOnFire(Exception):
+    """An exception type of the tool's own, which no library knows of (ERR-1: any type)."""
+
 
 _ERRORS: dict[str, type[Exception]] = {
+    "DiskOnFire": DiskOnFire,
     "RuntimeError": RuntimeError, "ValueError": ValueError, "KeyError": KeyError,
     "TimeoutError": TimeoutError, "PermissionError": PermissionError,
     "ConnectionError": ConnectionError, "TypeError": TypeError,
@@ -45,6 +55,8 @@ class SuiteTool:
     ) -> None:
         self.spec = spec
         self.calls: list[dict[str, Any]] = []
+        #: The type of each exception the tool raised, in order.
+        self.raised: list[str] = []
         self._behaviour = behaviour or (lambda args: f"{spec.name} done")
         self._failures = failures or {}
         self._always_fails = always_fails
@@ -62,7 +74,10 @@ class SuiteTool:
             number = len(self.calls)
         failure = self._failures.get(number) or self._always_fails
         if failure is not None:
-            raise _ERRORS.get(failure.error_type, RuntimeError)(failure.message)
+            error = _ERRORS[failure.error_type](failure.message)
+            with self._lock:
+                self.raised.append(type(error).__name__)
+            raise error
         return self._behaviour(kwargs)
 
     async def acall(self, **kwargs: Any) -> Any:

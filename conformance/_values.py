@@ -30,8 +30,25 @@ def json_key(value: Any) -> Any:
 
 
 def json_equal(a: Any, b: Any) -> bool:
-    """Whether the JSON values `a` and `b` are equal (numbers as binary64 values)."""
-    return bool(json_key(a) == json_key(b))
+    """Whether the JSON values `a` and `b` are equal (numbers as binary64 values). Iterative, as
+    `json_key` is not: tool args nested a hundred thousand levels deep compare too (ARGS-5)."""
+    stack = [(a, b)]
+    while stack:
+        left, right = stack.pop()
+        if isinstance(left, list | tuple) and isinstance(right, list | tuple):
+            if len(left) != len(right):
+                return False
+            stack.extend(zip(left, right, strict=True))
+        elif isinstance(left, dict) and isinstance(right, dict):
+            if {str(k) for k in left} != {str(k) for k in right} or len(left) != len(right):
+                return False
+            other = {str(k): v for k, v in right.items()}
+            stack.extend((v, other[str(k)]) for k, v in left.items())
+        elif isinstance(left, list | tuple | dict) or isinstance(right, list | tuple | dict):
+            return False
+        elif json_key(left) != json_key(right):
+            return False
+    return True
 
 
 def canonical(value: Any) -> str:

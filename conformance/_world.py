@@ -52,6 +52,11 @@ class World:
         self.outcomes: list[Outcome] = []
         #: Why each call's step cap stopped it a step early (LOOP-3's off-by-one), or None.
         self.early_stops: list[str | None] = []
+        #: The exceptions the scenario's tools raised during each call, in call order.
+        self.raised_per_run: list[list[str]] = []
+        #: What a scenario observed and reports without judging it (a library's own limits, its
+        #: timeout): shown with the verdict, as the scenario's `observed` property.
+        self.notes: list[str] = []
         #: Each call's model calls, in call order (the model log is split at every call).
         self.calls_per_run: list[list[LMCall]] = []
         #: The queued turns each call consumed, in call order.
@@ -170,6 +175,7 @@ class World:
         model = self.model
         calls, turns = len(model.calls), model.unused
         runs = {name: len(t.calls) for name, t in self.tools.items()}
+        raised = {name: len(t.raised) for name, t in self.tools.items()}
         http = self.http
         raw = _guard.call(operation, lambda: http.run(run, model) if http else run(model), self.timeout)
         outcome = _guard.validated(operation, Outcome, raw)
@@ -177,6 +183,8 @@ class World:
         ran = {name: len(t.calls) - runs.get(name, 0) for name, t in self.tools.items()}
         self.early_stops.append(None if cap is None else stopped_early(
             outcome, list(zip(model.calls[calls:], model.answers[calls:], strict=True)), cap, ran))
+        self.raised_per_run.append(
+            [kind for name, t in self.tools.items() for kind in t.raised[raised.get(name, 0):]])
         self.calls_per_run.append(model.calls[calls:])
         self.turns_per_run.append(turns[: len(turns) - len(model.unused)])
         if outcome.error is not None and outcome.error.kind == "human-in-the-loop":
@@ -191,6 +199,7 @@ class World:
             raise AssertionError(f"unexpected model call: {self.model.violation}")
         interrupted = outcome.error is not None and outcome.error.kind == "human-in-the-loop"
         if self.model.unused and not interrupted:
+            self.blocked_if_ended_by_raising_tool()
             unused = ", ".join(t.kind for t in self.model.unused)
             raise AssertionError(
                 f"the implementation made fewer model calls than the scenario scripts: "
@@ -210,6 +219,7 @@ class World:
     def prediction(self) -> Outcome:
         """The latest outcome, which must be a prediction rather than an error."""
         outcome = self.last
+        self.blocked_if_ended_by_raising_tool()
         if outcome.error is not None:
             raise AssertionError(
                 f"the call raised {outcome.error.type}: {outcome.error.message} "
@@ -225,6 +235,17 @@ class World:
             assert isinstance(history, list), f"error history is not a list: {history!r}"
             return [Step.model_validate(s) for s in history]
         return outcome.trajectory
+
+    def blocked_if_ended_by_raising_tool(self) -> None:
+        """A latest call that a tool raised in and that then ended with an error (not a cap, not a
+        pause) was ended by the raising tool: ERR-1's failure, so the scenario is blocked by ERR-1."""
+        if not self.outcomes or not self.raised_per_run:
+            return
+        error, raised = self.last.error, self.raised_per_run[-1]
+        self.blocked_unless(
+            error is None or error.kind != "other" or not raised, "ERR-1",
+            f"a tool raised {', '.join(raised)} and the run ended with {error.type}: {error.message}"
+            if error is not None else "")
 
     def blocked_if_stopped_early(self) -> None:
         """A count that the latest call (sync, on the agent's own cap) got wrong because that cap

@@ -1,6 +1,8 @@
 Feature: Tool errors
-  A tool that raises does not crash the run: the agent sees the error as an observation and goes
-  on. Three similar failures in a row stop the retries; each call tracks errors afresh.
+  A tool that raises, whatever the exception, does not crash the run: the agent sees an error
+  observation bound to that call, with the exception's message, and goes on. Where the library
+  stops after repeated failures, three similar ones in a row stop the retries, and each call
+  tracks errors afresh.
 
   Background:
     Given a ReAct agent with the signature "question -> answer"
@@ -8,17 +10,57 @@ Feature: Tool errors
     And the tool "explode" that raises ValueError "the disk is on fire"
 
   @req:ERR-1
-  Scenario: A raising tool becomes an error observation and the loop goes on
-    Given the model replies
-      | turn    | thought     | tool    | args             |
-      | step    | try it      | explode | {"query": "x"}   |
-      | step    | add instead | add     | {"a": 2, "b": 3} |
-      | final | done        | | {"answer": "5"}  |
+  Scenario Outline: A raising tool becomes an error observation bound to its call, and the loop goes on
+    Given the tool "crash" that raises <error> "the disk is on fire"
+    And the model replies
+      | turn  | thought     | tool  | args             |
+      | step  | try it      | crash | {"query": "x"}   |
+      | step  | add instead | add   | {"a": 2, "b": 3} |
+      | final | done        |       | {"answer": "5"}  |
     When the agent is called with {"question": "What is 2 + 3?"}
-    Then the observation of step 1 names "explode" and carries "the disk is on fire"
-    And step call 2 shows "the disk is on fire"
+    Then the observation of step 1 is an error bound to the call of "crash"
     And the tool "add" ran exactly once, with {"a": 2, "b": 3}
     And the prediction's "answer" is "5"
+
+    Examples:
+      | error        |
+      | ValueError   |
+      | KeyError     |
+      | RuntimeError |
+      | DiskOnFire   |
+
+  @req:ERR-1
+  Scenario: A tool that raises on its second call still has each error bound to its own call
+    Given the tool "flaky" that raises, call by call
+      | call | error        | message       |
+      | 2    | TimeoutError | took too long |
+    And the model replies
+      | turn  | thought | tool  | args             |
+      | step  | one     | flaky | {"query": "a"}   |
+      | step  | two     | flaky | {"query": "b"}   |
+      | step  | three   | add   | {"a": 1, "b": 1} |
+      | final | done    |       | {"answer": "2"}  |
+    When the agent is called with {"question": "Keep trying"}
+    Then the observation of step 2 is an error bound to the call of "flaky"
+    And the tool "add" ran exactly once, with {"a": 1, "b": 1}
+    And the prediction's "answer" is "2"
+
+  @req:ERR-4
+  Scenario Outline: The error observation carries the exception's message
+    Given the tool "crash" that raises <error> "the disk is on fire"
+    And the model replies
+      | turn  | thought     | tool  | args             |
+      | step  | try it      | crash | {"query": "x"}   |
+      | step  | add instead | add   | {"a": 2, "b": 3} |
+      | final | done        |       | {"answer": "5"}  |
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then the error observation of step 1 carries the message "the disk is on fire"
+    And step call 2 shows "the disk is on fire"
+
+    Examples:
+      | error      |
+      | ValueError |
+      | DiskOnFire |
 
   @req:ERR-2 @capability:repeated-error-stop
   Scenario: Three similar failures in a row stop the retries with a suggestion

@@ -7,6 +7,8 @@ import re
 
 from pydantic import JsonValue
 
+from conformance.binding import Step
+
 #: The step modules, in the order the plugin registers them.
 MODULES = (
     "conformance._fixtures",
@@ -40,6 +42,25 @@ ERROR_WORDS = re.compile(
     r"cannot|can't|failed|refused|reject|not in",
     re.IGNORECASE,
 )
+
+
+
+def marked_as_error(step: Step, exception_type: str | None = None) -> bool:
+    """Whether the library marked `step`'s observation as an error: by its own flag
+    (`Step.is_error`) where it has one; else by words of error in the text, or the name of the
+    exception the tool raised (`KeyError: 'x'`, `DiskOnFire: ...`), which says as much."""
+    if step.is_error is not None:
+        return step.is_error
+    text = str(step.observation)
+    return bool(ERROR_WORDS.search(text)) or (exception_type is not None and exception_type in text)
+
+
+def how_marked(step: Step) -> str:
+    """How a step's observation was marked, for a failure message."""
+    if step.is_error is None:
+        return "the library has no error flag, and its text has no word of error"
+    return f"the library flagged it is_error={step.is_error}"
+
 
 _QUOTED = re.compile(r'"([^"]*)"')
 

@@ -8,12 +8,12 @@ from typing import Any
 
 from pytest_bdd import parsers, then
 
-from conformance._steps import ERROR_WORDS, _show, parse_json
+from conformance._steps import ERROR_WORDS, _show, how_marked, marked_as_error, parse_json
 from conformance._steps.run import MUTATION_MARKER
-from conformance._steps.tools import tool_ran_once
+from conformance._steps.tools import schema_problems, tool_ran_once
 from conformance._values import json_equal
 from conformance._world import World
-from conformance.binding import StepTurn
+from conformance.binding import Step, StepTurn
 
 
 def _tool_steps(world: World) -> list[Any]:
@@ -99,26 +99,75 @@ def observation_holds(world: World, number: str, value: str) -> None:
         f"keys and values; it lacks {missing}: {observed!r}"
     )
 
-@then(parsers.parse('the observation of step {number:d} names "{tool}" and carries "{message}"'))
-def observation_names_tool(world: World, number: int, tool: str, message: str) -> None:
-    observed = _observation(world, number)
-    assert tool in observed and message in observed, (
-        f"step {number}'s observation should name the tool {tool!r} and carry the error's message "
-        f"{message!r}: {observed!r}"
-    )
+def _scripted_call(world: World, number: int) -> StepTurn:
+    turns = [t for t in world.turns_per_run[-1] if isinstance(t, StepTurn)]
+    assert len(turns) >= number, f"the scenario scripts {len(turns)} step(s), not {number}"
+    return turns[number - 1]
+
+def _bound_step(world: World, number: int, tool: str) -> Step:
+    """Step `number` of the latest run, checked to answer the call the model made there: the same
+    tool and args, and (where the library binds by id) an id no other step answers."""
+    steps = world.steps()
+    listing = "\n".join(f"  {s.model_dump_json()}" for s in steps)
+    assert len(steps) >= number, (
+        f"the trajectory has {len(steps)} step(s); expected an observation for step {number}:\n{listing}")
+    step, turn = steps[number - 1], _scripted_call(world, number)
+    assert step.tool_name == tool == turn.tool_name and json_equal(step.tool_args, turn.tool_args), (
+        f"step {number}'s observation should answer the call {tool}({turn.args_text()}) the model "
+        f"made there:\n{listing}")
+    if step.call_id is not None:
+        shared = [s.model_dump_json() for s in steps if s is not step and s.call_id == step.call_id]
+        assert not shared, (
+            f"step {number}'s observation is bound to the call id {step.call_id!r}, which other steps "
+            f"answer too: {shared}")
+    return step
+
+@then(parsers.parse('the observation of step {number:d} is an error bound to the call of "{tool}"'))
+def error_bound_to_call(world: World, number: int, tool: str) -> None:
+    """ERR-1: the run went on (a prediction), and the step the raising tool was called in has an
+    observation bound to that call and marked as an error, by the library's flag where it has one,
+    else by its words (or the exception's type name). The message is ERR-4's."""
+    world.prediction()
+    raised = world.raised_per_run[-1]
+    world.blocked_unless(bool(raised), "LOOP-1",
+                         f"the tool {tool!r} was chosen in step {number} but never ran")
+    step = _bound_step(world, number, tool)
+    assert marked_as_error(step, raised[0]), (
+        f"step {number}'s observation should be marked as an error (the tool raised {raised[0]}); "
+        f"{how_marked(step)}: {step.observation!r}")
+
+@then(parsers.parse('the error observation of step {number:d} carries the message "{message}"'))
+def error_carries_message(world: World, number: int, message: str) -> None:
+    """ERR-4, once ERR-1 holds: the error observation carries the exception's message."""
+    world.prediction()
+    steps = world.steps()
+    raised = world.raised_per_run[-1]
+    world.blocked_unless(bool(raised) and len(steps) >= number and marked_as_error(
+        steps[number - 1], raised[0]), "ERR-1", f"step {number} has no error observation")
+    observed = str(steps[number - 1].observation)
+    assert message in observed, (
+        f"step {number}'s error observation should carry the exception's message {message!r}: "
+        f"{observed!r}")
+
+def _error_step(world: World, number: int) -> Step:
+    steps = world.steps()
+    assert len(steps) >= number, (
+        f"the trajectory has {len(steps)} step(s); expected an error observation for step {number}")
+    return steps[number - 1]
 
 @then(parsers.parse('the observation of step {number:d} is an error that names "{field}"'))
 def observation_names(world: World, number: int, field: str) -> None:
-    observed = _observation(world, number)
-    assert ERROR_WORDS.search(observed) and field in observed, (
-        f"step {number}'s observation should be an error naming the field {field!r}: {observed!r}"
-    )
+    step = _error_step(world, number)
+    observed = str(step.observation)
+    assert marked_as_error(step) and field in observed, (
+        f"step {number}'s observation should be an error naming the field {field!r}"
+        + ("" if marked_as_error(step) else f" ({how_marked(step)})") + f": {observed!r}")
 
 @then(parsers.parse("the agent saw an error for step {number:d} or was asked again"))
 def saw_error_or_retried(world: World, number: int) -> None:
     outcome = world.prediction()  # a run that crashed did neither
     steps = outcome.trajectory
-    if len(steps) >= number and ERROR_WORDS.search(str(steps[number - 1].observation)):
+    if len(steps) >= number and marked_as_error(steps[number - 1]):
         return
     calls = [c for c in world.model.calls if c.kind == "step"]
     assert len(calls) >= 2, (
@@ -175,13 +224,47 @@ def ran_or_error(world: World, name: str, args: str, number: int) -> None:
     else:
         saw_error_or_retried(world, number)
 
-@then(parsers.parse('the observation of step {number:d} is an error that says why, matching "{pattern}"'))
-def observation_says_why(world: World, number: int, pattern: str) -> None:
-    observed = _observation(world, number)
-    assert ERROR_WORDS.search(observed) and re.search(pattern, observed, re.IGNORECASE), (
-        f"step {number}'s observation should be an error that says what was wrong "
-        f"(matching /{pattern}/): {observed!r}"
-    )
+#: Words that say why args were refused for their size or depth, in any library's words.
+_TOO_BIG = re.compile(r"long|large|big|size|limit|characters|bytes|exceed|maxim|too many|deep|nest|"
+                      r"depth|level|recursion", re.IGNORECASE)
+
+@then(parsers.parse('the tool "{name}" received it intact, or never ran and the agent was told why'))
+def intact_or_refused(world: World, name: str) -> None:
+    """ARGS-5: the run returned (no crash, within the scenario's timeout); the tool either got
+    the args as sent, or never ran and step 1's observation is an error that says why. Which one,
+    and the library's words, are reported: the limits are the library's own."""
+    world.prediction()
+    calls, (sent,) = world.tool(name).calls, world.sent_args[-1:]
+    size = f"{len(_scripted_call(world, 1).args_text()):,} characters of args"
+    if calls:
+        assert len(calls) == 1 and json_equal(calls[0], sent), (
+            f"the tool {name!r} ran on {size}, but not with them intact ({len(calls)} call(s))")
+        world.notes.append(f"{size}: the tool received them intact")
+        return
+    step = _error_step(world, 1)
+    observed = str(step.observation)
+    assert marked_as_error(step) and _TOO_BIG.search(observed), (
+        f"the tool {name!r} did not run on {size}; step 1's observation should be an error "
+        f"that says why (their size or depth): {_show(observed)!r}")
+    world.notes.append(f"{size}: refused, the agent was told {_show(observed, 300)!r}")
+
+@then(parsers.parse('the tool "{name}" never received a wrong-typed or missing value, or the agent '
+                    'saw an error for step {number:d} naming "{field}"'))
+def schema_kept(world: World, name: str, number: int, field: str) -> None:
+    """ARGS-4: a call against the declared schema is refused with an error naming the field, or
+    reaches the tool converted losslessly to the declared types (`"50"` to 50)."""
+    world.prediction()
+    tool = world.tool(name)
+    sent = _scripted_call(world, number).tool_args
+    assert isinstance(sent, dict), f"the scenario's args are not an object: {sent!r}"
+    if tool.calls:
+        wrong = [problem for got in tool.calls for problem in schema_problems(tool.spec, sent, got)]
+        assert not wrong, (
+            f"the tool {name!r} was called with {json.dumps(sent)} against its schema, and ran "
+            f"with {tool.calls}: {'; '.join(wrong)}")
+        world.notes.append(f"{json.dumps(sent)} was converted to {tool.calls[0]} and the tool ran")
+        return
+    observation_names(world, number, field)
 
 @then(parsers.parse("no model call of call {number:d} shows the caller's mutation"))
 def mutation_not_seen(world: World, number: int) -> None:

@@ -274,6 +274,10 @@ def deeply_nested_args(world: World, tool: str, depth: str, escape: str | None) 
     param = world.tool(tool).spec.parameters[0].name
     head = '{"note": "say \\"hi\\"", "a": ' if escape else '{"a": '
     raw = '{"' + param + '": ' + head + '{"a": ' * (int(depth) - 1) + "1" + "}" * int(depth) + "}"
+    value: Any = 1
+    for level in range(int(depth)):
+        value = {"note": 'say "hi"', "a": value} if escape and level == int(depth) - 1 else {"a": value}
+    world.sent_args.append({param: value})  # built as the text is, without a recursive parser
     world.model.extend([StepTurn(thought="store it", tool_name=tool, raw_tool_args=raw)])
 
 
@@ -286,6 +290,10 @@ def deeply_nested_arrays(world: World, tool: str, depth: str, where: str) -> Non
     param = world.tool(tool).spec.parameters[0].name
     level = "[[], " if "beside" in where else "["
     raw = '{"' + param + '": {"a": ' + level * int(depth) + "1" + "]" * int(depth) + "}}"
+    value: Any = 1
+    for _ in range(int(depth)):
+        value = [[], value] if "beside" in where else [value]
+    world.sent_args.append({param: {"a": value}})
     world.model.extend([StepTurn(thought="store it", tool_name=tool, raw_tool_args=raw)])
 
 
@@ -314,6 +322,7 @@ def wide_args(world: World, tool: str, count: int) -> None:
 def oversized_args(world: World, tool: str, param: str, size: int) -> None:
     args: dict[str, Any] = {p.name: 1 for p in world.tool(tool).spec.parameters}
     args[param] = "x" * size
+    world.sent_args.append(args)
     world.model.extend(
         [StepTurn(thought="send it", tool_name=tool, raw_tool_args=json.dumps(args))]
     )

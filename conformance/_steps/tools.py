@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pytest_bdd import parsers, then
 
 from conformance._steps import parse_json
-from conformance._values import json_key
+from conformance._values import json_equal, json_key
 from conformance._world import World
+from conformance.binding import ToolSpec
 
 
 @then("no tool ran")
@@ -31,6 +34,7 @@ def tool_ran_once(world: World, name: str, args: str) -> None:
 def tool_ran_times(world: World, name: str, count: str) -> None:
     calls = world.tool(name).calls
     if len(calls) != int(count):
+        world.blocked_if_ended_by_raising_tool()
         world.blocked_if_stopped_early()
     assert len(calls) == int(count), (
         f"the tool {name!r} should have run {count} time(s); it ran {len(calls)}: {calls}"
@@ -49,3 +53,52 @@ def tool_received_all(world: World, name: str) -> None:
     assert [json_key(c) for c in calls] == [json_key(a) for a in world.sent_args], (
         f"the tool {name!r} received {len(calls)} calls for {len(world.sent_args)} sent"
     )
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,), "list": (list,),
+    "dict": (dict,),
+}
+
+
+def schema_problems(spec: ToolSpec, sent: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    """How the args a tool received (`got`) break its declared schema, or were not converted
+    losslessly from the args the model sent: empty when each declared argument is there, of its
+    declared type, and equal to what was sent or a lossless conversion of it (`"50"` to 50)."""
+    problems = []
+    for param in spec.parameters:
+        if param.name not in got:
+            problems.append(f"{param.name!r} is missing")
+            continue
+        value = got[param.name]
+        if not isinstance(value, _TYPES[param.type]) or (
+                isinstance(value, bool) and param.type in ("int", "float")):
+            problems.append(f"{param.name!r} is {value!r}, not of the declared type {param.type}")
+        elif param.name not in sent:
+            problems.append(f"{param.name!r} was not sent, and the tool got {value!r}")
+        elif not _lossless(sent[param.name], value):
+            problems.append(f"{param.name!r} was sent as {sent[param.name]!r} and reached the tool "
+                            f"as {value!r}, which is not the same value")
+    return problems
+
+
+def _lossless(sent: Any, got: Any) -> bool:
+    """Whether `got` is `sent`, or `sent` written in another JSON type without losing anything:
+    a number written as text (`"50"`), or a number as its text."""
+    if json_equal(sent, got):
+        return True
+    if isinstance(sent, str) and _number(got):
+        try:
+            return json_equal(float(sent.strip()), got) and sent.strip() == sent
+        except ValueError:
+            return False
+    if _number(sent) and isinstance(got, str):
+        try:
+            return json_equal(float(got), sent)
+        except ValueError:
+            return False
+    return False

@@ -99,7 +99,8 @@ class NativeBinding(Binding):
 def _step(step: dict[str, Any]) -> Step:
     return Step(thought=step["thought"] or None, tool_name=step["tool_name"],
                 tool_args=render.json_value(step["tool_args"]),
-                observation=render.json_value(step["observation"]))
+                observation=render.json_value(step["observation"]), is_error=step["failed"],
+                call_id=step["call_id"])
 
 
 def _max_steps(exc: loop.MaxStepsError) -> ErrorInfo:

@@ -100,3 +100,111 @@ class NeverStopsOnRepeatedErrors(NativeBinding):
     """No repeated-error stop (ERR-2): ERR-3, which needs that stop, is blocked, never passed."""
 
     loop_class: ClassVar[type[loop.Agent]] = _TirelessLoop
+
+
+class _ValueErrorsOnlyLoop(loop.Agent):
+    def execute(self, call: loop.ToolCallRequest) -> tuple[str, Any, Exception | None]:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return super().execute(call)
+        try:
+            args = self.parse_args(tool, call.arguments)
+        except loop.ArgsError:
+            return super().execute(call)
+        try:
+            return str(tool.function(**args)), args, None
+        except ValueError as exc:  # only the exception it expected; any other escapes
+            return f"Error executing {tool.name}: {exc}", args, exc
+
+
+class CatchesOnlyValueErrors(NativeBinding):
+    """Only a tool's ValueError becomes an observation; a KeyError or a tool's own exception type
+    ends the run (ERR-1: any exception type)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _ValueErrorsOnlyLoop
+
+
+class _FirstIdLoop(loop.Agent):
+    def run(self, user: str, *, max_steps: int | None = None) -> loop.Result:
+        result = super().run(user, max_steps=max_steps)
+        for step in result.steps:  # every observation answers the first call's id
+            step["call_id"] = result.steps[0]["call_id"]
+        return result
+
+
+class BindsEveryObservationToTheFirstCall(NativeBinding):
+    """Every observation carries the first call's id: none is bound to its own call (ERR-1)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _FirstIdLoop
+
+
+class _RedactingLoop(loop.Agent):
+    def execute(self, call: loop.ToolCallRequest) -> tuple[str, Any, Exception | None]:
+        observation, args, error = super().execute(call)
+        if error is not None and not isinstance(error, loop.ArgsError | LookupError):
+            return f"Error: the tool {call.name} failed", args, error  # the message is dropped
+        return observation, args, error
+
+
+class DropsTheErrorMessage(NativeBinding):
+    """A raising tool's observation says it failed, not what the exception said (ERR-4)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _RedactingLoop
+
+
+class _DroppingLoop(loop.Agent):
+    def parse_args(self, tool: loop.ToolDef, text: str) -> dict[str, Any]:
+        declared = tool.schema.get("properties", {})
+        try:
+            args = json.loads(text) if len(text) < 1000 else None
+        except ValueError:
+            args = None
+        if isinstance(args, dict) and set(args) - set(declared):
+            text = json.dumps({k: v for k, v in args.items() if k in declared})  # silently dropped
+        return super().parse_args(tool, text)
+
+
+class DropsUndeclaredArgs(NativeBinding):
+    """An argument the schema does not declare is dropped without a word (ARGS-6)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _DroppingLoop
+
+
+class _CoercingLoop(loop.Agent):
+    def parse_args(self, tool: loop.ToolDef, text: str) -> dict[str, Any]:
+        try:
+            return super().parse_args(tool, text)
+        except loop.ArgsError:
+            try:
+                args = json.loads(text) if len(text) < 1000 else None
+            except ValueError:
+                args = None
+            if not isinstance(args, dict):
+                raise
+            # "Coerce" to the schema: whatever is not a whole number becomes 0, a missing field "".
+            for name, schema in tool.schema["properties"].items():
+                value = args.get(name, "")
+                if schema["type"] == "integer":
+                    args[name] = int(value) if str(value).isdigit() else 0
+                elif schema["type"] == "string":
+                    args[name] = value if isinstance(value, str) else str(value)
+            return args
+
+
+class CoercesLossily(NativeBinding):
+    """Args against the schema are forced into its types, losing what they said (ARGS-4)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _CoercingLoop
+
+
+class _UnguardedLoop(loop.Agent):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # No size or depth guard: the parser's RecursionError on a deep payload escapes the run.
+        self.max_args_chars = self.max_args_depth = 10**9
+
+
+class ParsesArgsWithoutAGuard(NativeBinding):
+    """Args nested deeper than the parser's recursion limit crash the run (ARGS-5)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _UnguardedLoop

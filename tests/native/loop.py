@@ -115,6 +115,7 @@ class Agent:
         self.instructions = instructions
         self.on_cap = on_cap
         self.repeated = REPEATED_ERRORS
+        self.max_args_chars, self.max_args_depth = MAX_ARGS_CHARS, MAX_ARGS_DEPTH
 
     def run(self, user: str, *, max_steps: int | None = None) -> Result:
         """Run the loop on `user`'s message until a final answer, the step cap or repeated errors."""
@@ -139,7 +140,8 @@ class Agent:
                 tried[call.name] += ran
                 completed += error is None
                 steps.append({"thought": reply.content, "tool_name": call.name, "tool_args": args,
-                              "observation": observation, "failed": error is not None})
+                              "observation": observation, "failed": error is not None,
+                              "call_id": call.id})
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": observation})
                 if error is None:
                     streak = []
@@ -184,11 +186,12 @@ class Agent:
 
     def parse_args(self, tool: ToolDef, text: str) -> dict[str, Any]:
         """The argument text as a JSON object that fits the tool's schema, or an ArgsError."""
-        if len(text) > MAX_ARGS_CHARS:
+        if len(text) > self.max_args_chars:
             raise ArgsError(f"the arguments are too large ({len(text)} characters; the limit is "
-                            f"{MAX_ARGS_CHARS})")
-        if _depth(text) > MAX_ARGS_DEPTH:
-            raise ArgsError(f"the arguments are nested too deep (more than {MAX_ARGS_DEPTH} levels)")
+                            f"{self.max_args_chars})")
+        if _depth(text) > self.max_args_depth:
+            raise ArgsError(f"the arguments are nested too deep (more than {self.max_args_depth} "
+                            "levels)")
         try:
             args = json.loads(text)
         except ValueError as exc:  # JSONDecodeError, and integers past the int-string limit

@@ -46,6 +46,12 @@ def test_raise_mode_admits_an_extra_model_call_for_the_partial_answer(native_run
     ("RepairsMalformedArgs", "ARGS-3"),
     ("SkipsUnknownTools", "LOOP-5"),
     ("NeverStopsOnRepeatedErrors", "ERR-2"),
+    ("CatchesOnlyValueErrors", "ERR-1"),
+    ("BindsEveryObservationToTheFirstCall", "ERR-1"),
+    ("DropsTheErrorMessage", "ERR-4"),
+    ("DropsUndeclaredArgs", "ARGS-6"),
+    ("CoercesLossily", "ARGS-4"),
+    ("ParsesArgsWithoutAGuard", "ARGS-5"),
 ])
 def test_a_broken_native_loop_fails_the_right_requirement(
     run_suite: RunSuite, binding: str, requirement: str
