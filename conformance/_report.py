@@ -6,11 +6,16 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
+from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from conformance import _text
 from conformance._features import Requirement
+from conformance._text import MESSAGE_LIMIT, capped
+
+__all__ = ["MESSAGE_LIMIT", "capped"]  # where they were first defined
 
 Verdict = Literal["passed", "failed", "errored", "not-claimed", "known-failure", "blocked"]
 
@@ -19,36 +24,38 @@ _PRECEDENCE: tuple[Verdict, ...] = ("errored", "failed", "known-failure", "block
                                    "not-claimed")
 #: How long a requirement's reason may be in a report (a failure message can be megabytes).
 REASON_LIMIT = 300
-#: How long one scenario's message may be anywhere it is shown: terminal, JSON, Markdown, JUnit.
-MESSAGE_LIMIT = 2000
+#: Text a binding, a harness or a library wrote: capped and safe for every writer as the report is
+#: made, not where it is written (`_text`).
+Message = Annotated[str, AfterValidator(_text.safe)]
+Name = Annotated[str, AfterValidator(_text.name)]
 
 
 class ScenarioResult(BaseModel):
     """The verdict on one scenario."""
 
     model_config = ConfigDict(extra="forbid")
-    id: str
-    feature: str
-    name: str
-    requirement: str
+    id: Message
+    feature: Message
+    name: Message
+    requirement: Message
     verdict: Verdict
-    message: str = ""
+    message: Message = ""
     #: For a `blocked` scenario, the requirement whose failure blocked it.
-    blocked_by: str | None = None
+    blocked_by: Name | None = None
 
 
 class BindingInfo(BaseModel):
     """Which implementation the report is about."""
 
-    name: str
-    version: str
-    capabilities: list[str]
+    name: Name
+    version: Name
+    capabilities: list[Name]
     #: Each capability the binding does not claim, with its one-line reason.
-    not_claimed: dict[str, str] = Field(default_factory=dict)
+    not_claimed: dict[Name, Message] = Field(default_factory=dict)
     contract_version: int = 1
     #: The installed version of each distribution the binding names in `Binding.dependencies`
     #: ("not installed" for one that is missing).
-    dependencies: dict[str, str] = Field(default_factory=dict)
+    dependencies: dict[Name, Name] = Field(default_factory=dict)
 
 
 class Report(BaseModel):
@@ -57,19 +64,19 @@ class Report(BaseModel):
 
     format_version: Literal[1, 2] = 2
     binding: BindingInfo
-    suite_version: str
+    suite_version: Name
     #: When the run ended, ISO 8601 in UTC.
     generated: str | None = None
-    requirements: dict[str, Verdict]
+    requirements: dict[Name, Verdict]
     #: For every requirement not passed, one line saying why: the known failure's reason, the
     #: unclaimed capability's reason, the requirement that blocked it, or the first failure.
-    reasons: dict[str, str] = Field(default_factory=dict)
+    reasons: dict[Name, Message] = Field(default_factory=dict)
     scenarios: list[ScenarioResult] = Field(default_factory=list)
     #: False while the run is going on (the report is rewritten after every scenario, so a process
     #: that ends early leaves this) and when it stopped early (interrupted, `-x`): then
     #: `requirements` holds only those whose every selected scenario ran, and `stopped_by` says why.
     complete: bool = True
-    stopped_by: str | None = None
+    stopped_by: Message | None = None
 
 
 def requirement_verdicts(
@@ -102,21 +109,15 @@ def one_line(message: str, limit: int = REASON_LIMIT) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-def capped(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """`text`, cut to `limit` characters with how many more there were: a failure message can hold
-    a multi-megabyte argument."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text) - limit} more chars)"
-
-
 def write_json(report: Report, path: Path) -> None:
     """The report as JSON."""
     write_atomically(path, report.model_dump_json(indent=2) + "\n")
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Replace `path` with `text` at once: a reader, or a process killed midway, never sees half."""
+    """Replace `path` with `text` at once: a reader, or a process killed midway, never sees half.
+    Its folder is made if missing, as pytest does for `--junitxml`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     partial.write_text(text, encoding="utf-8")
     os.replace(partial, path)
@@ -129,18 +130,18 @@ _ICONS = {"passed": "✅ passed", "failed": "❌ failed", "errored": "💥 error
 
 def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
     """A requirement-by-verdict matrix, fit for a CI step summary."""
-    b = report.binding
+    b, md = report.binding, _text.markdown  # every text of the report escaped: it may be a binding's
     lines = [
-        f"# Conformance of `{b.name}` {b.version}",
+        f"# Conformance of {_text.code(b.name)} {md(b.version)}",
         "",
-        f"Suite {report.suite_version}; capabilities claimed: "
-        f"{', '.join(b.capabilities) or 'none'}.",
-        *(["", "Installed: " + ", ".join(f"{d} {v}" for d, v in b.dependencies.items()) + "."]
+        f"Suite {md(report.suite_version)}; capabilities claimed: "
+        f"{md(', '.join(b.capabilities)) or 'none'}.",
+        *(["", "Installed: " + md(", ".join(f"{d} {v}" for d, v in b.dependencies.items())) + "."]
           if b.dependencies else []),
-        *(["", f"**This is a partial report**: {report.stopped_by or 'the run did not finish'}. "
+        *(["", f"**This is a partial report**: {md(report.stopped_by or 'the run did not finish')}. "
                "Only requirements whose every scenario ran have a verdict."]
           if not report.complete else []),
-        *(["", "Not claimed:", "", *(f"- `{c}`: {r}" for c, r in b.not_claimed.items())]
+        *(["", "Not claimed:", "", *(f"- {_text.code(c)}: {md(r)}" for c, r in b.not_claimed.items())]
           if b.not_claimed else []),
         "",
         "| Requirement | Profile | Verdict | Why | What it asks |",
@@ -149,8 +150,8 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
     for rid, verdict in report.requirements.items():
         req = catalogue.get(rid)
         title = req.title.replace("|", "\\|") if req else ""
-        why = _cell(report.reasons.get(rid, "")) if verdict != "failed" else ""
-        lines.append(f"| {rid} | {_cell(req.profile) if req else '?'} | {_ICONS[verdict]} | {why} "
+        why = md(report.reasons.get(rid, "")) if verdict != "failed" else ""
+        lines.append(f"| {md(rid)} | {_cell(req.profile) if req else '?'} | {_ICONS[verdict]} | {why} "
                      f"| {title} |")
     failures = [s for s in report.scenarios
                 if s.verdict in ("failed", "errored", "known-failure", "blocked")]
@@ -159,16 +160,18 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
         for s in failures:
             first = s.message.strip().splitlines()[0] if s.message.strip() else ""
             example = s.id[s.id.index("["):] if s.id.endswith("]") and "[" in s.id else ""
-            lines.append(f"- **{s.requirement}** {s.name}{f' `{example}`' if example else ''} "
-                         f"({s.verdict}): {first}")
+            lines.append(f"- **{md(s.requirement)}** {md(s.name)}"
+                         f"{f' {_text.code(example)}' if example else ''} ({s.verdict}): {md(first)}")
     return "\n".join(lines) + "\n"
 
 
 def comparison(reports: list[Report], catalogue: dict[str, Requirement]) -> str:
     """One table: a row per requirement, a column per implementation; every verdict that is not a
     pass carries a numbered note with its reason (a known failure reads as a failure)."""
-    names = [f"{r.binding.name} {r.binding.version}" for r in reports]
-    links = [f"[{r.binding.name}]({r.binding.name}.md) {r.binding.version}" for r in reports]
+    md = _text.markdown  # every text of a report escaped: it may be a binding's
+    names = [md(f"{r.binding.name} {r.binding.version}") for r in reports]
+    links = [f"[{md(r.binding.name)}]({quote(r.binding.name)}.md) {md(r.binding.version)}"
+             for r in reports]
     lines = [
         "# Conformance of agent libraries",
         "",
@@ -193,18 +196,19 @@ def comparison(reports: list[Report], catalogue: dict[str, Requirement]) -> str:
             cell = _ICONS[verdict]
             reason = report.reasons.get(rid)
             if verdict != "passed" and reason:
-                notes.append(f"{len(notes) + 1}. **{name}**, {rid}: {reason}")
+                notes.append(f"{len(notes) + 1}. **{name}**, {rid}: {md(reason)}")
                 cell += f" [{len(notes)}]"
             cells.append(cell)
         lines.append(f"| {rid} | {_cell(req.title)} | {_cell(req.profile)} | " + " | ".join(cells) + " |")
     totals = [", ".join(f"{n} {v}" for v, n in sorted(counts(r).items())) for r in reports]
     lines += ["", "Totals, and when each report was generated:", "",
-              *(f"- **{name}** ({r.generated or 'date unknown'}, suite {r.suite_version}): {total}"
+              *(f"- **{name}** ({md(r.generated or 'date unknown')}, suite {md(r.suite_version)}): "
+                f"{total}"
                 for name, r, total in zip(names, reports, totals, strict=True))]
     for report, name in zip(reports, names, strict=True):
         if report.binding.not_claimed:
             lines += ["", f"Not claimed by **{name}**:", "",
-                      *(f"- `{c}`: {r}" for c, r in report.binding.not_claimed.items())]
+                      *(f"- {_text.code(c)}: {md(r)}" for c, r in report.binding.not_claimed.items())]
     if notes:
         lines += ["", "## Notes", "", *notes]
     return "\n".join(lines) + "\n"

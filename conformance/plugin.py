@@ -23,7 +23,7 @@ import pytest
 from _pytest.runner import runtestprotocol
 from pytest_bdd.exceptions import StepDefinitionNotFoundError
 
-from conformance import _guard, _http, _report
+from conformance import _guard, _http, _report, _text
 from conformance._features import catalogue
 from conformance._loader import load_binding
 from conformance._report import Report, ScenarioResult, Verdict
@@ -124,12 +124,13 @@ class _Session:
                     for need in missing
                 )
                 item.add_marker(pytest.mark.skip(
-                    reason=f"not claimed: {self.binding.name} does not claim {reasons}"
+                    reason=_text.safe(f"not claimed: {self.binding.name} does not claim {reasons}")
                 ))
                 continue
             reason = self._known_failure(item)
             if reason is not None:
-                item.add_marker(pytest.mark.xfail(strict=True, reason=f"known failure: {reason}"))
+                item.add_marker(pytest.mark.xfail(strict=True,
+                                                  reason=_text.safe(f"known failure: {reason}")))
         # The smoke tier runs first: if it fails, the binding is broken, not the library.
         items.sort(key=lambda item: 0 if item.get_closest_marker("conformance_smoke") else 1)
 
@@ -271,6 +272,9 @@ class _Session:
         verdict, message = _verdict(report, call, self.broken)
         if verdict is None:
             return report
+        # Capped and made safe before any writer sees it: the terminal, JUnit, xdist's channel.
+        message = _text.safe(message)
+        _tidy_longrepr(report)
         blocked = call.excinfo.value if call.excinfo is not None and report.when == "call" else None
         blocked_by = blocked.requirement if isinstance(blocked, _guard.Blocked) else None
         if blocked_by is not None:
@@ -280,8 +284,6 @@ class _Session:
         smoke = item.get_closest_marker("conformance_smoke")
         if verdict in ("failed", "errored") and smoke and not self.broken:
             self.broken = f"smoke scenario {_scenario_name(item)!r} {verdict}"
-        message = _report.capped(message)
-        _cap_longrepr(report)
         feature, name = _feature_and_name(item)
         result = ScenarioResult(
             id=item.nodeid.split("::", 1)[-1],
@@ -419,20 +421,21 @@ class _Session:
             return
         report = self.report(self.complete)
         tr = terminalreporter
-        tr.section(f"conformance of {report.binding.name} {report.binding.version}")
+        tr.section(_text.terminal(f"conformance of {report.binding.name} {report.binding.version}"))
         for rid, verdict in report.requirements.items():
             reason = report.reasons.get(rid)
             why = _report.one_line(reason, 100) if reason else ""
-            tr.write_line(f"{rid:<9} {verdict:<13} {why}".rstrip())
+            tr.write_line(_text.terminal(f"{rid:<9} {verdict:<13} {why}".rstrip()))
         tally = ", ".join(f"{n} {v}" for v, n in sorted(_report.counts(report).items()))
         tr.write_line(f"requirements: {tally or 'none ran'}")
         if self.broken:
-            tr.write_line(f"the binding looks broken ({self.broken}): fix that first", red=True)
+            tr.write_line(_text.terminal(f"the binding looks broken ({self.broken}): fix that first"),
+                          red=True)
         if self.stopped_by:
-            tr.write_line(f"partial report: {self.stopped_by}", yellow=True)
+            tr.write_line(_text.terminal(f"partial report: {self.stopped_by}"), yellow=True)
         leaked = self.leaked_threads()
         if leaked:
-            names = ", ".join(repr(t.name) for t in leaked)
+            names = _text.name(", ".join(repr(t.name) for t in leaked))
             tr.write_line(f"the binding left {len(leaked)} non-daemon thread(s) running: {names}; "
                           "the process exits without waiting for them", yellow=True)
         if os.environ.get("GITHUB_ACTIONS") == "true":
@@ -487,38 +490,50 @@ def _verdict(
     return None, ""
 
 
-def _cap_longrepr(report: pytest.TestReport) -> None:
-    """Cut an oversized failure text (terminal, JUnit): each line to a message's limit, the whole to
-    a few times that. A short one keeps pytest's own formatting."""
+def _tidy_longrepr(report: pytest.TestReport) -> None:
+    """Make a failure text (terminal, JUnit, xdist's channel) safe: each line capped to a message's
+    limit and made `_text.terminal` (no lone surrogate, escape or workflow command from a binding's
+    message), the whole to a few times that. A short, plain one keeps pytest's own formatting; so
+    does an unsafe one, cut in place where pytest's structure allows."""
+    report.sections = [(title, _text.terminal(content) if _unsafe(content) else content)
+                       for title, content in report.sections]
     longrepr = report.longrepr
-    if longrepr is None or isinstance(longrepr, tuple):
+    if isinstance(longrepr, tuple):  # a skip's (path, line, reason)
+        report.longrepr = (longrepr[0], longrepr[1], _text.terminal(str(longrepr[2])))
         return
-    if not _oversized(str(longrepr)):
+    if longrepr is None or not _unsafe(str(longrepr)):
         return
-    capped = _report.capped
+    tidy = _text.terminal
     try:  # pytest's own structure, cut in place: the terminal and JUnit keep the crash message
         for traceback, crash, _ in getattr(longrepr, "chain", ()):
             for entry in traceback.reprentries:
                 if getattr(entry, "lines", None):
-                    entry.lines[:] = [capped(line) for line in entry.lines]
+                    entry.lines[:] = [tidy(line) for line in entry.lines]
                 if getattr(entry, "reprfuncargs", None):
-                    entry.reprfuncargs.args[:] = [(k, capped(str(v)))
-                                                  for k, v in entry.reprfuncargs.args]
+                    entry.reprfuncargs.args[:] = [(k, tidy(str(v))) for k, v in entry.reprfuncargs.args]
                 if getattr(entry, "reprlocals", None):
-                    entry.reprlocals.lines[:] = [capped(line) for line in entry.reprlocals.lines]
+                    entry.reprlocals.lines[:] = [tidy(line) for line in entry.reprlocals.lines]
+                if getattr(entry, "reprfileloc", None):
+                    entry.reprfileloc.message = tidy(entry.reprfileloc.message)
             if crash is not None:
-                crash.message = capped(crash.message)
+                crash.message = tidy(crash.message)
+        for _, _, description in getattr(longrepr, "chain", ()):
+            if description and _unsafe(description):
+                raise ValueError("an unsafe chain description")  # not settable in place: the text
+        sections = getattr(longrepr, "sections", [])
+        sections[:] = [(t, tidy(c), sep) for t, c, sep in sections]
     except (AttributeError, TypeError, ValueError):
         pass
     text = str(longrepr)
-    if _oversized(text):
-        lines = "\n".join(capped(line) for line in text.splitlines())
-        report.longrepr = capped(lines, _report.MESSAGE_LIMIT * _LONGREPR_LINES)
+    if _unsafe(text):
+        lines = "\n".join(tidy(line) for line in text.splitlines())
+        report.longrepr = _text.capped(lines, _text.MESSAGE_LIMIT * _LONGREPR_LINES)
 
 
-def _oversized(text: str) -> bool:
-    limit = _report.MESSAGE_LIMIT + 40  # a capped line is a little longer: "... (N more chars)"
-    return len(text) > limit * _LONGREPR_LINES or any(len(line) > limit for line in text.splitlines())
+def _unsafe(text: str) -> bool:
+    lines = text.splitlines()
+    return (len(text) > (_text.MESSAGE_LIMIT + 40) * _LONGREPR_LINES
+            or any(_text.terminal(line) != line for line in lines))
 
 
 def _record_junit_properties(item: pytest.Item) -> None:

@@ -915,3 +915,42 @@ class ListsAFuzzFailureItPasses(ReferenceBinding):
     """Lists as a fuzz known failure a requirement the reference passes at any scale."""
 
     fuzz_known_failures: ClassVar[Mapping[str, str]] = {"ARGS-1": "pretends fuzzing finds a bug"}
+
+
+class SpeaksInSurrogates(ReferenceBinding):
+    """Lone surrogates (what `json.loads` or a JavaScript string cut inside an emoji makes) in
+    everything it says: its name, version, reasons, an escaped exception and an answer."""
+
+    name = "surrogate\ud800"
+    not_claimed: ClassVar[Mapping[str, str]] = {
+        **ReferenceBinding.not_claimed, "parallel-tool-calls": "lone \udfff surrogate"}
+
+    @property
+    def version(self) -> str:
+        return "1.0\ud800"
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        if "7" in str(call.inputs):
+            raise ValueError("cut emoji \ud83d")
+        outcome = super().run(agent, call, model)
+        steps = [step.model_copy(update={"thought": f"{step.thought}\udc00"}) for step in outcome.trajectory]
+        return outcome.model_copy(update={"trajectory": steps})
+
+
+class SpeaksInCommands(ReferenceBinding):
+    """Workflow commands, ANSI escapes and Markdown in everything it says: what a CI runner, a
+    terminal or a Markdown reader would obey if the suite relayed it raw."""
+
+    name = "cmd\n::add-mask::passed\n# Forged | heading"
+    not_claimed: ClassVar[Mapping[str, str]] = {
+        **ReferenceBinding.not_claimed,
+        "parallel-tool-calls": "no\n::stop-commands::halt\n\x1b[31mred\x1b[0m | split | row\n## Forged"}
+
+    @property
+    def version(self) -> str:
+        return "1.0\r::add-mask::failed\x1b]0;title\x07"
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        if "7" in str(call.inputs):
+            raise ValueError("oops\n::stop-commands::halt\n##[add-mask]x\n# Forged | heading | row")
+        return super().run(agent, call, model)

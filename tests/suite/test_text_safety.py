@@ -1,0 +1,106 @@
+"""Text a binding controls reaches every writer safe: no lost run, no forged output, no lost report.
+
+A lone surrogate (what `json.loads("\\"\\\\ud800\\"")` or a JavaScript string cut inside an emoji
+makes) in any binding message once aborted the run with INTERNALERROR; binding names, versions,
+reasons and messages once reached the terminal raw (workflow commands a CI runner obeys, ANSI
+escapes) and forged headings and table rows in the Markdown reports; a report path into a folder
+that does not exist aborted the run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance import _text
+from tests.suite.conftest import ROOT, RunSuite
+
+B = "tests.suite.bindings"
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_lone_surrogates_in_binding_text_never_lose_the_run(
+    run_suite: RunSuite, tmp_path: Path, workers: list[str]
+) -> None:
+    markdown, junit = tmp_path / "r.md", tmp_path / "junit.xml"
+    run = run_suite(f"{B}:SpeaksInSurrogates", "--conformance-markdown", str(markdown),
+                    "--junitxml", str(junit), "-ra", *workers)
+    assert "INTERNALERROR" not in run.output and "no tests ran" not in run.output, run.output[-3000:]
+    assert run.report is not None and run.report["complete"], run.output[-3000:]
+    assert run.report["binding"]["name"] == "surrogate\ufffd"
+    assert run.report["binding"]["version"] == "1.0\ufffd"
+    verdicts = {s["id"]: s["verdict"] for s in run.report["scenarios"]}
+    assert len(verdicts) > 150 and "passed" in verdicts.values()
+    assert any("cut emoji \ufffd" in s["message"] for s in run.report["scenarios"]
+               if s["verdict"] == "errored"), run.report["scenarios"]
+    assert "surrogate\ufffd" in markdown.read_text(encoding="utf-8")
+    assert "testcase" in junit.read_text(encoding="utf-8")
+
+
+def test_report_paths_into_missing_folders_are_created(run_suite: RunSuite, tmp_path: Path) -> None:
+    markdown = tmp_path / "new" / "deeper" / "r.md"
+    json_report = tmp_path / "other" / "r.json"
+    run = run_suite("reference", "-k", "finish_stops", "--conformance-markdown", str(markdown),
+                    "--conformance-json", str(json_report))
+    assert run.returncode == 0 and "INTERNALERROR" not in run.output, run.output[-3000:]
+    assert json.loads(json_report.read_text())["complete"]
+    assert markdown.read_text().startswith("# Conformance of `reference`")
+
+
+def _workflow_commands(output: str) -> list[str]:
+    """The lines of `output` a GitHub runner would take for a command, but the suite's own `::error`."""
+    return [line for line in output.splitlines()
+            if re.match(r"\s*(::|##\[)", line) and not line.startswith("::error ")]
+
+
+def test_binding_text_cannot_command_the_ci_runner_or_forge_markdown(
+    run_suite: RunSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary, markdown = tmp_path / "summary.md", tmp_path / "r.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    run = run_suite(f"{B}:SpeaksInCommands", "--conformance-markdown", str(markdown), "-ra",
+                    "-k", "not_choose or arrow or parallel or not_text")
+    assert run.report is not None, run.output[-3000:]
+    assert "\n::error " in run.output  # the suite's own annotations are still there
+    assert _workflow_commands(run.output) == [], run.output
+    assert "\x1b" not in run.output and "\r" not in run.output
+    for text in (markdown.read_text(encoding="utf-8"), summary.read_text(encoding="utf-8")):
+        _assert_no_forged_markdown(text)
+    compared = subprocess.run([sys.executable, "-m", "conformance", "compare", str(tmp_path / "report.json")],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert compared.returncode == 0, compared.stderr
+    _assert_no_forged_markdown(compared.stdout)
+    assert "\x1b" not in json.dumps(run.report, ensure_ascii=False)
+
+
+def _assert_no_forged_markdown(text: str) -> None:
+    headings = [line for line in text.splitlines() if line.startswith("#")]
+    assert not [h for h in headings if re.match(r"#+ Forged", h)], headings
+    assert not _workflow_commands(text), text
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    widths = {len(re.findall(r"(?<!\\)\|", row)) for row in rows}
+    assert len(widths) == 1, rows  # no row split into more cells than the header
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("a\ud800b", "a\ufffdb"),
+    ("\ud83d\ude00", "\U0001f600"),  # a surrogate pair is the character it encodes
+    ("x\n::add-mask::y", "x\n\\::add-mask::y"),
+    ("  ##[warning]x", "  \\##[warning]x"),
+    ("\x1b[31mred\x1b[0m\r", "red\\r"),
+])
+def test_terminal_text_is_encodable_and_commands_nothing(text: str, expected: str) -> None:
+    assert _text.terminal(text) == expected
+    _text.terminal(text).encode("utf-8")
+
+
+def test_every_message_is_capped_once_whatever_its_size() -> None:
+    huge = "x" * 20_000_000
+    assert len(_text.safe(huge)) < _text.MESSAGE_LIMIT + 40
+    assert len(_text.name(huge)) < _text.NAME_LIMIT + 40
