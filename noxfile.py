@@ -158,9 +158,15 @@ def compare(session: nox.Session) -> None:
 SITE = Path("docs/site")
 
 
+#: Verdicts over time: runs against earlier releases, and the committed reports' git history.
+HISTORY = Path("docs/history")
+
+
 def _build_site(session: nox.Session) -> None:
-    session.run("python", "-m", "conformance", "site", *(f"docs/conformance/{n}.json" for n in PEERS),
-                "--out", str(SITE))
+    reports = [f"docs/conformance/{n}.json" for n in PEERS]
+    session.run("python", "-m", "conformance", "history", *reports, "--out", str(HISTORY / "git.json"))
+    session.run("python", "-m", "conformance", "site", *reports, "--out", str(SITE),
+                "--history", str(HISTORY))
 
 
 @nox.session

@@ -1,6 +1,7 @@
 """`python -m conformance compare REPORT.json ... > README.md`: one table across implementations.
 `python -m conformance scan-cassettes DIR ...`: fail if any cassette holds a credential or a cookie.
-`python -m conformance site REPORT.json ... --out DIR`: the compatibility site, static HTML."""
+`python -m conformance site REPORT.json ... --out DIR [--history PATH ...]`: the compatibility site.
+`python -m conformance history REPORT.json ... --out FILE`: the reports' committed versions, from git."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from conformance._cassettes import secrets_in
 from conformance._features import catalogue
 from conformance._report import Report, comparison
-from conformance._site import SiteOutputError, build_site, load_report
+from conformance._site import SiteOutputError, build_site, from_git, load_history, load_report, write_history
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,15 +25,30 @@ def main(argv: list[str] | None = None) -> int:
                       help="folders of cassettes (*.yaml, *.yml, *.json) or cassettes")
     site = commands.add_parser("site", help="a static compatibility site (HTML and badges)")
     site.add_argument("reports", nargs="+", type=Path, help="JSON reports, format 1 or 2")
-    site.add_argument("--out", type=Path, required=True, help="the folder to write the site into")
+    site.add_argument("--out", type=Path, required=True,
+                      help="the folder to write the site into: new, empty, or a site written before")
+    site.add_argument("--history", type=Path, nargs="*", default=[],
+                      help="reports of earlier runs, history files, or folders of them")
+    site.add_argument("--repository", help="the suite's repository URL: links to bindings and issues")
+    site.add_argument("--base-url", default="", help="where the site is published: the badge snippets' URL")
+    history = commands.add_parser("history", help="the reports' committed versions, from git, as one file")
+    history.add_argument("reports", nargs="+", type=Path, help="JSON report files tracked by git")
+    history.add_argument("--out", type=Path, required=True, help="the history file to write")
     args = parser.parse_args(argv)
     if args.command == "site":
         try:
-            written = build_site([load_report(path) for path in args.reports], args.out)
+            written = build_site([load_report(path) for path in args.reports], args.out,
+                                 history=load_history(args.history), repository=args.repository,
+                                 base_url=args.base_url)
         except SiteOutputError as e:
             sys.stderr.write(f"error: {e}\n")
             return 2
         sys.stdout.write(f"wrote {len(written)} files; open {args.out / 'index.html'}\n")
+        return 0
+    if args.command == "history":
+        snapshots = from_git(args.reports)
+        write_history(snapshots, args.out)
+        sys.stdout.write(f"wrote {len(snapshots)} snapshots to {args.out}\n")
         return 0
     if args.command == "scan-cassettes":
         missing = [str(d) for d in args.dirs if not d.exists()]

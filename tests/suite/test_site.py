@@ -1,11 +1,12 @@
-"""The compatibility site (`python -m conformance site`): the generator on small synthetic reports of
-both formats, and the committed reports' site in a real headless Chromium."""
+"""The compatibility site (`python -m conformance site`): the generator on small synthetic reports,
+`--out` safety, and the committed reports' site in a real headless Chromium with axe-core."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import subprocess
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -15,22 +16,34 @@ import pytest
 
 from conformance.__main__ import main
 from conformance._features import Requirement, catalogue
-from conformance._site import SiteReport, badge_json, badge_svg, build_site, core_score, load_report, reason
+from conformance._site import (
+    SiteReport,
+    Snapshot,
+    badge_json,
+    badge_svg,
+    build_site,
+    from_git,
+    load_history,
+    load_report,
+    reason,
+)
+from conformance._site._meta import meta
 from tests.peer_envs import peers
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "docs" / "conformance"
+HISTORY = ROOT / "docs" / "history"
 SITE = ROOT / "docs" / "site"
-#: The order of the peers session (noxfile.PEERS): the matrix's columns.
+#: The order of the peers session (noxfile.PEERS).
 PEERS = peers()
 
 CATALOGUE = {
-    "CORE-1": Requirement(id="CORE-1", title="Passes everywhere.", profile="core"),
-    "CORE-2": Requirement(id="CORE-2", title="A title with <b>markup</b> & an ampersand.", profile="core"),
-    "CORE-3": Requirement(id="CORE-3", title="Fails on purpose.", profile="core"),
-    "CORE-4": Requirement(id="CORE-4", title="The binding raises.", profile="core"),
-    "CAP-1": Requirement(id="CAP-1", title="Stops on the cap.", profile="max-steps-extract|max-steps-return"),
-    "CAP-2": Requirement(id="CAP-2", title="Asks the user.", profile="ask-user"),
+    "LOOP-1": Requirement(id="LOOP-1", title="Passes everywhere.", profile="core"),
+    "LOOP-2": Requirement(id="LOOP-2", title="A title with <b>markup</b> & an ampersand.", profile="core"),
+    "ERR-1": Requirement(id="ERR-1", title="Fails on purpose.", profile="core"),
+    "ERR-4": Requirement(id="ERR-4", title="Says the message.", profile="core", level="should"),
+    "EXH-1": Requirement(id="EXH-1", title="Raises on the cap.", profile="max-steps-error|max-steps-return"),
+    "HITL-1": Requirement(id="HITL-1", title="Asks the user.", profile="ask-user"),
 }
 
 FEATURE = """\
@@ -38,15 +51,15 @@ Feature: Synthetic
   Background:
     Given a ReAct agent with the signature "question -> answer"
 
-  @req:CORE-1
+  @req:LOOP-1
   Scenario: It passes
     Then all is well
 
-  @req:CORE-3 @smoke
+  @req:ERR-1 @smoke
   Scenario: It fails
     Then the answer is "<b>bold</b>"
 
-  @req:CORE-4
+  @req:LOOP-2
   @capability:none
   Scenario Outline: It raises
     Then it raises on <x>
@@ -58,43 +71,59 @@ Feature: Synthetic
 
 
 def _scenario(rid: str, name: str, verdict: str, message: str = "", **extra: Any) -> dict[str, Any]:
-    return {"id": f"test_{rid.lower()}", "feature": "synthetic.feature", "name": name,
+    return {"id": f"test_{name.lower().replace(' ', '_')}", "feature": "synthetic.feature", "name": name,
             "requirement": rid, "verdict": verdict, "message": message, **extra}
 
 
 V1: dict[str, Any] = {
     "format_version": 1,
-    "binding": {"name": "oldlib", "version": "1.0", "capabilities": ["max-steps-extract"]},
+    "binding": {"name": "oldlib", "version": "1.0", "capabilities": ["max-steps-error"]},
     "suite_version": "0.1.0",
-    "requirements": {"CORE-1": "passed", "CORE-2": "known-failure", "CORE-3": "failed",
-                     "CORE-4": "errored", "CAP-1": "passed", "CAP-2": "not-claimed"},
+    "requirements": {"LOOP-1": "passed", "LOOP-2": "errored", "ERR-1": "failed", "ERR-4": "known-failure",
+                     "EXH-1": "passed", "HITL-1": "not-claimed"},
     "scenarios": [
-        _scenario("CORE-1", "It passes", "passed"),
-        _scenario("CORE-2", "It is known", "known-failure", "oldlib has no adapters\nsecond line"),
-        _scenario("CORE-3", "It fails", "failed", "expected 5, got <script>alert(1)</script>"),
-        _scenario("CORE-4", "It raises", "errored", "TypeError: boom"),
+        _scenario("LOOP-1", "It passes", "passed"),
+        _scenario("LOOP-2", "It raises", "errored", "TypeError: boom"),
+        _scenario("ERR-1", "It fails", "failed", "expected 5, got <script>alert(1)</script>"),
+        _scenario("ERR-4", "It is known", "known-failure", "oldlib redacts errors\nsecond line"),
     ],
 }
 
+#: A newer report: per-requirement levels, an observed message beside a known failure's reason.
 V2: dict[str, Any] = {
-    "format_version": 2,
+    "format_version": 3,
     "binding": {"name": "newlib", "version": "2.0", "capabilities": ["max-steps-return"],
                 "not_claimed": {"ask-user": "newlib has no human-in-the-loop hook"},
-                "contract_version": 2, "a_field_from_the_future": True},
-    "suite_version": "0.2.0",
+                "contract_version": 3, "a_field_from_the_future": True},
+    "suite_version": "0.3.0",
     "generated": "2025-01-02T03:04:05Z",
-    "requirements": {"CORE-1": "passed", "CORE-2": "passed", "CORE-3": "known-failure",
-                     "CORE-4": "blocked", "CAP-1": "failed", "CAP-2": "not-claimed"},
-    "reasons": {"CORE-3": "newlib returns the answer in <b>bold</b>",
-                "CORE-4": "blocked by CORE-3: it cannot run without it",
-                "CAP-1": "stopped without the history",
-                "CAP-2": "newlib has no human-in-the-loop hook"},
+    "requirements": {"LOOP-1": {"verdict": "passed", "level": "must"}, "LOOP-2": "passed",
+                     "ERR-1": "known-failure", "ERR-4": {"verdict": "blocked", "level": "should"},
+                     "EXH-1": "failed", "HITL-1": "not-claimed"},
+    "reasons": {"ERR-1": "newlib returns the answer in <b>bold</b>",
+                "ERR-4": "blocked by ERR-1: it cannot run without it",
+                "EXH-1": "stopped without the history",
+                "HITL-1": "newlib has no human-in-the-loop hook"},
     "scenarios": [
-        _scenario("CORE-1", "It passes", "passed"),
-        _scenario("CORE-3", "It fails", "known-failure", "newlib returns the answer in <b>bold</b>"),
-        _scenario("CORE-4", "It raises", "blocked", "", blocked_by="CORE-3"),
-        _scenario("CAP-1", "It stops", "failed", "3 steps, expected 2"),
+        _scenario("LOOP-1", "It passes", "passed"),
+        _scenario("ERR-1", "It fails", "known-failure", "newlib returns the answer in <b>bold</b>",
+                  observed="the answer was 'BOLD' in upper case"),
+        _scenario("ERR-4", "It raises", "blocked", "", blocked_by="ERR-1"),
+        _scenario("EXH-1", "It stops", "failed", "3 steps, expected 2"),
     ],
+}
+
+BASELINE: dict[str, Any] = {
+    **V2,
+    "binding": {"name": "reference", "version": "0.3.0", "capabilities": ["max-steps-error", "ask-user"]},
+    "requirements": dict.fromkeys(CATALOGUE, "passed"), "reasons": {},
+    "scenarios": [_scenario("LOOP-1", "It passes", "passed")],
+}
+
+#: An opt-in variant of newlib: grouped under it, whatever its score.
+VARIANT: dict[str, Any] = {
+    **V2, "binding": {**V2["binding"], "name": "newlib+opt"},
+    "requirements": {**V2["requirements"], "EXH-1": "passed", "ERR-1": "passed"},
 }
 
 
@@ -116,76 +145,233 @@ def features(tmp_path: Path) -> Path:
     return folder
 
 
-def _build(paths: list[Path], out: Path, features: Path) -> dict[str, str]:
-    written = build_site([load_report(p) for p in paths], out, requirements=CATALOGUE, features=features)
+def _build(paths: list[Path], out: Path, features: Path, **kwargs: Any) -> dict[str, str]:
+    written = build_site([load_report(p) for p in paths], out, requirements=CATALOGUE, features=features,
+                         **kwargs)
     return {str(p.relative_to(out)): p.read_text(encoding="utf-8") for p in written}
 
 
-def test_both_formats_load_and_a_missing_date_reads_unknown(reports: list[Path], tmp_path: Path,
-                                                             features: Path) -> None:
+def _all(tmp_path: Path) -> list[Path]:
+    paths = []
+    for data in (V1, V2, BASELINE, VARIANT):
+        path = tmp_path / f"{data['binding']['name']}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def test_reports_of_every_format_load_with_levels_and_observed_messages(reports: list[Path]) -> None:
     old, new = (load_report(p) for p in reports)
-    assert (old.format_version, old.generated, old.reasons, old.binding.not_claimed) == (1, None, {}, {})
-    assert new.binding.contract_version == 2 and new.scenarios[1].blocked_by is None
-    assert new.scenarios[2].blocked_by == "CORE-3"
-    pages = _build(reports, tmp_path / "site", features)
-    assert {"index.html", "lib/oldlib.html", "lib/newlib.html", "badges/oldlib.json", "badges/newlib.svg",
-            *(f"req/{rid}.html" for rid in CATALOGUE)} <= set(pages)
-    assert "<td>unknown</td>" in pages["index.html"]
-    assert "2025-01-02T03:04:05Z" in pages["index.html"]
+    assert (old.format_version, old.generated, old.reasons) == (1, None, {})
+    assert (old.levels, old.conforms) == ({}, None)
+    assert new.requirements["LOOP-1"] == "passed" and new.levels == {"LOOP-1": "must", "ERR-4": "should"}
+    assert new.scenarios[1].observed == "the answer was 'BOLD' in upper case"
+    assert new.scenarios[2].blocked_by == "ERR-1"
 
 
-def test_the_matrix_has_a_labelled_cell_for_every_requirement_and_library(
-        reports: list[Path], tmp_path: Path, features: Path) -> None:
-    index = _build(reports, tmp_path / "site", features)["index.html"]
-    assert '<th scope="col" data-lib="oldlib">' in index and '<th scope="col" data-lib="newlib">' in index
-    for rid in CATALOGUE:
-        assert f'<a href="req/{rid}.html">{rid}</a>' in index
-    for lib, verdicts in (("oldlib", V1["requirements"]), ("newlib", V2["requirements"])):
-        for rid, verdict in verdicts.items():
-            assert f'data-verdict="{verdict}" data-lib="{lib}" aria-label="{lib}, {rid}: ' in index
-    # Alternatives joined by `|` are each a profile the filter can choose.
-    assert 'data-profiles="max-steps-extract max-steps-return"' in index
-    assert '<option value="max-steps-return">' in index and '<option value="ask-user">' in index
+def test_the_scorecard_counts_must_requirements_per_topic_and_puts_the_baseline_apart(
+        tmp_path: Path, features: Path) -> None:
+    index = _build(_all(tmp_path), tmp_path / "site", features)["index.html"]
+    card = index[index.index('<table id="scorecard"'):index.index("</table>", index.index('id="scorecard"'))]
+    rows = re.findall(r'<tr class="(lib|variant)" data-lib="([^"]+)"', card)
+    # By MUST share: newlib 2/3 (LOOP-1, LOOP-2 of LOOP-1, LOOP-2, ERR-1; EXH-1 is newlib's claim
+    # and failed: 2/4), oldlib 2/4 (errored LOOP-2 counts as not passed); the variant follows newlib.
+    assert [name for _, name in rows] == ["newlib", "newlib+opt", "oldlib", "reference"]
+    assert rows[1][0] == "variant"
+    assert '<tbody class="base">' in card and card.index('data-lib="reference"') > card.index('class="base"')
+    newlib = card[card.index('data-lib="newlib"'):card.index('data-lib="newlib+opt"')]
+    assert 'data-label="MUST">2/4</td>' in newlib
+    assert 'data-label="SHOULD">0/1</td>' in newlib  # ERR-4 is SHOULD, counted apart
+    assert "Tool calls: 2 of 2 MUST passed" in newlib and "Tool errors: 0 of 1 MUST passed" in newlib
+    assert "Step caps: 0 of 1 MUST passed" in newlib
+    assert "Human in the loop: not claimed" in newlib and '<span aria-hidden="true">–</span>' in newlib
+    assert '<span class="no">' in newlib and '<span class="lang">' not in newlib  # no data: no language
+    reference = card[card.index('data-lib="reference"'):]
+    assert '<span class="yes">' in reference and 'data-label="MUST">5/5</td>' in reference
 
 
-def test_every_verdict_gets_its_label_and_reason(reports: list[Path], tmp_path: Path) -> None:
-    old, new = (load_report(p) for p in reports)
-    # Format 1 has no reasons: the first line of the first message of that verdict stands in.
-    assert reason(old, "CORE-2") == "oldlib has no adapters"
-    assert reason(old, "CORE-4") == "TypeError: boom"
-    assert reason(old, "CORE-1") == "" and reason(old, "CAP-2") == ""
-    assert reason(new, "CORE-4") == "blocked by CORE-3: it cannot run without it"
-    assert reason(new, "CAP-2") == "newlib has no human-in-the-loop hook"
-    no_reasons = SiteReport.model_validate({**V2, "reasons": {}})
-    assert reason(no_reasons, "CORE-4") == "blocked by CORE-3"
+def test_a_library_with_every_must_passed_conforms_whatever_its_should(tmp_path: Path,
+                                                                      features: Path) -> None:
+    data = {**V2, "requirements": {**V2["requirements"], "ERR-1": "passed", "EXH-1": "passed"}}
+    path = tmp_path / "good.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    pages = _build([path], tmp_path / "site", features)
+    assert "<strong>Conforms</strong>: 4 of 4 MUST" in pages["lib/newlib.html"]
+    assert json.loads(pages["badges/newlib.json"])["message"] == "conforms"
+    report = SiteReport.model_validate({**data, "conforms": False})  # the report's own word wins
+    assert badge_json(report, CATALOGUE)["message"] == "4/4 MUST"
 
 
-def test_a_library_page_shows_each_failures_reason_message_and_gherkin(
-        reports: list[Path], tmp_path: Path, features: Path) -> None:
-    pages = _build(reports, tmp_path / "site", features)
+def test_the_matrix_groups_rows_by_topic_with_levels_and_links_every_cell(
+        tmp_path: Path, features: Path) -> None:
+    index = _build(_all(tmp_path), tmp_path / "site", features)["index.html"]
+    matrix = index[index.index('<table id="matrix"'):]
+    topics = re.findall(r'<tr class="topic" data-topic="([^"]+)"', matrix)
+    assert topics == ["Tool calls", "Tool errors", "Step caps", "Human in the loop"]
+    assert 'ERR-4</a> <span class="tag lvl-should">SHOULD</span>' in matrix
+    assert ('ERR-1</a> <span class="tag lvl-must">MUST</span> <span class="muted">passed by 1 of 3</span>'
+            in matrix)
+    # Every cell: a link to its details, a text label, and a failure is red whether known or not.
+    cells = re.findall(r'<td class="v v-([a-z-]*)" data-verdict="[a-z-]*" data-lib="([^"]+)">'
+                       r'<a href="([^"]+)">'
+                       r'.*?<span class="sr">([^<]+)</span></a></td>', matrix)
+    assert len(cells) == len(CATALOGUE) * 4
+    assert ("known-failure", "newlib", "lib/newlib.html#r-ERR-1", "newlib, ERR-1: failed (known)") in cells
+    from conformance._site._html import CSS
+    failed = re.search(r"\.v-failed \{ background: (#\w+); color: (#\w+); \}", CSS)
+    known = re.search(r"\.v-known-failure \{ background: (#\w+); color: (#\w+); \}", CSS)
+    assert failed and known and failed.groups() == known.groups()
+    # Opt-in variants sit under their library, shown by their opt-in.
+    heads = re.findall(r'<th scope="col" class="lib ([a-z]*)" data-lib="([^"]+)"', matrix)
+    assert heads == [("baseline", "reference"), ("", "newlib"), ("variant", "newlib+opt"), ("", "oldlib")]
+    assert '<span aria-hidden="true">+opt</span>' in matrix
+
+
+def test_a_cells_details_show_scenarios_observed_failure_reason_gherkin_and_command(
+        tmp_path: Path, features: Path) -> None:
+    pages = _build(_all(tmp_path), tmp_path / "site", features)
     new = pages["lib/newlib.html"]
-    assert "⚠" in new and "known failure" in new
-    assert "newlib returns the answer in &lt;b&gt;bold&lt;/b&gt;" in new
-    assert "blocked by CORE-3" in new
-    assert "3 steps, expected 2" in new
+    section = new[new.index('id="r-ERR-1"'):new.index("</section>", new.index('id="r-ERR-1"'))]
+    assert "Declared reason:</strong> newlib returns the answer in &lt;b&gt;bold&lt;/b&gt;" in section
+    assert ('Observed:</strong></p><pre class="message">the answer was &#x27;BOLD&#x27; in upper case'
+            in section)
+    assert "@req:ERR-1 @smoke\nScenario: It fails\n  Then the answer is &quot;&lt;b&gt;bold" in section
+    assert "Background:\n  Given a ReAct agent" in section
+    assert "<code>pytest --impl newlib -k test_it_fails</code>" in section
+    assert 'href="../req/ERR-1.html#s-synthetic-feature-it-fails"' in section
+    assert 'id="s-synthetic-feature-it-fails"' in pages["req/ERR-1.html"]
+    assert "blocked by <strong>ERR-1</strong>" in new
     assert "<code>ask-user</code>: newlib has no human-in-the-loop hook" in new
-    assert "Contract version" in new and "2025-01-02T03:04:05Z" in new
-    # The scenario's Gherkin, with its feature's Background and its tags.
-    assert "@req:CORE-3 @smoke\nScenario: It fails\n  Then the answer is &quot;&lt;b&gt;bold" in new
-    assert 'Background:\n  Given a ReAct agent' in new
+    # A report without `observed` says so rather than passing the reason off as what happened.
     old = pages["lib/oldlib.html"]
-    assert "@req:CORE-4\n@capability:none\nScenario Outline: It raises" in old
-    assert "Examples:" in old and "TypeError: boom" in old
-    assert "Report generated</dt><dd>unknown" in old
+    assert "Observed: this report does not carry what the run saw." in old
+    assert "Scenario Outline: It raises" in old and "TypeError: boom" in old
+    # Every cell's anchor exists on its library's page.
+    for lib, slug in (("newlib", "newlib"), ("oldlib", "oldlib"), ("reference", "reference")):
+        for rid in CATALOGUE:
+            assert f'id="r-{rid}"' in pages[f"lib/{slug}.html"], (lib, rid)
 
 
-def test_a_requirement_page_compares_the_libraries(reports: list[Path], tmp_path: Path,
-                                                   features: Path) -> None:
-    page = _build(reports, tmp_path / "site", features)["req/CORE-3.html"]
-    assert "oldlib" in page and "newlib" in page
-    assert 'aria-label="oldlib, CORE-3: failed: expected 5, got &lt;script&gt;' in page
-    assert 'aria-label="newlib, CORE-3: known failure: newlib returns' in page
-    assert "Scenario: It fails" in page
+def test_the_filters_are_kept_in_the_url_and_hide_libraries_without_the_capability(
+        tmp_path: Path, features: Path) -> None:
+    index = _build(_all(tmp_path), tmp_path / "site", features)["index.html"]
+    for control in ('name="topic"', 'name="cap"', 'name="lang"', 'name="q"', 'type="checkbox" name="lib"'):
+        assert control in index
+    assert "history.replaceState" in index and "location.hash" in index
+    assert 'data-caps="max-steps-return"' in index and "data-caps" in index.split("<script>")[1]
+
+
+def test_the_glossary_and_the_libraries_are_explained(tmp_path: Path, features: Path) -> None:
+    pages = _build(_all(tmp_path), tmp_path / "site", features)
+    glossary = pages["glossary.html"]
+    for word in ("passed", "failed (known)", "errored", "blocked", "not claimed", "MUST", "SHOULD",
+                 "Conforms", "Core", "Baseline", "<code>HITL-n</code>", "<code>ARGS-n</code>"):
+        assert word in glossary, word
+    lines = meta()
+    for name, info in lines.libraries.items():  # every bundled library and variant is introduced
+        assert info.what or info.turns_on, name
+        assert lines.library(name).language in ("Python", "JavaScript"), name
+    assert meta().library("langchain+tool-errors").turns_on.startswith("ToolErrorMiddleware")
+    assert lines.library("langchain+tool-errors").package == "langchain"
+    ids = [rid for t in lines.topics for rid in t.requirements]
+    assert sorted(ids) == sorted(catalogue()) and len(ids) == len(set(ids))
+    reference = pages["lib/reference.html"]
+    assert "<strong>Baseline.</strong>" in reference and "Python" in reference
+
+
+def test_the_maintainer_kit_gives_badges_snippets_downloads_and_a_way_to_object(
+        tmp_path: Path, features: Path) -> None:
+    pages = _build(_all(tmp_path), tmp_path / "site", features, repository="https://example.org/suite",
+                   base_url="https://example.org/site/")
+    new = pages["lib/newlib.html"]
+    assert "[![newlib overall: 2/4 MUST](https://example.org/site/badges/newlib.svg)]" \
+           "(https://example.org/site/lib/newlib.html)" in new
+    assert "&lt;img src=&quot;https://example.org/site/badges/newlib/max-steps-return.svg&quot;" in new
+    assert json.loads(pages["badges/newlib/max-steps-return.json"]) == {
+        "schemaVersion": 1, "label": "max-steps-return", "message": "0/1 MUST", "color": "red"}
+    ET.fromstring(pages["badges/newlib/max-steps-return.svg"])
+    assert 'href="https://example.org/suite/issues/new?title=Wrong%20verdict%20for%20newlib' in new
+    assert 'href="newlib.json" download' in new and 'href="newlib.md" download' in new
+    assert load_report(tmp_path / "site" / "lib" / "newlib.json").requirements["ERR-1"] == "known-failure"
+    md = pages["lib/newlib.md"]
+    assert "| ERR-1 | MUST | failed (known) | newlib returns the answer in &lt;b>bold&lt;/b> |" in md
+    assert "publishes\nthe site to the repository's GitHub Pages" in new
+
+
+def test_badges_say_conforms_or_the_must_share(reports: list[Path]) -> None:
+    old, new = (load_report(p) for p in reports)
+    assert badge_json(new, CATALOGUE) == {"schemaVersion": 1, "label": "conformance",
+                                          "message": "2/4 MUST", "color": "orange"}
+    assert badge_json(old, CATALOGUE)["message"] == "2/4 MUST"
+    perfect = SiteReport.model_validate({**V1, "requirements": dict.fromkeys(CATALOGUE, "passed")})
+    assert badge_json(perfect, CATALOGUE) == {"schemaVersion": 1, "label": "conformance",
+                                              "message": "conforms", "color": "brightgreen"}
+    root = ET.fromstring(badge_svg(new, CATALOGUE))
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.get("role") == "img" and root.findtext(f"{ns}title") == "conformance: 2/4 MUST"
+
+
+def test_every_verdict_gets_its_reason(reports: list[Path]) -> None:
+    old, new = (load_report(p) for p in reports)
+    assert reason(old, "ERR-4") == "oldlib redacts errors"  # format 1: the first line of the message
+    assert reason(old, "LOOP-2") == "TypeError: boom"
+    assert reason(old, "LOOP-1") == "" and reason(old, "HITL-1") == ""
+    assert reason(new, "ERR-4") == "blocked by ERR-1: it cannot run without it"
+    no_reasons = SiteReport.model_validate({**V2, "reasons": {}})
+    assert reason(no_reasons, "ERR-4") == "blocked by ERR-1"
+
+
+def test_history_shows_verdicts_by_version_and_what_changed_since_the_last_run(
+        tmp_path: Path, features: Path) -> None:
+    older = SiteReport.model_validate({**V2, "binding": {**V2["binding"], "version": "1.9"},
+                                       "generated": "2024-12-01T00:00:00Z",
+                                       "requirements": {**V2["requirements"], "LOOP-2": "failed"}})
+    earlier_suite = SiteReport.model_validate({**V2, "suite_version": "0.2.0",
+                                               "generated": "2024-12-20T00:00:00Z"})
+    history = [Snapshot.of(older, "run"), Snapshot.of(earlier_suite, "git 0123456789")]
+    pages = _build(_all(tmp_path), tmp_path / "site", features, history=history)
+    strip = pages["index.html"][pages["index.html"].index('class="changed"'):]
+    strip = strip[:strip.index("</section>")]
+    assert "<strong>newlib</strong> (suite 0.2.0 → 0.3.0): no verdict changed" in strip
+    page = pages["history.html"]
+    newlib = page[page.index('id="h-newlib"'):]
+    newlib = newlib[:newlib.index("</table>")]
+    assert "(2 library versions, 3 runs)" in newlib
+    assert newlib.index(">1.9</th>") < newlib.index(">2.0</th>")
+    assert "LOOP-2: failed → passed" in newlib and "a run against this release" in newlib
+    assert "committed report (git 0123456789)" in newlib and "this site&#x27;s report" in newlib
+
+
+def test_the_history_command_reads_every_committed_version_of_a_report(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                       capture_output=True)
+    git("init", "-q")
+    for i, verdict in enumerate(("failed", "passed", "passed")):
+        data = {**V2, "generated": f"2025-01-0{i + 1}T00:00:00Z",
+                "requirements": {**V2["requirements"], "LOOP-2": verdict}}
+        (repo / "newlib.json").write_text(json.dumps(data), encoding="utf-8")
+        git("add", "newlib.json")
+        git("commit", "-q", "-m", f"run {i}")
+    (repo / "broken.json").write_text("{", encoding="utf-8")
+    git("add", "broken.json")
+    git("commit", "-q", "-m", "broken")
+    snapshots = from_git([repo / "newlib.json", repo / "broken.json"])
+    # The third run changed nothing: not history.
+    assert [s.requirements["LOOP-2"] for s in snapshots] == ["failed", "passed"]
+    assert all(s.source.startswith("git ") for s in snapshots)
+    assert main(["history", str(repo / "newlib.json"), "--out", str(tmp_path / "h" / "git.json")]) == 0
+    assert len(load_history([tmp_path / "h"])) == 2
+
+
+def test_the_committed_history_holds_three_libraries_at_three_versions_each() -> None:
+    snapshots = load_history([HISTORY]) + [Snapshot.of(load_report(REPORTS / f"{n}.json")) for n in PEERS]
+    versions: dict[str, set[str]] = {}
+    for s in snapshots:
+        versions.setdefault(s.library, set()).add(s.version)
+    assert sum(len(v) >= 3 for v in versions.values()) >= 3, versions
 
 
 def test_hostile_text_is_escaped_everywhere(tmp_path: Path, features: Path) -> None:
@@ -193,192 +379,48 @@ def test_hostile_text_is_escaped_everywhere(tmp_path: Path, features: Path) -> N
     data = json.loads(json.dumps(V2))
     data["binding"]["name"] = f'evil"{hostile}'
     data["binding"]["version"] = hostile
-    data["reasons"]["CAP-1"] = hostile
+    data["reasons"]["EXH-1"] = hostile
     data["scenarios"][3]["message"] = f"{hostile}\n' onmouseover='x"
+    data["scenarios"][1]["observed"] = hostile
     data["requirements"][hostile] = "failed"
     path = tmp_path / "evil.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     pages = _build([path], tmp_path / "site", features)
-    assert all(name.count("/") <= 1 and ".." not in name for name in pages)  # a safe file name
+    assert all(".." not in name for name in pages)
     for name, text in pages.items():
+        if name.endswith(".json"):
+            continue
         assert "<script>alert" not in text, name
         assert "onmouseover='x" not in text.replace("onmouseover=&#x27;x", ""), name
     assert pages["index.html"].count("<script>") == 1  # only the filters' own
-    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in pages["index.html"]
     svg = next(text for name, text in pages.items() if name.endswith(".svg"))
     ET.fromstring(svg)
-
-
-def test_the_badge_counts_passed_core_requirements(reports: list[Path], tmp_path: Path,
-                                                   features: Path) -> None:
-    old, new = (load_report(p) for p in reports)
-    assert core_score(old, CATALOGUE) == (1, 4)  # a known failure is a failure
-    assert core_score(new, CATALOGUE) == (2, 4)  # the capability's CAP-1 does not count
-    assert badge_json(new, CATALOGUE) == {"schemaVersion": 1, "label": "conformance",
-                                          "message": "2/4 core", "color": "orange"}
-    perfect = SiteReport.model_validate({**V1, "requirements": dict.fromkeys(CATALOGUE, "passed")})
-    assert badge_json(perfect, CATALOGUE)["color"] == "brightgreen"
-    assert badge_json(old, CATALOGUE)["color"] == "red"
-    root = ET.fromstring(badge_svg(new, CATALOGUE))
-    ns = "{http://www.w3.org/2000/svg}"
-    assert root.tag == f"{ns}svg" and root.get("role") == "img"
-    assert root.findtext(f"{ns}title") == "conformance: 2/4 core"
-    assert [t.text for t in root.iter(f"{ns}text")] == ["conformance", "2/4 core"]
-    pages = _build(reports, tmp_path / "site", features)
-    assert json.loads(pages["badges/newlib.json"])["message"] == "2/4 core"
-
-
-def test_the_cli_writes_the_site_and_drops_pages_of_old_names(reports: list[Path], tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "site"
-    (out / "lib").mkdir(parents=True)
-    (out / "lib" / "gone.html").write_text("stale", encoding="utf-8")
-    assert main(["site", *map(str, reports), "--out", str(out)]) == 0
-    assert "open" in capsys.readouterr().out
-    assert (out / "index.html").is_file() and (out / "lib" / "oldlib.html").is_file()
-    assert not (out / "lib" / "gone.html").exists()
-
-
-def test_the_committed_site_is_built_from_the_committed_reports(tmp_path: Path) -> None:
-    fresh = tmp_path / "site"
-    build_site([load_report(REPORTS / f"{name}.json") for name in PEERS], fresh)
-    def files(root: Path) -> dict[str, str]:
-        return {str(p.relative_to(root)): p.read_text(encoding="utf-8")
-                for p in sorted(root.rglob("*")) if p.is_file()}
-    assert files(fresh) == files(SITE), (
-        "docs/site/ is stale: run `nox -s site` (or `nox -s peers`) and commit docs/site/")
-
-
-# ---------------------------------------------------------------------------------------------
-# In a real browser
-
-CHROMIUM = Path(os.environ.get("CONFORMANCE_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-def _browser_or_skip() -> Any:
-    if not CHROMIUM.is_file():
-        pytest.skip(f"no Chromium at {CHROMIUM}: `apt-get install chromium` (as .ci/run does), "
-                    "or set CONFORMANCE_CHROMIUM")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright Python package is not importable: pip install -e '.[dev]'")
-    return sync_playwright
-
-
-#: The focused element's tag, name (or class) and outline style.
-FOCUSED = ("(() => { const a = document.activeElement; "
-           "return [a.tagName, a.name || a.className, getComputedStyle(a).outlineStyle]; })()")
-
-
-def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
-    sync_playwright = _browser_or_skip()
-    out = tmp_path / "site"
-    reports = [load_report(REPORTS / f"{name}.json") for name in PEERS]
-    build_site(reports, out)
-    artifacts = Path(os.environ.get("CONFORMANCE_ARTIFACTS", tmp_path))
-    artifacts.mkdir(parents=True, exist_ok=True)
-    errors: list[str] = []
-    started = time.monotonic()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
-            page.goto((out / "index.html").as_uri())
-
-            # Every library and every requirement.
-            heads = page.locator("#matrix thead th[data-lib]").all_inner_texts()
-            assert [h.split()[0] for h in heads] == list(PEERS)
-            rows = page.locator("#matrix tbody tr")
-            assert rows.count() == len(catalogue())
-            assert page.locator("#matrix td[aria-label]").count() == len(catalogue()) * len(PEERS)
-            assert page.locator("#filter-status").inner_text() == (
-                f"Showing {len(catalogue())} of {len(catalogue())} requirements.")
-
-            shot = artifacts / "site-matrix.png"
-            top = page.locator("#matrix-h").bounding_box()
-            assert top is not None
-            page.screenshot(path=str(shot), full_page=True,
-                            clip={"x": 0, "y": top["y"] - 16, "width": 1280, "height": 1000})
-            print(f"\nscreenshot of the matrix: {shot}")
-
-            # The keyboard reaches the skip link, the filters and the matrix, each with a visible
-            # focus ring, and drives the filters.
-            focused = []
-            for _ in range(6):
-                page.keyboard.press("Tab")
-                focused.append(page.evaluate(FOCUSED))
-            assert [f[:2] for f in focused] == [["A", "skip"], ["SELECT", "profile"], ["SELECT", "verdict"],
-                                                ["SELECT", "library"], ["BUTTON", ""], ["DIV", "scroll"]]
-            assert {f[2] for f in focused} == {"solid"}
-            page.focus("select[name=verdict]")
-            page.keyboard.press("ArrowDown")
-            page.keyboard.press("ArrowDown")
-            assert page.eval_on_selector("select[name=verdict]", "s => s.value") == "failed"
-            assert not page.locator("#filter-status").inner_text().startswith(f"Showing {len(catalogue())}")
-
-            # A verdict filter hides the rows no library failed.
-            page.select_option("select[name=verdict]", "failed")
-            failing = {rid for r in reports for rid, v in r.requirements.items()
-                       if v in ("failed", "known-failure")}
-            visible = page.locator("#matrix tbody tr:visible th a").all_inner_texts()
-            assert set(visible) == failing and 0 < len(visible) < len(catalogue())
-            # A library filter hides the other columns, and narrows the rows to that library.
-            page.select_option("select[name=library]", "ax")
-            assert page.locator("#matrix thead th[data-lib]:visible").all_inner_texts()[0].startswith("ax")
-            assert page.locator("#matrix thead th[data-lib]:visible").count() == 1
-            ax = reports[PEERS.index("ax")]
-            assert set(page.locator("#matrix tbody tr:visible th a").all_inner_texts()) == {
-                rid for rid, v in ax.requirements.items() if v in ("failed", "known-failure")}
-            page.click("button[type=reset]")
-            page.wait_for_function(f"document.getElementById('filter-status').textContent"
-                                   f".startsWith('Showing {len(catalogue())} of')")
-            assert page.locator("#matrix thead th[data-lib]:visible").count() == len(PEERS)
-
-            # A library page shows a known failure's reason.
-            page.click("#matrix thead a:text-is('ax')")
-            page.wait_for_url("**/lib/ax.html")
-            known = next(rid for rid, v in ax.requirements.items() if v == "known-failure")
-            section = page.locator(f"section:has(h3#f-{known})")
-            assert section.locator(".reason").inner_text() == reason(ax, known) != ""
-            section.locator("summary").first.click()
-            assert "Scenario" in section.locator("details pre").first.inner_text()
-
-            # On a phone: the page does not scroll sideways, the matrix does.
-            phone = browser.new_page(viewport={"width": 375, "height": 740}, is_mobile=True)
-            phone.on("pageerror", lambda e: errors.append(str(e)))
-            phone.goto((out / "index.html").as_uri())
-            assert phone.evaluate("document.documentElement.scrollWidth") <= 375
-            assert phone.evaluate("(() => { const s = document.getElementById('matrix').parentElement;"
-                                  " return s.scrollWidth > s.clientWidth; })()")
-
-            # Without JavaScript the whole matrix shows and the filters, which need it, do not.
-            plain = browser.new_context(java_script_enabled=False).new_page()
-            plain.goto((out / "index.html").as_uri())
-            assert plain.locator("#matrix tbody tr:visible").count() == len(catalogue())
-            assert not plain.locator("#filters").is_visible()
-        finally:
-            browser.close()
-    assert errors == []
-    assert time.monotonic() - started < 60
-
-
-def test_the_browser_test_skips_with_a_reason_without_chromium(monkeypatch: pytest.MonkeyPatch,
-                                                               tmp_path: Path) -> None:
-    monkeypatch.setattr(f"{__name__}.CHROMIUM", tmp_path / "no-chromium")
-    with pytest.raises(pytest.skip.Exception, match="apt-get install chromium"):
-        _browser_or_skip()
 
 
 def test_a_missing_out_folder_is_created(reports: list[Path], tmp_path: Path, features: Path) -> None:
     out = tmp_path / "a" / "new" / "folder"
     _build(reports, out, features)
     assert (out / "index.html").is_file()
+
+
+def test_the_cli_writes_the_site(reports: list[Path], tmp_path: Path,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "site"
+    assert main(["site", *map(str, reports), "--out", str(out), "--history", str(reports[0])]) == 0
+    assert "open" in capsys.readouterr().out
+    assert (out / "index.html").is_file() and (out / "lib" / "oldlib.html").is_file()
+    assert (out / "history.html").is_file() and (out / "glossary.html").is_file()
+
+
+def test_the_committed_site_is_built_from_the_committed_reports(tmp_path: Path) -> None:
+    fresh = tmp_path / "site"
+    build_site([load_report(REPORTS / f"{name}.json") for name in PEERS], fresh,
+               history=load_history([HISTORY]))
+    def files(root: Path) -> dict[str, str]:
+        return {str(p.relative_to(root)): p.read_text(encoding="utf-8")
+                for p in sorted(root.rglob("*")) if p.is_file()}
+    assert files(fresh) == files(SITE), (
+        "docs/site/ is stale: run `nox -s site` (or `nox -s peers`) and commit docs/site/")
 
 
 def _luminance(colour: str) -> float:
@@ -393,20 +435,183 @@ def _contrast(ink: str, paper: str) -> float:
 
 
 def test_every_verdict_colour_the_muted_text_and_the_badge_meet_wcag_aa_contrast() -> None:
-    from conformance._site._pages import _CSS
+    from conformance._site._badges import COLOURS
+    from conformance._site._html import CSS
 
-    pairs = re.findall(r"\.v-[a-z-]+(?:, \.v-)? \{ background: (#[0-9a-f]{6}); color: (#[0-9a-f]{6});", _CSS)
+    pairs = re.findall(r"\.v-[a-z-]+(?:, \.v-)? \{ background: (#[0-9a-f]{6}); color: (#[0-9a-f]{6});", CSS)
     assert len(pairs) == 6, pairs  # passed, failed, known failure, errored, blocked, not claimed
-    muted = re.search(r"--muted: (#[0-9a-f]{6})", _CSS)
-    link = re.search(r"--link: (#[0-9a-f]{6})", _CSS)
+    muted = re.search(r"--muted: (#[0-9a-f]{6})", CSS)
+    link = re.search(r"--link: (#[0-9a-f]{6})", CSS)
     assert muted and link
-    pairs += [(bg, muted.group(1)) for bg in ("#ffffff", "#f6f8fa")]
-    pairs += [(bg, link.group(1)) for bg in ("#ffffff", "#f6f8fa")]
-    from conformance._site._pages import _COLOURS
-
-    pairs += [(fill, "#ffffff") for _, _, fill in _COLOURS] + [("#555555", "#ffffff")]  # the badge
+    pairs += [(bg, muted.group(1)) for bg in ("#ffffff", "#f6f8fa", "#dafbe1", "#fff8c5", "#ffcecb")]
+    pairs += [(bg, link.group(1)) for bg in ("#ffffff", "#f6f8fa", "#dafbe1", "#fff8c5", "#ffcecb")]
+    pairs += [(fill, "#ffffff") for _, _, fill in COLOURS] + [("#555555", "#ffffff")]  # the badge
     for paper, ink in pairs:
         assert _contrast(ink, paper) >= 4.5, (ink, paper)
+
+
+# ---------------------------------------------------------------------------------------------
+# In a real browser
+
+CHROMIUM = Path(os.environ.get("CONFORMANCE_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+#: axe-core, installed from tests/suite/a11y/package-lock.json by .ci/run (`npm ci`).
+AXE = Path(__file__).parent / "a11y" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def _browser_or_skip() -> Any:
+    if not CHROMIUM.is_file():
+        pytest.skip(f"no Chromium at {CHROMIUM}: `apt-get install chromium` (as .ci/run does), "
+                    "or set CONFORMANCE_CHROMIUM")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright Python package is not importable: pip install -e '.[dev]'")
+    if not AXE.is_file():
+        pytest.skip(f"no axe-core at {AXE}: `npm ci --prefix tests/suite/a11y` (as .ci/run does)")
+    return sync_playwright
+
+
+def _serious_violations(page: Any) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [f"{v['id']} ({v['impact']}): {v['nodes'][0]['target']}" for v in result["violations"]
+            if v["impact"] in ("serious", "critical")]
+
+
+def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
+    sync_playwright = _browser_or_skip()
+    out = tmp_path / "site"
+    reports = [load_report(REPORTS / f"{name}.json") for name in PEERS]
+    build_site(reports, out, history=load_history([HISTORY]))
+    artifacts = Path(os.environ.get("CONFORMANCE_ARTIFACTS", tmp_path))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    errors: list[str] = []
+    started = time.monotonic()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: errors.append(f"request: {r.url}")
+                    if not r.url.startswith("file://") else None)
+            index = (out / "index.html").as_uri()
+            page.goto(index)
+
+            # The first screen: the scorecard whole, every library, sorted by MUST share, the
+            # reference apart as the baseline.
+            card = page.locator("#scorecard").bounding_box()
+            assert card is not None
+            assert card["y"] + card["height"] <= 1000 and card["x"] + card["width"] <= 1400
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+            ranked = page.locator("#scorecard tbody:not(.base) tr[data-lib]").evaluate_all(
+                "rows => rows.map(r => r.getAttribute('data-lib'))")
+            assert sorted(ranked) == sorted(n for n in PEERS if n != "reference")
+            assert page.locator("#scorecard tbody.base tr[data-lib]").get_attribute("data-lib") == "reference"
+            musts = page.locator("#scorecard tbody:not(.base) tr.lib td[data-label=MUST]").all_inner_texts()
+            shares = [int(a) / int(b) for a, b in (m.split("/") for m in musts)]
+            assert shares == sorted(shares, reverse=True)
+            page.screenshot(path=str(artifacts / "site-scorecard.png"))
+
+            # The matrix: after scrolling its box both ways (on a screen too narrow for all its
+            # columns), both headers are still in view.
+            page.set_viewport_size({"width": 720, "height": 900})
+            wrap = page.locator(".matrix-wrap")
+            wrap.scroll_into_view_if_needed()
+            page.evaluate("document.querySelector('.matrix-wrap').scrollBy(400, 900)")
+            scrolled = page.evaluate("[document.querySelector('.matrix-wrap').scrollLeft,"
+                                     " document.querySelector('.matrix-wrap').scrollTop]")
+            assert scrolled[0] > 100 and scrolled[1] > 300, scrolled
+            box = wrap.bounding_box()
+            head = page.locator("#matrix thead th[data-lib]").nth(len(PEERS) - 1).bounding_box()
+            row = page.locator("#matrix tbody tr.req:visible th").nth(20).bounding_box()
+            assert box and head and row
+            assert abs(head["y"] - box["y"]) <= 2, (head, box)
+            assert abs(row["x"] - box["x"]) <= 2, (row, box)
+            page.set_viewport_size({"width": 1400, "height": 1000})
+            page.evaluate("document.querySelector('.matrix-wrap').scrollTo(0, 0)")
+            page.locator(".matrix-wrap").screenshot(path=str(artifacts / "site-matrix.png"))
+
+            # A cell's details, by keyboard alone: Tab to the first matrix cell, Enter.
+            page.goto(index)
+            for _ in range(400):
+                page.keyboard.press("Tab")
+                if page.evaluate("!!document.activeElement.closest('#matrix td')"):
+                    break
+            else:
+                pytest.fail("Tab never reached a matrix cell")
+            assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+            target = page.evaluate("document.activeElement.getAttribute('href')")
+            page.keyboard.press("Enter")
+            page.wait_for_url(f"**/{target}")
+            anchor = target.split("#")[1]
+            section = page.locator(f"section#{anchor}")
+            assert section.is_visible() and "Scenarios:" in section.inner_text()
+
+            # A known failure's details: the reason, the Gherkin, the command.
+            ax = reports[PEERS.index("ax")]
+            known = next(rid for rid, v in ax.requirements.items() if v == "known-failure")
+            page.goto(f"{(out / 'lib' / 'ax.html').as_uri()}#r-{known}")
+            section = page.locator(f"section#r-{known}")
+            assert section.locator(".reason").inner_text() == reason(ax, known) != ""
+            section.locator("summary").first.click()
+            assert "Scenario" in section.locator("details pre").first.inner_text()
+            assert "pytest --impl ax -k test_" in section.inner_text()
+            assert _serious_violations(page) == []
+
+            # A URL restores a filter; choosing one writes it into the URL.
+            page.goto(f"{index}#topic=Tool+errors&lib=langchain,pydantic-ai")
+            shown = page.locator("#matrix thead th[data-lib]:visible").evaluate_all(
+                "ths => ths.map(t => t.getAttribute('data-lib'))")
+            assert shown == [n for n in PEERS if n in ("langchain", "pydantic-ai")] or \
+                sorted(shown) == ["langchain", "pydantic-ai"]
+            rows = page.locator("#matrix tbody tr.req:visible th a").all_inner_texts()
+            assert rows and all(r.startswith("ERR-") for r in rows)
+            assert page.eval_on_selector("select[name=topic]", "s => s.value") == "Tool errors"
+            page.select_option("select[name=cap]", "tool-approval")
+            assert "cap=tool-approval" in page.evaluate("location.hash")
+            page.goto(f"{index}#cap=tool-approval")
+            claims = {r.binding.name for r in reports if "tool-approval" in r.binding.capabilities}
+            shown = page.locator("#matrix thead th[data-lib]:visible").evaluate_all(
+                "ths => ths.map(t => t.getAttribute('data-lib'))")
+            assert set(shown) == claims and 0 < len(shown) < len(PEERS)
+            assert _serious_violations(page) == []
+
+            history = browser.new_page()
+            history.goto((out / "history.html").as_uri())
+            assert history.locator("h2").count() >= 3
+            assert _serious_violations(history) == []
+
+            # On a phone: cards, and no page scrolls sideways.
+            phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+            phone.on("pageerror", lambda e: errors.append(str(e)))
+            for name in ("index.html", "lib/langchain.html", "req/ERR-1.html", "history.html",
+                         "glossary.html"):
+                phone.goto((out / name).as_uri())
+                assert phone.evaluate("document.documentElement.scrollWidth") <= 390, name
+            phone.goto(index)
+            display = "getComputedStyle(document.querySelector('#scorecard tbody tr')).display"
+            assert phone.evaluate(display) == "block"
+            phone.screenshot(path=str(artifacts / "site-phone.png"))
+
+            # Without JavaScript the whole matrix shows and the filters, which need it, do not.
+            plain = browser.new_context(java_script_enabled=False).new_page()
+            plain.goto(index)
+            assert plain.locator("#matrix tbody tr.req:visible").count() == len(catalogue())
+            assert not plain.locator("#filters").is_visible()
+        finally:
+            browser.close()
+    assert errors == []
+    print(f"\nbrowser test: {time.monotonic() - started:.1f}s; screenshots in {artifacts}")
+
+
+def test_the_browser_test_skips_with_a_reason_without_chromium(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    monkeypatch.setattr(f"{__name__}.CHROMIUM", tmp_path / "no-chromium")
+    with pytest.raises(pytest.skip.Exception, match="apt-get install chromium"):
+        _browser_or_skip()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -492,14 +697,14 @@ def test_a_300_character_name_gets_a_short_file_name(tmp_path: Path, features: P
 def test_two_ids_that_would_share_a_page_are_an_error_not_an_overwrite(
         reports: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(json.dumps(V2))
-    data["requirements"]["CORE-1."] = "failed"  # would be written as req/CORE-1.html too
+    data["requirements"]["LOOP-1."] = "failed"  # would be written as req/LOOP-1.html too
     path = tmp_path / "clash.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     code, err = _site([path], tmp_path / "site", capsys)
-    assert code == 2 and "'CORE-1' and 'CORE-1.'" in err and "would share the page" in err
+    assert code == 2 and "'LOOP-1' and 'LOOP-1.'" in err and "would share the page" in err
     assert not (tmp_path / "site").exists()
     twins = [path, tmp_path / "twin.json"]
-    data["requirements"].pop("CORE-1.")
+    data["requirements"].pop("LOOP-1.")
     data["binding"]["name"] = "new lib"
     twins[0].write_text(json.dumps(data), encoding="utf-8")
     data["binding"]["name"] = "new-lib"
@@ -511,7 +716,7 @@ def test_two_ids_that_would_share_a_page_are_an_error_not_an_overwrite(
 def test_every_text_is_capped_in_the_pages(tmp_path: Path, features: Path) -> None:
     data = json.loads(json.dumps(V2))
     data["scenarios"][3]["message"] = "m" * 1_000_000
-    data["reasons"]["CAP-1"] = "r" * 1_000_000
+    data["reasons"]["EXH-1"] = "r" * 1_000_000
     data["binding"]["not_claimed"]["ask-user"] = "n" * 1_000_000
     data["binding"]["version"] = "v" * 1_000_000
     path = tmp_path / "huge.json"

@@ -1,0 +1,245 @@
+"""The pages' shared frame: styles, the filters' script, the page shell and the verdict marks.
+Every page is static and self-contained (no request at view time) and reads without JavaScript."""
+
+from __future__ import annotations
+
+import html
+import re
+
+#: verdict -> (symbol, label); the symbol is decoration, the label is what a screen reader says.
+VERDICTS: dict[str, tuple[str, str]] = {
+    "passed": ("✓", "passed"),
+    "failed": ("✗", "failed"),
+    "known-failure": ("✗", "failed (known)"),
+    "errored": ("!", "errored"),
+    "blocked": ("⊘", "blocked"),
+    "not-claimed": ("–", "not claimed"),
+    "": ("?", "not run"),
+}
+ORDER = ("passed", "failed", "known-failure", "errored", "blocked", "not-claimed")
+
+CSS = """
+:root { --ink: #1f2328; --muted: #57606a; --line: #d0d7de; --link: #0550ae; --focus: #0969da;
+  --head: #f6f8fa; }
+* { box-sizing: border-box; }
+body { font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
+  background: #fff; margin: 0 auto; padding: .5rem 1rem; max-width: 96rem; }
+a { color: var(--link); }
+a:focus-visible, select:focus-visible, button:focus-visible, input:focus-visible,
+summary:focus-visible, [tabindex]:focus-visible { outline: 3px solid var(--focus); outline-offset: 1px; }
+.skip { position: absolute; left: -999px; }
+.skip:focus { left: 1rem; top: 1rem; background: #fff; padding: .5rem; z-index: 9; }
+.sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
+  white-space: nowrap; }
+nav.top { display: flex; flex-wrap: wrap; gap: .25rem 1rem; font-size: .9rem; padding: .25rem 0; }
+h1 { font-size: 1.4rem; margin: .25rem 0; }
+h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
+h3 { font-size: 1.05rem; }
+.muted { color: var(--muted); }
+p.lead { margin: .25rem 0 .5rem; max-width: 60rem; }
+table { border-collapse: separate; border-spacing: 0; }
+th, td { border-right: 1px solid var(--line); border-bottom: 1px solid var(--line);
+  padding: .2rem .4rem; text-align: left; vertical-align: top; }
+thead th { background: var(--head); }
+code { font-size: .9em; background: var(--head); padding: 0 .2em; border-radius: 3px; }
+pre { background: var(--head); padding: .6rem; overflow-x: auto; white-space: pre; font-size: .85rem;
+  max-width: 100%; }
+pre.message, pre.wrap { white-space: pre-wrap; word-break: break-word; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.tag { display: inline-block; font-size: .7rem; font-weight: 700; padding: 0 .25rem;
+  border: 1px solid currentColor; border-radius: 3px; line-height: 1.2; vertical-align: middle; }
+.lvl-must { color: #1f2328; }
+.lvl-should { color: #57606a; border-style: dashed; }
+.lang { color: #57606a; font-size: .75rem; }
+.v-passed { background: #dafbe1; color: #0f5323; }
+.v-failed { background: #ffcecb; color: #82071e; }
+.v-known-failure { background: #ffcecb; color: #82071e; }
+.v-errored { background: #fbefff; color: #6e2b9a; }
+.v-blocked { background: #eaeef2; color: #32383f; }
+.v-not-claimed, .v- { background: #ffffff; color: #57606a; }
+/* The scorecard: one screen. */
+#scorecard { font-size: .88rem; margin-bottom: .5rem; }
+#scorecard td, #scorecard th { white-space: nowrap; }
+#scorecard td.n { text-align: center; font-variant-numeric: tabular-nums; }
+#scorecard thead th { vertical-align: bottom; font-size: .8rem; white-space: normal; max-width: 6.5rem; }
+#scorecard tbody.base th, #scorecard tbody.base td { background: var(--head); }
+#scorecard tr.variant th[scope=row] { padding-left: 1.2rem; font-weight: normal; }
+#scorecard .yes { color: #0f5323; font-weight: 700; }
+#scorecard .no { color: #82071e; font-weight: 700; }
+.s-full { background: #dafbe1; }
+.s-part { background: #fff8c5; }
+.s-low { background: #ffcecb; }
+/* The matrix: one box scrolling both ways, both headers sticky inside it. */
+.matrix-wrap { overflow: auto; max-height: calc(100vh - 3rem); border: 1px solid var(--line);
+  position: relative; }
+#matrix { font-size: .82rem; }
+#matrix thead th { position: sticky; top: 0; z-index: 2; vertical-align: bottom; text-align: center;
+  padding: .2rem .15rem; }
+#matrix thead th.corner { left: 0; z-index: 4; text-align: left; vertical-align: bottom; }
+#matrix th.lib .name { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap;
+  display: inline-block; font-weight: 600; }
+#matrix th.lib .score { display: block; font-weight: normal; font-size: .72rem; }
+#matrix th.variant .name { font-weight: normal; }
+#matrix tbody th { position: sticky; left: 0; z-index: 1; background: #fff; white-space: nowrap;
+  font-weight: normal; min-width: 15rem; max-width: 22rem; }
+#matrix tbody th .title { display: block; overflow: hidden; text-overflow: ellipsis; max-width: 21rem;
+  color: var(--muted); font-size: .75rem; }
+#matrix tr.topic th { background: var(--head); font-weight: 700; }
+#matrix tr.topic td { background: var(--head); }
+#matrix td.v { text-align: center; padding: 0; min-width: 2.1rem; }
+#matrix td.v a { display: block; padding: .3rem .1rem; text-decoration: none; color: inherit;
+  font-weight: 700; min-height: 2rem; }
+#matrix td.v a:hover { text-decoration: underline; }
+#matrix td.v .tag { font-size: .6rem; padding: 0 .1rem; margin-left: .1rem; }
+.legend { display: flex; flex-wrap: wrap; gap: .4rem; padding: 0; margin: .4rem 0; list-style: none;
+  font-size: .85rem; }
+.legend li { padding: .05rem .4rem; border: 1px solid var(--line); }
+form.filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; margin: .5rem 0;
+  font-size: .88rem; }
+form.filters label { display: flex; flex-direction: column; font-weight: 600; }
+form.filters fieldset { border: 1px solid var(--line); padding: .2rem .5rem; margin: 0;
+  display: flex; flex-wrap: wrap; gap: .1rem .6rem; max-width: 52rem; }
+form.filters fieldset label { flex-direction: row; gap: .2rem; font-weight: normal; }
+select, button, input { font: inherit; padding: .2rem; min-height: 2rem; }
+input[type=checkbox] { min-height: auto; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .1rem 1rem; }
+dl.facts dt { font-weight: 600; }
+dl.facts dd { margin: 0; }
+section.req { border-top: 1px solid var(--line); padding-top: .25rem; }
+section.req:target { outline: 3px solid var(--focus); }
+ul.scen { padding-left: 1.2rem; }
+.changed { border: 1px solid var(--line); background: #fff8c5; padding: .3rem .6rem; font-size: .9rem; }
+.changed ul { margin: .2rem 0; }
+textarea { width: 100%; font: .85rem monospace; }
+[hidden] { display: none !important; }
+.phone-note { display: none; }
+@media (max-width: 40rem) {
+  body { padding: .5rem; font-size: 15px; overflow-wrap: anywhere; }
+  h1 { font-size: 1.25rem; }
+  table.cards, table.cards tbody, table.cards tr, table.cards th, table.cards td { display: block; }
+  table.cards thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.cards tr { border: 1px solid var(--line); margin: .5rem 0; padding: .3rem .5rem; }
+  table.cards th, table.cards td { border: 0; padding: .1rem 0; white-space: normal; }
+  table.cards td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
+  #scorecard th, #scorecard td { white-space: normal; }
+  #scorecard td.n { text-align: left; }
+  code, a { overflow-wrap: anywhere; }
+  .matrix-wrap, form.filters, #matrix-legend { display: none; }
+  .phone-note { display: block; }
+  pre { white-space: pre-wrap; word-break: break-word; }
+}
+"""
+
+JS = """
+(function () {
+  var form = document.getElementById('filters');
+  var table = document.getElementById('matrix');
+  if (!form || !table) { return; }
+  form.hidden = false;
+  var status = document.getElementById('filter-status');
+  var rows = Array.prototype.slice.call(table.querySelectorAll('tbody tr.req'));
+  var groups = Array.prototype.slice.call(table.querySelectorAll('tbody tr.topic'));
+  var libs = Array.prototype.slice.call(table.querySelectorAll('thead th[data-lib]'));
+  var boxes = Array.prototype.slice.call(form.querySelectorAll('input[name=lib]'));
+  function has(list, word) { return (' ' + list + ' ').indexOf(' ' + word + ' ') >= 0; }
+  function read() {
+    var raw = (location.hash || '').replace(/^#/, '');
+    var params = new URLSearchParams(raw.indexOf('=') >= 0 ? raw : location.search);
+    form.topic.value = params.get('topic') || '';
+    form.cap.value = params.get('cap') || '';
+    form.lang.value = params.get('lang') || '';
+    form.q.value = params.get('q') || '';
+    var chosen = (params.get('lib') || '').split(',');
+    boxes.forEach(function (b) { b.checked = chosen.indexOf(b.value) >= 0; });
+  }
+  function write() {
+    var params = new URLSearchParams();
+    ['topic', 'cap', 'lang', 'q'].forEach(function (k) {
+      if (form[k].value) { params.set(k, form[k].value); }
+    });
+    var chosen = boxes.filter(function (b) { return b.checked; }).map(function (b) { return b.value; });
+    if (chosen.length) { params.set('lib', chosen.join(',')); }
+    var hash = params.toString();
+    try { history.replaceState(null, '', hash ? '#' + hash : location.pathname + location.search); }
+    catch (e) { location.hash = hash; }
+  }
+  function apply() {
+    var topic = form.topic.value, cap = form.cap.value, lang = form.lang.value;
+    var q = form.q.value.trim().toLowerCase();
+    var chosen = boxes.filter(function (b) { return b.checked; }).map(function (b) { return b.value; });
+    var hiddenLibs = {};
+    var shownLibs = 0;
+    libs.forEach(function (th) {
+      var name = th.getAttribute('data-lib');
+      var hide = (lang && th.getAttribute('data-lang') !== lang) ||
+        (cap && !has(th.getAttribute('data-caps'), cap)) ||
+        (chosen.length && chosen.indexOf(name) < 0);
+      if (hide) { hiddenLibs[name] = true; } else { shownLibs += 1; }
+    });
+    Array.prototype.forEach.call(document.querySelectorAll('[data-lib]'), function (el) {
+      if (el.tagName === 'INPUT') { return; }
+      el.hidden = !!hiddenLibs[el.getAttribute('data-lib')];
+    });
+    var shown = 0;
+    rows.forEach(function (row) {
+      var ok = (!topic || row.getAttribute('data-topic') === topic) &&
+        (!cap || has(row.getAttribute('data-profiles'), cap)) &&
+        (!q || row.getAttribute('data-text').indexOf(q) >= 0);
+      row.hidden = !ok;
+      if (ok) { shown += 1; }
+    });
+    groups.forEach(function (g) {
+      var name = g.getAttribute('data-topic');
+      g.hidden = !rows.some(function (r) { return !r.hidden && r.getAttribute('data-topic') === name; });
+    });
+    status.textContent = 'Showing ' + shown + ' of ' + rows.length + ' requirements and ' + shownLibs +
+      ' of ' + libs.length + ' libraries.';
+  }
+  form.addEventListener('change', function () { apply(); write(); });
+  form.addEventListener('input', function () { apply(); write(); });
+  form.addEventListener('reset', function () { setTimeout(function () { apply(); write(); }, 0); });
+  window.addEventListener('hashchange', function () { read(); apply(); });
+  read();
+  apply();
+})();
+"""
+
+
+def e(text: object) -> str:
+    """Escaped for HTML text and attribute values."""
+    return html.escape(str(text), quote=True)
+
+
+def inline(text: str) -> str:
+    """A catalogue title: escaped, with `code` spans."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", e(text))
+
+
+def page(title: str, body: str, *, script: str = "", up: str = "") -> str:
+    """A whole page: the shell, the navigation, the body."""
+    nav = (f'<nav class="top" aria-label="Site"><a href="{up}index.html">Scorecard and matrix</a>'
+           f'<a href="{up}history.html">History</a><a href="{up}glossary.html">Glossary</a></nav>\n')
+    js = f"<script>{script}</script>" if script else ""
+    return (
+        "<!doctype html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        '<a class="skip" href="#main">Skip to content</a>\n'
+        f'{nav}<main id="main">\n{body}\n</main>\n'
+        '<footer><p class="muted">Generated by <code>python -m conformance site</code> from the '
+        "suite's JSON reports.</p></footer>\n"
+        f"{js}\n</body>\n</html>\n"
+    )
+
+
+def verdict_mark(verdict: str) -> str:
+    """A verdict as symbol and words (the symbol hidden from screen readers)."""
+    icon, label = VERDICTS.get(verdict, VERDICTS[""])
+    tag = ' <span class="tag">known</span>' if verdict == "known-failure" else ""
+    return f'<span aria-hidden="true">{icon}</span> {e(label)}{tag}'
+
+
+def level_tag(level: str) -> str:
+    """MUST or SHOULD, as a tag."""
+    return f'<span class="tag lvl-{e(level)}">{e(level.upper())}</span>'

@@ -1,0 +1,187 @@
+"""A library's page: who it is, its score, a section per requirement (every matrix cell links to
+one) with each scenario's verdict, the failure observed beside the declared reason, the Gherkin
+and the command that reproduces it; and the maintainer's kit (badges, downloads, a way to report
+a wrong verdict). Also its Markdown download."""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlencode
+
+from conformance._site._badges import badge_json, must_score, profiles
+from conformance._site._context import Site
+from conformance._site._html import VERDICTS, e, inline, level_tag, page, verdict_mark
+from conformance._site._model import SiteReport, SiteScenario
+from conformance._site._score import NOT_PASSED, conforms, level, reason, unjudged
+
+
+def _test_name(s: SiteScenario) -> str:
+    return s.id.split("[", 1)[0]
+
+
+def reproduce(report: SiteReport, s: SiteScenario) -> str:
+    """The command that reruns one scenario against this library."""
+    return f"pytest --impl {report.binding.name} -k {_test_name(s)}"
+
+
+def _binding_link(site: Site, report: SiteReport) -> str:
+    path = site.library(report.binding.name).binding
+    if not path:
+        return "the binding registered as " + f"<code>{e(report.binding.name)}</code>"
+    if site.repository:
+        return f'<a href="{e(site.repository)}/blob/HEAD/{e(path)}"><code>{e(path)}</code></a>'
+    return f"<code>{e(path)}</code> in the suite's repository"
+
+
+def _scenario(site: Site, report: SiteReport, s: SiteScenario, rid_slug: str) -> str:
+    key = (s.feature, s.name)
+    example = s.id[s.id.index("["):] if s.id.endswith("]") and "[" in s.id else ""
+    parts = [f'<span class="v-{e(s.verdict)}">{verdict_mark(s.verdict)}</span> '
+             f'<a href="../req/{rid_slug}.html#{e(_anchor(s.feature, s.name))}">{e(s.name)}</a>'
+             f'{f" <code>{e(example)}</code>" if example else ""}']
+    if s.blocked_by:
+        parts.append(f" (blocked by <strong>{e(s.blocked_by)}</strong>, which failed)")
+    if s.verdict == "known-failure":
+        observed = (s.observed or "").strip()
+        parts.append(f'<p><strong>Declared reason:</strong> {e(s.message.strip() or "none given")}</p>')
+        parts.append(f'<p><strong>Observed:</strong></p><pre class="message">{e(observed)}</pre>' if observed
+                     else '<p class="muted">Observed: this report does not carry what the run saw.</p>')
+    elif s.message.strip() and s.verdict != "passed":
+        parts.append(f'<pre class="message">{e(s.message.strip())}</pre>')
+    if s.verdict in NOT_PASSED:
+        found = site.gherkin.get(key)
+        if found:
+            parts.append(f"<details><summary>Gherkin of the scenario ({e(s.feature)})</summary>"
+                         f"<pre>{e(found.text)}</pre></details>")
+        parts.append(f"<p>Reproduce: <code>{e(reproduce(report, s))}</code></p>")
+    return f"<li>{''.join(parts)}</li>"
+
+
+def _anchor(feature: str, name: str) -> str:
+    return "s-" + "".join(c if c.isalnum() else "-" for c in f"{feature}-{name}").lower()[:120]
+
+
+def _requirement_section(site: Site, report: SiteReport, rid: str) -> str:
+    verdict = report.requirements.get(rid, "")
+    req = site.requirements.get(rid)
+    rs = e(site.req_slug(rid))
+    mine = [s for s in report.scenarios if s.requirement == rid]
+    counts = {v: sum(s.verdict == v for s in mine) for v in ("passed", "failed", "known-failure",
+                                                           "blocked", "errored", "not-claimed")}
+    summary = (", ".join(f"{n} {VERDICTS[v][1]}" for v, n in counts.items() if n)
+               or "no scenario in the report")
+    why = reason(report, rid)
+    items = "".join(_scenario(site, report, s, rs) for s in mine)
+    return (f'<section class="req" id="r-{rs}" aria-labelledby="h-{rs}" tabindex="-1">'
+            f'<h3 id="h-{rs}"><a href="../req/{rs}.html">{e(rid)}</a> '
+            f"{level_tag(level(report, rid, site.requirements))} "
+            f'<span class="v-{e(verdict)}">{verdict_mark(verdict)}</span></h3>'
+            f"<p>{inline(req.title if req else '')}</p>"
+            f'<p class="muted">Scenarios: {e(summary)}.</p>'
+            f'{f"<p><strong>Reason:</strong> <span class=reason>{e(why)}</span></p>" if why else ""}'
+            f'<ul class="scen">{items}</ul></section>')
+
+
+def _kit(site: Site, report: SiteReport) -> str:
+    b = report.binding
+    slug = site.slugs[b.name]
+    base = site.base_url.rstrip("/") or "https://OWNER.github.io/REPO"
+    def snippet(path: str, alt: str) -> tuple[str, str]:
+        img, link = f"{base}/{path}", f"{base}/lib/{slug}.html"
+        return (f"[![{alt}]({img})]({link})", f'<a href="{link}"><img src="{img}" alt="{alt}"></a>')
+    rows = []
+    for cap, path in [("overall", f"badges/{slug}.svg"),
+                      *((c, f"badges/{slug}/{c}.svg") for c in b.capabilities if must_score(
+                          report, site.requirements, c).total)]:
+        message = badge_json(report, site.requirements, None if cap == "overall" else cap)["message"]
+        md, htm = snippet(path, f"{b.name} {cap}: {message}")
+        rows.append(f'<tr><th scope="row"><img src="../{e(path)}" alt="{e(cap)}: {e(message)}"></th>'
+                    f'<td data-label="Markdown"><textarea readonly rows="2" '
+                    f'aria-label="Markdown for the {e(cap)} badge">'
+                    f'{e(md)}</textarea></td><td data-label="HTML"><textarea readonly rows="2" '
+                    f'aria-label="HTML for the {e(cap)} badge">{e(htm)}</textarea></td></tr>')
+    issue = ""
+    if site.repository:
+        query = urlencode({"title": f"Wrong verdict for {b.name} {b.version}: <requirement>",
+                           "body": f"Library: {b.name} {b.version}\nSuite: {report.suite_version}\n"
+                                   "Requirement:\nWhat the library does (with a source link):\n"},
+                          quote_via=quote)
+        issue = f'<a href="{e(site.repository)}/issues/new?{e(query)}">Report a wrong verdict</a>: '
+    else:
+        issue = "Report a wrong verdict as an issue of the suite's repository: "
+    return f"""<h2 id="kit-h">Maintainer kit</h2>
+<p>Badges are published with the site: <code>{e(base)}/badges/{e(slug)}.svg</code> (an image) and
+<code>{e(base)}/badges/{e(slug)}.json</code> (a shields.io endpoint), one per capability under
+<code>badges/{e(slug)}/</code>. The scheduled workflow <code>.github/workflows/site.yml</code> publishes
+the site to the repository's GitHub Pages; replace the host above with that address.</p>
+<table class="cards"><thead><tr><th scope="col">Badge</th><th scope="col">Markdown</th>
+<th scope="col">HTML</th>
+</tr></thead><tbody>{"".join(rows)}</tbody></table>
+<p>Downloads: <a href="{e(slug)}.json" download>the JSON report</a>, <a href="{e(slug)}.md" download>a
+Markdown summary</a>.</p>
+<p>{issue}name the requirement, what the library does and where in its source. Each failure's reason is
+declared by {_binding_link(site, report)}.</p>"""
+
+
+def library(site: Site, report: SiteReport) -> str:
+    """lib/<slug>.html."""
+    b = report.binding
+    info = site.library(b.name)
+    must, should = site.must(report), site.should(report)
+    ok = conforms(report, site.requirements)
+    variant = (f"<p>An opt-in variant of <strong>{e(info.variant_of)}</strong>: {inline(info.turns_on)}</p>"
+               if info.variant_of and info.variant_of != b.name else "")
+    baseline = ("<p><strong>Baseline.</strong> The suite's own reference implementation: it shows that "
+                "every scenario can pass; it is not a library to choose.</p>"
+                if site.is_baseline(report) else "")
+    missing = unjudged(report, site.requirements)
+    older = (f"<p class=muted>Not judged by this report (it predates them): {e(', '.join(missing))}.</p>"
+             if missing else "")
+    not_claimed = "".join(f"<li><code>{e(c)}</code>: {e(why)}</li>" for c, why in b.not_claimed.items())
+    installed = ", ".join(f"{name} {version}" for name, version in b.dependencies.items())
+    deps = f"<dt>Dependencies installed</dt><dd>{e(installed)}</dd>" if installed else ""
+    sections = []
+    for topic, ids in site.topics():
+        inner = "".join(_requirement_section(site, report, rid) for rid in ids if rid in report.requirements)
+        if inner:
+            sections.append(f"<h2>{e(topic)}</h2>{inner}")
+    body = f"""<h1>{e(b.name)} <span class="muted">{e(b.version)}</span></h1>
+<p>{inline(info.what) if info.what else ""}</p>{variant}{baseline}
+<p><img src="../badges/{e(site.slugs[b.name])}.svg"
+alt="{e(b.name)}: {e(badge_json(report, site.requirements)["message"])}">
+<strong>{"Conforms" if ok else "Does not conform"}</strong>: {must.passed} of {must.total} MUST
+requirements passed; SHOULD {should.text}.</p>
+<dl class="facts"><dt>Language</dt><dd>{e(info.language or "?")}</dd>
+<dt>Package tested</dt><dd><code>{e(info.package or b.name)}</code> {e(b.version)}</dd>
+{deps}<dt>Suite version</dt><dd>{e(report.suite_version)}</dd>
+<dt>Report generated</dt><dd>{e(report.generated or "unknown")}</dd>
+<dt>Capabilities claimed</dt><dd>{e(", ".join(b.capabilities) or "none")}</dd></dl>
+{older}
+{f"<h2>Capabilities not claimed</h2><ul>{not_claimed}</ul>" if not_claimed else ""}
+{"".join(sections)}
+{_kit(site, report)}"""
+    return page(f"{b.name} {b.version}: conformance", body, up="../")
+
+
+def markdown(site: Site, report: SiteReport) -> str:
+    """lib/<slug>.md: the verdicts as a Markdown table (every text escaped for a table cell)."""
+    b = report.binding
+    def cell(text: str) -> str:
+        return " ".join(text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").split())
+    must = site.must(report)
+    lines = [f"# {cell(b.name)} {cell(b.version)}", "",
+             f"{'Conforms' if conforms(report, site.requirements) else 'Does not conform'}: "
+             f"{must.passed} of {must.total} MUST requirements passed (suite {cell(report.suite_version)}).",
+             "", "| requirement | level | verdict | reason |", "|---|---|---|---|"]
+    for rid, verdict in report.requirements.items():
+        lines.append(f"| {cell(rid)} | {level(report, rid, site.requirements).upper()} | "
+                     f"{VERDICTS.get(verdict, VERDICTS[''])[1]} | {cell(reason(report, rid))} |")
+    return "\n".join(lines) + "\n"
+
+
+def capabilities_of(report: SiteReport, site: Site) -> list[str]:
+    """The claimed capabilities that have a MUST requirement in the catalogue: one badge each."""
+    return [c for c in report.binding.capabilities
+            if any(c in profiles(r.profile) for r in site.requirements.values())]
+
+
+anchor = _anchor

@@ -1,0 +1,68 @@
+"""The history page: per library, its verdicts by library version and by suite version, oldest
+first, with what changed from one run to the next."""
+
+from __future__ import annotations
+
+from conformance._site._context import Site
+from conformance._site._history import Snapshot, changes, distinct
+from conformance._site._html import VERDICTS, e, page
+from conformance._site._score import conforms, tally
+
+
+def _row(site: Site, s: Snapshot, before: Snapshot | None, current: bool) -> str:
+    r = s.as_report()
+    must = tally(r, list(r.requirements), "must", site.requirements)
+    should = tally(r, list(r.requirements), "should", site.requirements)
+    moved = changes(before, r) if before else []
+    def label(verdict: str) -> str:
+        return e(VERDICTS.get(verdict, VERDICTS[""])[1])
+    what = "; ".join(f"{e(rid)}: {label(a)} → {label(b)}" for rid, a, b in moved[:12])
+    what += f" and {len(moved) - 12} more" if len(moved) > 12 else ""
+    source = "this site's report" if current else (
+        "a run against this release" if s.source == "run" else f"committed report ({s.source})")
+    return (f'<tr><th scope="row">{e(s.version)}</th><td data-label="Suite">{e(s.suite_version)}</td>'
+            f'<td data-label="Date">{e(s.generated[:10] or "?")}</td>'
+            f'<td data-label="MUST">{e(must.text)}</td><td data-label="SHOULD">{e(should.text)}</td>'
+            f'<td data-label="Conforms">{"yes" if conforms(r, site.requirements) else "no"}</td>'
+            f'<td data-label="Changed">{what or ("first run shown" if before is None else "nothing")}</td>'
+            f'<td data-label="From">{e(source)}</td></tr>')
+
+
+def timeline(site: Site) -> str:
+    """history.html."""
+    current = {r.binding.name: Snapshot.of(r, "current") for r in site.reports}
+    sections = []
+    names = [r.binding.name for r in site.reports]
+    names += sorted({s.library for s in site.history} - set(names))
+    for name in names:
+        runs = [s for s in site.history if s.library == name]
+        if name in current:
+            runs.append(current[name])
+        runs = distinct(runs)
+        if len(runs) < 2:
+            continue
+        runs.sort(key=lambda s: (_version_key(s.version), s.generated))
+        rows, before = [], None
+        for s in runs:
+            rows.append(_row(site, s, before, s.source == "current"))
+            before = s
+        versions = len({s.version for s in runs})
+        sections.append(
+            f'<h2 id="h-{e(site.slugs.get(name, name))}">{e(name)} <span class="muted">({versions} '
+            f'library version{"s" if versions != 1 else ""}, {len(runs)} runs)</span></h2>'
+            f'<table class="cards"><thead><tr><th scope="col">Library version</th><th scope="col">Suite</th>'
+            f'<th scope="col">Date</th><th scope="col">MUST passed</th><th scope="col">SHOULD</th>'
+            f'<th scope="col">Conforms</th><th scope="col">Changed from the row above</th>'
+            f'<th scope="col">From</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+    body = f"""<h1>History</h1>
+<p class="lead">Verdicts by library version and by suite version: runs of the suite against earlier
+releases of a library, the committed reports' earlier versions, and this site's reports. Only runs
+that differ from the one before (a version or a verdict) are listed. Counts use today's catalogue
+levels; a run of an older suite judged fewer requirements.</p>
+{"".join(sections) or "<p>No history was given to this build (<code>--history</code>).</p>"}"""
+    return page("History: conformance by library and suite version", body)
+
+
+def _version_key(version: str) -> tuple[tuple[int, str], ...]:
+    parts = version.replace("-", ".").split(".")
+    return tuple((int(p), "") if p.isdigit() else (-1, p) for p in parts)
