@@ -215,6 +215,12 @@ def inline(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", e(text))
 
 
+def plain_title(title: str) -> str:
+    """A catalogue title without its notes on the seed documents it came from ("(seed 004 ...)"),
+    which mean nothing to a reader choosing a library; the requirement's page keeps them."""
+    return re.sub(r"\s*\([^()]*\bseed \d{3}\b[^()]*\)", "", title)
+
+
 def page(title: str, body: str, *, script: str = "", up: str = "") -> str:
     """A whole page: the shell, the navigation, the body."""
     nav = (f'<nav class="top" aria-label="Site"><a href="{up}index.html">Scorecard and matrix</a>'

@@ -7,7 +7,7 @@ from __future__ import annotations
 from conformance._site._badges import profiles
 from conformance._site._context import Site
 from conformance._site._history import changes, previous
-from conformance._site._html import JS, ORDER, VERDICTS, e, inline, level_tag, page, verdict_mark
+from conformance._site._html import JS, ORDER, VERDICTS, e, inline, level_tag, page, plain_title, verdict_mark
 from conformance._site._model import SiteReport
 from conformance._site._score import Tally, applies, conforms, level, tally
 
@@ -121,7 +121,7 @@ def _matrix(site: Site) -> str:
             lvl = level(None, rid, site.requirements)
             judged = [r for r in scorable if applies(r, rid)]
             passed = sum(r.requirements.get(rid) == "passed" for r in judged)
-            title = req.title if req else "(not in this suite's catalogue)"
+            title = plain_title(req.title) if req else "(not in this suite's catalogue)"
             cells = []
             for r in site.reports:
                 verdict = r.requirements.get(rid, "")

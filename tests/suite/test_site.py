@@ -227,6 +227,14 @@ def test_the_matrix_groups_rows_by_topic_with_levels_and_links_every_cell(
     assert '<span aria-hidden="true">+opt</span>' in matrix
 
 
+def test_matrix_titles_leave_out_the_seed_notes() -> None:
+    from conformance._site._html import plain_title
+
+    assert plain_title("A fresh budget (seed 002 continue, seed 003 per-turn depth).") == "A fresh budget."
+    assert plain_title("The tool (`ask_to_user` in seed 004) is built in (on by default).") == (
+        "The tool is built in (on by default).")
+
+
 def test_a_cells_details_show_scenarios_observed_failure_reason_gherkin_and_command(
         tmp_path: Path, features: Path) -> None:
     pages = _build(_all(tmp_path), tmp_path / "site", features)
