@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from conformance._site._model import Level, SiteReport, SiteVerdict
+from conformance._site._model import Level, SiteReport, SiteVerdict, parse_report
 
 
 class Snapshot(BaseModel):
@@ -77,8 +77,8 @@ def from_git(paths: list[Path]) -> list[Snapshot]:
             if shown.returncode != 0:
                 continue
             try:
-                report = SiteReport.model_validate_json(shown.stdout)
-            except ValidationError:
+                report = parse_report(shown.stdout)
+            except (ValidationError, ValueError):
                 continue  # a report of a format the site cannot read is not history it can show
             found.append(Snapshot.of(report, f"git {commit[:10]}"))
     return distinct(found)

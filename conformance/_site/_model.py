@@ -4,17 +4,16 @@ cut to the reports' own limit before it reaches a page."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from conformance._report import capped
+from conformance._text import name, safe
 
 SiteVerdict = Literal["passed", "failed", "errored", "not-claimed", "known-failure", "blocked"]
 Level = Literal["must", "should"]
-#: A name, a version, an ID: short texts.
-_SHORT = 200
 
 
 class SiteBinding(BaseModel):
@@ -81,11 +80,22 @@ class SiteReport(BaseModel):
 
 def load_report(path: Path) -> SiteReport:
     """Read one JSON report."""
-    return SiteReport.model_validate_json(path.read_text(encoding="utf-8"))
+    return parse_report(path.read_text(encoding="utf-8"))
+
+
+def parse_report(text: str) -> SiteReport:
+    """A report from its JSON text; Python's parser, unlike pydantic's, admits the lone surrogates
+    (`"\\ud800"`) a binding's message may hold, which `capped_report` then replaces."""
+    return SiteReport.model_validate(json.loads(text))
 
 
 def _short(text: str) -> str:
-    return capped(text, _SHORT)
+    return name(text)
+
+
+def capped(text: str) -> str:
+    """A message: capped, UTF-8-encodable, without control characters (the reports' own rule)."""
+    return safe(text)
 
 
 def capped_report(report: SiteReport) -> SiteReport:
@@ -98,7 +108,7 @@ def capped_report(report: SiteReport) -> SiteReport:
         "not_claimed": {_short(k): capped(v) for k, v in b.not_claimed.items()},
         "dependencies": {_short(k): _short(v) for k, v in b.dependencies.items()}})
     scenarios = [s.model_copy(update={
-        "id": capped(s.id, 500), "feature": _short(s.feature), "name": capped(s.name, 500),
+        "id": _short(s.id), "feature": _short(s.feature), "name": _short(s.name),
         "requirement": _short(s.requirement), "message": capped(s.message),
         "blocked_by": _short(s.blocked_by) if s.blocked_by else s.blocked_by,
         "observed": capped(s.observed) if s.observed else s.observed}) for s in report.scenarios]

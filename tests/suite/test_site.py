@@ -732,3 +732,15 @@ def test_every_text_is_capped_in_the_pages(tmp_path: Path, features: Path) -> No
     pages = _build([path], tmp_path / "site", features)
     assert max(len(text) for text in pages.values()) < 200_000
     assert "more chars)" in pages["lib/newlib.html"]
+
+
+def test_a_lone_surrogate_in_a_report_never_stops_the_site(tmp_path: Path, features: Path) -> None:
+    data = json.loads(json.dumps(V2))
+    data["scenarios"][3]["message"] = "cut inside an emoji: \ud83d"
+    data["binding"]["version"] = "2.0\udc00"
+    data["reasons"]["EXH-1"] = "\ud800 and a control \x1b[31mred"
+    path = tmp_path / "surrogate.json"
+    path.write_text(json.dumps(data), encoding="utf-8")  # json escapes them: valid UTF-8 on disk
+    pages = _build([path], tmp_path / "site", features)
+    assert "cut inside an emoji: \ufffd" in pages["lib/newlib.html"]
+    assert "\x1b" not in pages["lib/newlib.html"]
