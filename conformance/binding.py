@@ -232,7 +232,7 @@ class CallRequest(BaseModel):
 
 
 class ResumeRequest(BaseModel):
-    """A person's answer to an interrupt an earlier call reported (human-in-the-loop profile)."""
+    """A person's answer to an interrupt an earlier call reported (`ask-user`, `tool-approval`)."""
 
     model_config = _Model
     #: The `interrupt_id` of the interrupt's ErrorInfo fields.

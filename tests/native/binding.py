@@ -1,5 +1,9 @@
-"""The binding of the test-only native loop (tests/native/loop.py): a contract-version-2 binding
-that does not claim `signature`, bound as any native tool-calling library would be."""
+"""The binding of the test-only native loop (tests/native/loop.py): a contract-version-3 binding
+that does not claim `signature`, bound as any native tool-calling library would be.
+
+It is the worked example of docs/writing-a-binding.md, which quotes it (a test keeps the quotes
+verbatim): it imports only the suite's public names.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from conformance import render
-from conformance._model import ScriptedModel
-from conformance._tools import SuiteTool
-from conformance.binding import (
+from conformance import (
     AgentSpec,
     Binding,
     CallRequest,
@@ -19,8 +20,11 @@ from conformance.binding import (
     FinalTurn,
     LMCall,
     Outcome,
+    ScriptedModel,
     Step,
     StepTurn,
+    SuiteTool,
+    render,
 )
 from tests.native import loop
 
@@ -37,13 +41,17 @@ class NativeBinding(Binding):
     """Runs the suite against tests/native/loop.py."""
 
     name = "native-loop"
-    contract_version = 2
-    capabilities = frozenset({"max-steps-return", "max-steps-error", "parallel-tool-calls"})
+    contract_version = 3
+    capabilities = frozenset({"max-steps-return", "max-steps-error", "cap-summary", "per-call-cap",
+                              "repeated-error-stop", "parallel-tool-calls"})
     not_claimed: ClassVar[Mapping[str, str]] = {
         "signature": "a native loop: no signature, adapters or extraction call",
+        "adapters": "a native loop: the model's replies are tool calls, in no adapter's format",
         "max-steps-extract": "on the cap the run returns; no extra call writes the outputs",
         "ask-user": "no built-in tool to ask the user",
         "tool-approval": "no approval of tool calls",
+        "approval-edit": "no approval of tool calls, so no edit of one",
+        "durable-approvals": "no approval of tool calls, so no pause to keep",
         "async": "no async form",
         "streaming": "no event stream",
         "lm-retry": "the model is a plain function: no client, no retries",
@@ -97,6 +105,7 @@ class NativeBinding(Binding):
 
 
 def _step(step: dict[str, Any]) -> Step:
+    """One step as the loop keeps it: its error flag and the id binding it to its call too."""
     return Step(thought=step["thought"] or None, tool_name=step["tool_name"],
                 tool_args=render.json_value(step["tool_args"]),
                 observation=render.json_value(step["observation"]), is_error=step["failed"],
