@@ -1,0 +1,228 @@
+# frozen_string_literal: true
+
+# The react-conformance harness protocol for Ruby harnesses: JSON lines on stdio, the standard
+# library only (json, thread). It mirrors harnesses/lib/protocol.mjs; the message shapes are
+# harnesses/protocol.schema.json, and docs/writing-a-harness.md explains them.
+#
+#   require_relative 'protocol'            # or the path to this file
+#   ReactConformance::Protocol.serve(MyHarness.new)
+#
+# `serve(handlers)` reads the suite's commands from stdin and writes the replies to stdout. The
+# handlers object has a method per command (`hello`, `build`, `run`, `mutate_last_result`, and
+# where the library has them `configure`, `global_adapter`, `resume`, `step_tool_names`), each
+# taking the command (a Hash with string keys) and returning the reply's payload (a Hash). While a
+# `run` or `resume` is in progress, `ask_model(call)` and `call_tool(name, args)` send the
+# harness's own requests and wait for the suite's answer. Each run gets its own thread, which
+# knows its run id: a library that starts threads of its own passes it on with
+# `with_run(current_run) { ... }`.
+
+require 'json'
+require 'thread'
+
+module ReactConformance
+  module Protocol
+    # The protocol version: the binding contract's (conformance/binding.py, CONTRACT_VERSION).
+    PROTOCOL = 3
+
+    # What each command is answered with.
+    REPLIES = {
+      'hello' => 'welcome', 'configure' => 'done', 'global_adapter' => 'adapter', 'build' => 'built',
+      'run' => 'ran', 'resume' => 'ran', 'run_concurrently' => 'ran_all', 'step_tool_names' => 'names',
+      'mutate_last_result' => 'done'
+    }.freeze
+
+    # The replies to the commands a library without the feature need not implement: no global
+    # adapter, no constraint on the step's tool names (the suite reads the declared tools).
+    DEFAULTS = { 'global_adapter' => { 'adapter' => nil }, 'step_tool_names' => { 'names' => nil } }.freeze
+
+    # The suite's JSON parser refuses a message nested deeper than about 200 levels.
+    DEEPEST = 150
+
+    # Raised by `ask_model` when the suite did not expect the request: the model call must fail.
+    class UnexpectedModelCall < StandardError; end
+
+    # A tool's error as the suite sent it: `type` is the tool's exception name.
+    class ToolError < StandardError
+      attr_reader :type
+
+      def initialize(type, message)
+        super(message)
+        @type = type
+      end
+    end
+
+    # Every line on stdout must be a protocol message: the protocol keeps its own copy of stdout,
+    # and stdout (the Ruby object and file descriptor 1) goes to stderr, where whatever the
+    # library prints belongs.
+    @out = $stdout.dup
+    @out.sync = true
+    $stdout.reopen($stderr)
+    @write_lock = Mutex.new
+    @waiting = {}
+    @waiting_lock = Mutex.new
+    @next_id = 0
+
+    RUN_KEY = :react_conformance_run
+
+    class << self
+      # The id of the run the calling code belongs to (nil outside a run).
+      def current_run
+        Thread.current[RUN_KEY] || Thread.current.thread_variable_get(RUN_KEY)
+      end
+
+      # Runs the block as part of run `run` (for a thread or fiber the library starts itself).
+      def with_run(run)
+        before = Thread.current[RUN_KEY]
+        Thread.current[RUN_KEY] = run
+        yield
+      ensure
+        Thread.current[RUN_KEY] = before
+      end
+
+      # The scripted turn answering `call` (an LMCall as a Hash); raises UnexpectedModelCall if
+      # the script did not expect it.
+      def ask_model(call)
+        answer = ask('model', 'call' => call)
+        raise UnexpectedModelCall, (answer['error'] || 'no turn') if answer['error'] || answer['turn'].nil?
+
+        answer['turn']
+      end
+
+      # Runs the suite's tool `name` with `args` and returns its result; raises ToolError (with the
+      # tool's exception name as `type`) when the tool raised. Args nested deeper than a protocol
+      # message may be are sent as their JSON text: the suite then records that the library did
+      # hand them to the tool, and the tool refuses them as not an object.
+      def call_tool(name, args)
+        sent = depth(args, DEEPEST) > DEEPEST ? JSON.generate(args, max_nesting: false) : args
+        answer = ask('tool', 'name' => name, 'args' => sent)
+        error = answer['error']
+        raise ToolError.new(error['type'], error['message']) if error
+
+        answer['result']
+      end
+
+      # A `hang` fault's notice: the request's own timeout in seconds (nil without one), which the
+      # suite passes on the run's model clock. Send it, then fail the request as that timeout would.
+      def notify_hang(timeout)
+        run = current_run or raise ArgumentError, 'a hang notice outside of any run'
+        send_message('type' => 'hang', 'run' => run, 'timeout' => timeout)
+      end
+
+      # A retry's wait, on the run's model clock (NET-1), instead of sleeping.
+      def notify_sleep(seconds)
+        run = current_run or raise ArgumentError, 'a sleep notice outside of any run'
+        send_message('type' => 'sleep', 'run' => run, 'seconds' => seconds)
+      end
+
+      # A scripted HTTP fault (a `fault` turn with a status) as the endpoint answers it: the status,
+      # its headers (Retry-After) and an error body that says what failed in words, never the status
+      # code (as server.py does), as [status, headers, body].
+      def fault_response(turn)
+        status = Integer(turn['fault'])
+        headers = { 'content-type' => 'application/json' }
+        headers['retry-after'] = turn['retry_after'].to_s unless turn['retry_after'].nil?
+        body = JSON.generate('error' => { 'message' => "scripted fault: #{reason_phrase(status)}" })
+        [status, headers, body]
+      end
+
+      # An exception as the protocol's ErrorInfo.
+      def error_info(error, kind: 'other', fields: {})
+        type = error.is_a?(ToolError) ? error.type : error.class.name.to_s.split('::').last
+        { 'type' => type, 'message' => error.message.to_s, 'kind' => kind, 'fields' => fields }
+      end
+
+      # A value as JSON data (what JSON cannot hold becomes its text).
+      def json(value)
+        JSON.parse(JSON.generate(value, max_nesting: false), max_nesting: false)
+      rescue StandardError
+        value.to_s
+      end
+
+      # Serves the suite until it says stop (or closes stdin).
+      def serve(handlers)
+        $stdin.each_line do |line|
+          message = JSON.parse(line, max_nesting: false)
+          case message['type']
+          when 'turn', 'observation'
+            queue = @waiting_lock.synchronize { @waiting.delete(message['id']) }
+            queue&.push(message)
+          when 'stop'
+            send_message('type' => 'done', 'id' => message['id'])
+            exit!(0) # the library's threads end with the process
+          else
+            Thread.new(message) { |command| reply(handlers, command) }
+          end
+        end
+        exit!(0)
+      end
+
+      private
+
+      def reply(handlers, command)
+        payload = carry_out(handlers, command)
+        send_message({ 'type' => REPLIES.fetch(command['type']), 'id' => command['id'] }.merge(payload))
+      rescue Exception => e # rubocop:disable Lint/RescueException -- any harness failure is reported
+        send_message('type' => 'failed', 'id' => command['id'],
+                     'message' => ([e.full_message(highlight: false)]).join)
+      end
+
+      def carry_out(handlers, command)
+        case command['type']
+        when 'hello'
+          { 'protocol' => PROTOCOL }.merge(handlers.hello(command))
+        when 'run', 'resume'
+          with_run(command['run']) { handlers.public_send(command['type'], command) }
+        when 'run_concurrently'
+          threads = command['runs'].map do |entry|
+            Thread.new(entry) { |e| with_run(e['run']) { handlers.run(e)['outcome'] } }
+          end
+          { 'outcomes' => threads.map(&:value) }
+        else
+          name = command['type']
+          return DEFAULTS.fetch(name) if !handlers.respond_to?(name) && DEFAULTS.key?(name)
+          raise NotImplementedError, "this harness has no #{name} command" unless handlers.respond_to?(name)
+
+          handlers.public_send(name, command) || {}
+        end
+      end
+
+      def ask(type, fields)
+        run = current_run or raise ArgumentError, "a #{type} request outside of any run"
+        queue = Queue.new
+        id = @waiting_lock.synchronize do
+          @next_id += 1
+          "#{type}-#{@next_id}".tap { |key| @waiting[key] = queue }
+        end
+        send_message({ 'type' => type, 'id' => id, 'run' => run }.merge(fields))
+        queue.pop
+      end
+
+      def send_message(message)
+        line = JSON.generate(message, max_nesting: false)
+        @write_lock.synchronize { @out.write(line, "\n") }
+      end
+
+      def depth(value, limit)
+        children = case value
+                   when Hash then value.values
+                   when Array then value
+                   else return 0
+                   end
+        return 1 if limit <= 0
+
+        1 + (children.map { |child| depth(child, limit - 1) }.max || 0)
+      end
+
+      REASONS = {
+        400 => 'Bad Request', 401 => 'Unauthorized', 403 => 'Forbidden', 404 => 'Not Found',
+        408 => 'Request Timeout', 409 => 'Conflict', 413 => 'Payload Too Large', 422 => 'Unprocessable Entity',
+        429 => 'Too Many Requests', 500 => 'Internal Server Error', 502 => 'Bad Gateway',
+        503 => 'Service Unavailable', 504 => 'Gateway Timeout'
+      }.freeze
+
+      def reason_phrase(status)
+        REASONS.fetch(status) { status >= 500 ? 'server error' : 'client error' }
+      end
+    end
+  end
+end

@@ -1,0 +1,161 @@
+# frozen_string_literal: true
+
+# A Ruby harness for the suite's own tests: binds the tiny loop of loop.rb through the Ruby
+# protocol module (harnesses/lib/protocol.rb), as a Ruby library's maintainers would bind theirs:
+#
+#   pytest --impl "cmd:ruby tests/ruby/harness.rb"
+#
+# Only the translation is written here; the protocol module does the wire.
+
+require 'json'
+require_relative '../../harnesses/lib/protocol'
+require_relative 'loop'
+
+P = ReactConformance::Protocol
+
+JSON_TYPE = { 'str' => 'string', 'int' => 'integer', 'float' => 'number', 'bool' => 'boolean',
+              'list' => 'array', 'dict' => 'object' }.freeze
+
+CLAIMED = %w[max-steps-return cap-summary per-call-cap repeated-error-stop parallel-tool-calls].freeze
+NOT_CLAIMED = {
+  'signature' => 'a native loop: no signature, adapters or extraction call',
+  'adapters' => 'a native loop: the replies are tool calls, in no adapter format',
+  'max-steps-error' => 'on the cap the run returns; it never raises',
+  'max-steps-extract' => 'on the cap the run returns; no extra call writes the outputs',
+  'ask-user' => 'no built-in tool to ask the user',
+  'tool-approval' => 'no approval of tool calls',
+  'approval-edit' => 'no approval of tool calls, so no edit of one',
+  'durable-approvals' => 'no approval of tool calls, so no pause to keep',
+  'async' => 'no async form',
+  'streaming' => 'no event stream',
+  'lm-retry' => 'the model is a plain callable: no client, no retries',
+  'http' => 'the model is a plain callable: no HTTP client'
+}.freeze
+
+# The suite's tools, declared in the loop's form; each call goes to the suite.
+def tools_of(spec)
+  spec['tools'].map do |t|
+    schema = {
+      'type' => 'object',
+      'properties' => t['parameters'].to_h do |p|
+        [p['name'], { 'type' => JSON_TYPE.fetch(p['type']), 'description' => p['description'] }]
+      end,
+      'required' => t['parameters'].map { |p| p['name'] }, 'additionalProperties' => false
+    }
+    TinyLoop::Tool.new(t['name'], t['description'], schema, ->(args) { P.call_tool(t['name'], args) })
+  end
+end
+
+# The inputs as the user message: the one input's text, or `name: value` lines (render.user_message).
+def user_message(inputs)
+  text = ->(v) { v.is_a?(String) ? v : JSON.generate(v) }
+  return text.call(inputs.values.first) if inputs.size == 1
+
+  inputs.map { |name, v| "#{name}: #{text.call(v)}" }.join("\n")
+end
+
+# The final reply as the outputs: under the one output's name, or a JSON object of several.
+def reply_outputs(signature, reply)
+  names = signature['outputs'].map { |f| f['name'] }
+  names = ['answer'] if names.empty?
+  if names.size > 1
+    values = begin
+      JSON.parse(reply)
+    rescue JSON::ParserError
+      nil
+    end
+    return values if values.is_a?(Hash)
+  end
+  { names.first => reply }
+end
+
+# A final or extract turn as one reply's text (FinalTurn.reply_text).
+def reply_text(outputs)
+  return JSON.generate(outputs) unless outputs.size == 1
+
+  value = outputs.values.first
+  value.is_a?(String) ? value : JSON.generate(value)
+end
+
+# The loop's model: each request logged as the model saw it, answered from the script.
+def seam
+  counter = 0
+  lambda do |messages, tools|
+    shown = messages.map do |m|
+      calls = (m['tool_calls'] || []).map { |c| "call #{c['name']}(#{c['arguments']})" }
+      { 'role' => m['role'], 'content' => [m['content'].to_s, *calls].join("\n").strip }
+    end
+    turn = P.ask_model('kind' => 'step', 'adapter' => 'native', 'messages' => shown, 'tools' => tools)
+    counter += 1
+    case turn['kind']
+    when 'step'
+      calls = [turn, *turn['parallel']].each_with_index.map do |c, i|
+        args = c['raw_tool_args'] || JSON.generate(c['tool_args'], max_nesting: false)
+        TinyLoop::ToolCall.new("call_#{counter}_#{i}", c['tool_name'], args)
+      end
+      TinyLoop::Reply.new(turn['thought'], calls)
+    when 'final', 'extract'
+      TinyLoop::Reply.new(reply_text(turn['outputs']), [])
+    else
+      raise IOError, "the model's transport failed: #{turn['fault']}"
+    end
+  end
+end
+
+def step_of(step)
+  { 'thought' => step['thought'].to_s.empty? ? nil : step['thought'], 'tool_name' => step['tool_name'],
+    'tool_args' => step['tool_args'], 'observation' => step['observation'],
+    'is_error' => step['failed'], 'call_id' => step['call_id'] }
+end
+
+# The harness: one method per command.
+class Harness
+  def initialize
+    @agents = {}
+    @lock = Mutex.new
+  end
+
+  def hello(_command)
+    { 'name' => 'ruby-loop', 'version' => '0', 'capabilities' => CLAIMED, 'not_claimed' => NOT_CLAIMED,
+      'known_failures' => {} }
+  end
+
+  def build(command)
+    spec = command['spec']
+    agent = TinyLoop::Agent.new(tools_of(spec), nil, max_steps: spec['max_steps'],
+                                                     instructions: spec['signature']['instructions'].to_s)
+    @lock.synchronize { @agents[command['agent']] = { agent: agent, spec: spec, last: nil } }
+    { 'error' => nil }
+  rescue StandardError => e
+    { 'error' => P.error_info(e) }
+  end
+
+  def run(command)
+    entry = @lock.synchronize { @agents.fetch(command['agent']) }
+    call = command['call']
+    agent = entry[:agent].dup # each run its own model seam; the tools and cap are the agent's
+    agent.model = seam
+    begin
+      result = agent.run(user_message(call['inputs']), max_steps: call['max_steps'])
+    rescue StandardError => e
+      return { 'outcome' => { 'error' => P.error_info(e) } }
+    end
+    entry[:last] = result
+    outputs = result.output.nil? ? nil : reply_outputs(entry[:spec]['signature'], result.output)
+    { 'outcome' => { 'outputs' => outputs, 'trajectory' => result.steps.map { |s| step_of(s) },
+                     'stop_reason' => result.stop_reason, 'iterations' => result.steps_used,
+                     'fallback' => result.message, 'tool_errors' => result.tool_errors } }
+  end
+
+  def mutate_last_result(command)
+    last = @lock.synchronize { @agents.fetch(command['agent'])[:last] }
+    marker = command['marker']
+    return {} if last.nil?
+
+    last.steps.each { |s| s['thought'] = s['observation'] = marker }
+    last.steps << { 'thought' => marker, 'tool_name' => marker, 'tool_args' => {}, 'observation' => marker }
+    {}
+  end
+end
+
+P.serve(Harness.new)

@@ -1,0 +1,31 @@
+"""The Ruby protocol module (harnesses/lib/protocol.rb) drives the suite to verdicts: a tiny Ruby
+loop (tests/ruby/loop.rb) bound by a harness that writes only its translation
+(tests/ruby/harness.rb), every message checked against the protocol."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.suite.conftest import ROOT, suite_run
+
+HARNESS = ROOT / "tests" / "ruby" / "harness.rb"
+
+
+@pytest.mark.skipif(shutil.which("ruby") is None,
+                    reason="needs Debian's ruby (.ci/run installs it)")
+def test_a_ruby_harness_reaches_the_verdicts_of_its_loop(tmp_path: Path) -> None:
+    transcript = tmp_path / "transcript.jsonl"
+    run = suite_run(tmp_path, f"cmd:ruby {HARNESS}", "--harness-debug", str(transcript))
+    assert run.returncode == 0, run.output[-3000:]
+    report = run.report
+    assert report is not None and report["complete"], run.output[-3000:]
+    assert report["binding"]["name"] == "ruby-loop"
+    assert set(report["requirements"].values()) <= {"passed", "not-claimed"}, report["requirements"]
+    # The loop, its tool errors and arguments, its cap, parallel calls and the per-call cap.
+    assert {"LOOP-1", "LOOP-2", "LOOP-3", "LOOP-4", "LOOP-6", "ERR-1", "ERR-2", "ARGS-1", "ARGS-3",
+            "ARGS-5", "TRJ-1", "TRJ-2", "EXH-5", "EXH-7"} <= run.requirements("passed")
+    # Every message in both directions was valid under the protocol (else the run would be errored).
+    assert transcript.stat().st_size > 0
