@@ -45,7 +45,7 @@ code { font-size: .9em; background: var(--head); padding: 0 .2em; border-radius:
 pre { background: var(--head); padding: .6rem; overflow-x: auto; white-space: pre; font-size: .85rem;
   max-width: 100%; }
 pre.message, pre.wrap { white-space: pre-wrap; word-break: break-word; }
-.scroll { overflow-x: auto; max-width: 100%; }
+.scroll { overflow-x: auto; max-width: 100%; position: relative; }
 .tag { display: inline-block; font-size: .7rem; font-weight: 700; padding: 0 .25rem;
   border: 1px solid currentColor; border-radius: 3px; line-height: 1.2; vertical-align: middle; }
 .lvl-must { color: #1f2328; }
@@ -110,6 +110,8 @@ section.req:target { outline: 3px solid var(--focus); }
 ul.scen { padding-left: 1.2rem; }
 .changed { border: 1px solid var(--line); background: #fff8c5; padding: .3rem .6rem; font-size: .9rem; }
 .changed ul { margin: .2rem 0; }
+table.grid { font-size: .8rem; margin-top: .4rem; }
+table.grid td { text-align: center; font-weight: 700; min-width: 3.5rem; }
 textarea { width: 100%; font: .85rem monospace; }
 [hidden] { display: none !important; }
 .phone-note { display: none; }

@@ -47,13 +47,14 @@ def timeline(site: Site) -> str:
             rows.append(_row(site, s, before, s.source == "current"))
             before = s
         versions = len({s.version for s in runs})
+        grid = _grid(runs)
         sections.append(
             f'<h2 id="h-{e(site.slugs.get(name, name))}">{e(name)} <span class="muted">({versions} '
             f'library version{"s" if versions != 1 else ""}, {len(runs)} runs)</span></h2>'
             f'<table class="cards"><thead><tr><th scope="col">Library version</th><th scope="col">Suite</th>'
             f'<th scope="col">Date</th><th scope="col">MUST passed</th><th scope="col">SHOULD</th>'
             f'<th scope="col">Conforms</th><th scope="col">Changed from the row above</th>'
-            f'<th scope="col">From</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+            f'<th scope="col">From</th></tr></thead><tbody>{"".join(rows)}</tbody></table>{grid}')
     body = f"""<h1>History</h1>
 <p class="lead">Verdicts by library version and by suite version: runs of the suite against earlier
 releases of a library, the committed reports' earlier versions, and this site's reports. Only runs
@@ -61,6 +62,30 @@ that differ from the one before (a version or a verdict) are listed. Counts use 
 levels; a run of an older suite judged fewer requirements.</p>
 {"".join(sections) or "<p>No history was given to this build (<code>--history</code>).</p>"}"""
     return page("History: conformance by library and suite version", body)
+
+
+def _grid(runs: list[Snapshot]) -> str:
+    """The requirements whose verdict differs between the runs, one column per run: verdicts by
+    library version and by suite version at a glance."""
+    ids = [rid for rid in dict.fromkeys(r for s in runs for r in s.requirements)
+           if len({s.requirements.get(rid, "") for s in runs}) > 1]
+    if not ids:
+        return ""
+    head = "".join(f'<th scope="col">{e(s.version)}<br>'
+                   f'<span class="muted">suite {e(s.suite_version)}</span></th>' for s in runs)
+    rows = []
+    for rid in ids:
+        cells = []
+        for s in runs:
+            verdict = s.requirements.get(rid, "")
+            icon, label = VERDICTS.get(verdict, VERDICTS[""])
+            cells.append(f'<td class="v-{e(verdict)}"><span aria-hidden="true">{icon}</span>'
+                         f'<span class="sr">{e(label)}</span></td>')
+        rows.append(f'<tr><th scope="row">{e(rid)}</th>{"".join(cells)}</tr>')
+    return (f'<div class="scroll" role="region" tabindex="0" aria-label="Requirements whose verdict changed">'
+            f'<table class="grid"><caption class="muted">Requirements whose verdict differs between these '
+            f'runs</caption><thead><tr><th scope="col">Requirement</th>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
 
 
 def _version_key(version: str) -> tuple[tuple[int, str], ...]:

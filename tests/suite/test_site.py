@@ -348,6 +348,10 @@ def test_history_shows_verdicts_by_version_and_what_changed_since_the_last_run(
     assert newlib.index(">1.9</th>") < newlib.index(">2.0</th>")
     assert "LOOP-2: failed → passed" in newlib and "a run against this release" in newlib
     assert "committed report (git 0123456789)" in newlib and "this site&#x27;s report" in newlib
+    grid = page[page.index('<table class="grid">'):]
+    grid = grid[:grid.index("</table>")]
+    assert re.findall(r"<tr><th scope=\"row\">([A-Z]+-\d)</th>", grid) == ["LOOP-2"]  # only what moved
+    assert grid.count('<td class="v-failed">') == 1 and grid.count('<td class="v-passed">') == 2
 
 
 def test_the_history_command_reads_every_committed_version_of_a_report(tmp_path: Path) -> None:
