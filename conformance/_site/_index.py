@@ -31,6 +31,8 @@ def _scorecard_row(site: Site, r: SiteReport) -> str:
     ok = conforms(r, site.requirements)
     variant = bool(info.variant_of) and info.variant_of != b.name
     lang = f' <span class="lang">{e(info.language)}</span>' if info.language else ""
+    if not r.complete:  # a run that stopped early judged only part of the catalogue
+        lang += ' <span class="tag" title="the run stopped early: see its page">partial run</span>'
     cells = []
     for name, ids in site.topics():
         t = tally(r, ids, "must", site.requirements)

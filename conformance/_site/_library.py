@@ -134,8 +134,12 @@ def library(site: Site, report: SiteReport) -> str:
                 "every scenario can pass; it is not a library to choose.</p>"
                 if site.is_baseline(report) else "")
     missing = unjudged(report, site.requirements)
-    older = (f"<p class=muted>Not judged by this report (it predates them): {e(', '.join(missing))}.</p>"
+    why_missing = "the run stopped before them" if not report.complete else "it predates them"
+    older = (f"<p class=muted>Not judged by this report ({why_missing}): {e(', '.join(missing))}.</p>"
              if missing else "")
+    if not report.complete:
+        older += (f"<p><strong>Partial run:</strong> {e(report.stopped_by or 'the run stopped early')}; "
+                  "only the requirements whose every scenario ran are judged.</p>")
     not_claimed = "".join(f"<li><code>{e(c)}</code>: {e(why)}</li>" for c, why in b.not_claimed.items())
     installed = ", ".join(f"{name} {version}" for name, version in b.dependencies.items())
     deps = f"<dt>Dependencies installed</dt><dd>{e(installed)}</dd>" if installed else ""

@@ -59,6 +59,7 @@ class SiteReport(BaseModel):
     levels: dict[str, Level] = Field(default_factory=dict)
     conforms: bool | None = None
     complete: bool = True
+    stopped_by: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -118,4 +119,5 @@ def capped_report(report: SiteReport) -> SiteReport:
         "requirements": {_short(k): v for k, v in report.requirements.items()},
         "reasons": {_short(k): capped(v) for k, v in report.reasons.items()},
         "levels": {_short(k): v for k, v in report.levels.items()},
+        "stopped_by": capped(report.stopped_by) if report.stopped_by else report.stopped_by,
         "scenarios": scenarios})

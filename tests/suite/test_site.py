@@ -287,6 +287,28 @@ def test_the_glossary_and_the_libraries_are_explained(tmp_path: Path, features: 
     assert "<strong>Baseline.</strong>" in reference and "Python" in reference
 
 
+def test_a_partial_run_is_marked_and_never_conforms(tmp_path: Path, features: Path) -> None:
+    data = {**V2, "complete": False, "stopped_by": "interrupted",
+            "requirements": {"LOOP-1": "passed", "LOOP-2": "passed"}}
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    pages = _build([path], tmp_path / "site", features)
+    assert "partial run</span>" in pages["index.html"] and '<span class="no">' in pages["index.html"]
+    assert "<strong>Partial run:</strong> interrupted" in pages["lib/newlib.html"]
+    assert ("Not judged by this report (the run stopped before them): ERR-1, ERR-4, EXH-1, HITL-1"
+            in pages["lib/newlib.html"])
+
+
+def test_every_peer_is_introduced_and_published() -> None:
+    workflow = (ROOT / ".github" / "workflows" / "site.yml").read_text(encoding="utf-8")
+    for name in PEERS:
+        info = meta().library(name)
+        assert info.language and info.package and info.binding, name
+        assert (ROOT / info.binding).is_file(), (name, info.binding)
+        assert info.what or info.turns_on, name
+        assert f"impl: {name}," in workflow, f"{name} has no job in .github/workflows/site.yml"
+
+
 def test_the_maintainer_kit_gives_badges_snippets_downloads_and_a_way_to_object(
         tmp_path: Path, features: Path) -> None:
     pages = _build(_all(tmp_path), tmp_path / "site", features, repository="https://example.org/suite",
