@@ -65,10 +65,13 @@ class SiteReport(BaseModel):
     @classmethod
     def _per_requirement_objects(cls, data: Any) -> Any:
         """A requirement given as an object (`{"verdict": ..., "level": ...}`) rather than a bare
-        verdict: its level joins `levels`."""
+        verdict, or a level given on each scenario: the level joins `levels`."""
         if not isinstance(data, dict) or not isinstance(data.get("requirements"), dict):
             return data
         verdicts, levels = {}, dict(data.get("levels") or {})
+        for scenario in data.get("scenarios") or []:  # a level carried by each scenario instead
+            if isinstance(scenario, dict) and isinstance(scenario.get("level"), str):
+                levels.setdefault(scenario.get("requirement"), scenario["level"].lower())
         for rid, entry in data["requirements"].items():
             if isinstance(entry, dict):
                 verdicts[rid] = entry.get("verdict")

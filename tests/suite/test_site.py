@@ -167,6 +167,8 @@ def test_reports_of_every_format_load_with_levels_and_observed_messages(reports:
     assert new.requirements["LOOP-1"] == "passed" and new.levels == {"LOOP-1": "must", "ERR-4": "should"}
     assert new.scenarios[1].observed == "the answer was 'BOLD' in upper case"
     assert new.scenarios[2].blocked_by == "ERR-1"
+    by_scenario = SiteReport.model_validate({**V1, "scenarios": [{**V1["scenarios"][3], "level": "SHOULD"}]})
+    assert by_scenario.levels == {"ERR-4": "should"}
 
 
 def test_the_scorecard_counts_must_requirements_per_topic_and_puts_the_baseline_apart(
