@@ -51,6 +51,14 @@ class RemoteModel(ScriptedModel):
             raise UnexpectedModelCall(answer.error or "no turn")
         return answer.turn
 
+    def auxiliary(self, name: str, call: LMCall) -> str:
+        logged = call.model_copy(update={"kind": "auxiliary", "auxiliary": name})
+        answer = self.worker.ask(lambda i: p.ModelRequest(id=i, run=self.run, call=logged))
+        assert isinstance(answer, p.TurnAnswer)
+        if answer.error is not None or answer.auxiliary is None:
+            raise UnexpectedModelCall(answer.error or "no answer to the auxiliary call")
+        return answer.auxiliary
+
 
 def _error(info: ErrorInfo) -> Exception:
     """The tool's error as an exception of the same name whose text is the same message."""
@@ -120,7 +128,8 @@ class Worker:
         return p.Welcome(id=hello.id, protocol=b.contract_version, name=self.name,
                          version=b.version, capabilities=sorted(b.capabilities),
                          not_claimed=dict(b.not_claimed), known_failures=dict(b.known_failures),
-                         fuzz_known_failures=dict(b.fuzz_known_failures))
+                         fuzz_known_failures=dict(b.fuzz_known_failures),
+                         auxiliary_calls=dict(b.auxiliary_calls))
 
     def _binding_thread(self) -> None:
         while True:

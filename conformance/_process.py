@@ -264,7 +264,11 @@ class _Harness:
         answer: BaseModel
         if isinstance(request, p.ModelRequest):
             try:
-                answer = p.TurnAnswer(id=request.id, turn=model.answer(request.call))
+                if request.call.kind == "auxiliary":
+                    text = model.auxiliary(request.call.auxiliary or "", request.call)
+                    answer = p.TurnAnswer(id=request.id, auxiliary=text)
+                else:
+                    answer = p.TurnAnswer(id=request.id, turn=model.answer(request.call))
             except UnexpectedModelCall as exc:
                 answer = p.TurnAnswer(id=request.id, error=str(exc))
         else:
@@ -481,7 +485,8 @@ def process_binding(command: str, *, timeout: float, transcript: Path | None = N
         {"name": welcome.name, "capabilities": frozenset(welcome.capabilities),
          "contract_version": welcome.protocol, "not_claimed": dict(welcome.not_claimed),
          "known_failures": dict(welcome.known_failures),
-         "fuzz_known_failures": dict(welcome.fuzz_known_failures), "__doc__": ProcessBinding.__doc__},
+         "fuzz_known_failures": dict(welcome.fuzz_known_failures),
+         "auxiliary_calls": dict(welcome.auxiliary_calls), "__doc__": ProcessBinding.__doc__},
     )
     binding: ProcessBinding = declared(argv, timeout, transcript, first, welcome)
     return binding

@@ -160,6 +160,9 @@ class TurnAnswer(BaseModel):
     turn: Turn | None = None
     #: The request was not scripted: fail the model call (raise in the library's model seam).
     error: str | None = None
+    #: For an auxiliary call (`call.kind == "auxiliary"`, named in `call.auxiliary`): the neutral
+    #: standing answer (`continue`) instead of a turn; render it as the library's "go on, unchanged".
+    auxiliary: str | None = None
 
 
 class ToolAnswer(BaseModel):
@@ -201,6 +204,9 @@ class Welcome(BaseModel):
     #: Known failures found only by fuzzing at scale: they apply to runs whose ARGS-1 sends more
     #: generated arguments than the default (see `Binding.fuzz_known_failures`).
     fuzz_known_failures: dict[str, str] = Field(default_factory=dict)
+    #: The library's auxiliary model calls (neither steps nor extractions), each with a one-line
+    #: description (see `Binding.auxiliary_calls`).
+    auxiliary_calls: dict[str, str] = Field(default_factory=dict)
 
 
 class Done(BaseModel):

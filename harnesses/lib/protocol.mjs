@@ -65,6 +65,14 @@ export async function askModel(call) {
   return answer.turn;
 }
 
+/** The standing answer to an auxiliary model call (one the harness names in its welcome's
+ *  `auxiliary_calls`), `continue`: render it as the library's "go on, unchanged". */
+export async function askAuxiliary(name, call) {
+  const answer = await ask('model', { call: { ...call, kind: 'auxiliary', auxiliary: name } });
+  if (answer.error != null || answer.auxiliary == null) throw new Error(answer.error ?? 'no answer');
+  return answer.auxiliary;
+}
+
 // The suite's JSON parser refuses a message nested deeper than about 200 levels.
 const DEEPEST = 150;
 

@@ -88,6 +88,16 @@ module ReactConformance
         answer['turn']
       end
 
+      # The standing answer to an auxiliary model call (one the harness names in its welcome's
+      # `auxiliary_calls`: an observation processor, a planning call), `continue`: render it as the
+      # library's "go on, unchanged". It consumes no scripted turn.
+      def ask_auxiliary(name, call)
+        answer = ask('model', 'call' => call.merge('kind' => 'auxiliary', 'auxiliary' => name))
+        raise UnexpectedModelCall, (answer['error'] || 'no answer') if answer['error'] || answer['auxiliary'].nil?
+
+        answer['auxiliary']
+      end
+
       # Runs the suite's tool `name` with `args` and returns its result; raises ToolError (with the
       # tool's exception name as `type`) when the tool raised. Args nested deeper than a protocol
       # message may be are sent as their JSON text: the suite then records that the library did

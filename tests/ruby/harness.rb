@@ -115,9 +115,13 @@ class Harness
     @lock = Mutex.new
   end
 
+  # With OBSERVER=1 the loop runs its observation processor: an auxiliary model call per tool result.
+  OBSERVER = ENV['OBSERVER'] == '1'
+
   def hello(_command)
+    auxiliary = OBSERVER ? { 'observation' => 'the loop may rewrite each tool result with a model call' } : {}
     { 'name' => 'ruby-loop', 'version' => '0', 'capabilities' => CLAIMED, 'not_claimed' => NOT_CLAIMED,
-      'known_failures' => {} }
+      'known_failures' => {}, 'auxiliary_calls' => auxiliary }
   end
 
   def build(command)
@@ -135,6 +139,7 @@ class Harness
     call = command['call']
     agent = entry[:agent].dup # each run its own model seam; the tools and cap are the agent's
     agent.model = seam
+    agent.observer = OBSERVER ? method(:observe) : nil
     begin
       result = agent.run(user_message(call['inputs']), max_steps: call['max_steps'])
     rescue StandardError => e
@@ -145,6 +150,14 @@ class Harness
     { 'outcome' => { 'outputs' => outputs, 'trajectory' => result.steps.map { |s| step_of(s) },
                      'stop_reason' => result.stop_reason, 'iterations' => result.steps_used,
                      'fallback' => result.message, 'tool_errors' => result.tool_errors } }
+  end
+
+  # The observation processor's model call: `continue` keeps the observation as it is.
+  def observe(tool, observation)
+    call = { 'kind' => 'auxiliary', 'adapter' => 'other', 'tools' => nil,
+             'messages' => [{ 'role' => 'user', 'content' => "Rewrite the result of #{tool}, or say continue: #{observation}" }] }
+    answer = P.ask_auxiliary('observation', call)
+    answer == 'continue' ? observation : answer
   end
 
   def mutate_last_result(command)

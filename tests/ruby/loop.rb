@@ -26,7 +26,12 @@ module TinyLoop
   class Agent
     attr_accessor :model
 
-    def initialize(tools, model, max_steps:, instructions: '')
+    attr_accessor :observer
+
+    # `observer`, if given, is the library's observation processor: a model call that may rewrite
+    # each tool result before the model sees it (nil: none).
+    def initialize(tools, model, max_steps:, instructions: '', observer: nil)
+      @observer = observer
       @tools = tools.to_h { |t| [t.name, t] }
       @model = model
       @max_steps = max_steps
@@ -61,6 +66,7 @@ module TinyLoop
 
         reply.tool_calls.each do |call|
           observation, args, error, ran = execute(call)
+          observation = @observer.call(call.name, observation) if @observer
           tried[call.name] += 1 if ran
           completed += 1 if error.nil?
           steps << { 'thought' => reply.content, 'tool_name' => call.name, 'tool_args' => args,
