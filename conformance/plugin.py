@@ -429,8 +429,10 @@ class _Session:
         tally = ", ".join(f"{n} {v}" for v, n in sorted(_report.counts(report).items()))
         tr.write_line(f"requirements: {tally or 'none ran'}")
         if self.broken:
-            tr.write_line(_text.terminal(f"the binding looks broken ({self.broken}): fix that first"),
-                          red=True)
+            tr.write_line(_text.terminal(
+                f"the binding looks broken ({self.broken}): no other scenario ran. Fix the binding "
+                "or harness first; if the library itself fails that scenario by design, list it in "
+                "known_failures with its reason"), red=True)
         if self.stopped_by:
             tr.write_line(_text.terminal(f"partial report: {self.stopped_by}"), yellow=True)
         leaked = self.leaked_threads()
