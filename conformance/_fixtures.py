@@ -8,6 +8,27 @@ import pytest
 
 from conformance._world import World
 
+#: What a tool-approval scenario judges only where the library returns a pause to the caller and
+#: resumes it (REQUIREMENTS.md, `tool-approval`): resuming from the saved step, answering a pause
+#: twice, and the snapshot a pause hands out.
+PAUSE_AND_RESUME_ONLY = frozenset({"HITL-5", "HITL-6", "TRJ-2"})
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A pause-and-resume scenario of `tool-approval` is not claimed by a binding whose library
+    asks an approval callback during the run: it has no pause to return, resume or answer twice."""
+    from conformance.plugin import session_of
+
+    binding = session_of(item.config).binding
+    needs = {str(m.args[0]) for m in item.iter_markers("conformance_capability")}
+    mark = item.get_closest_marker("conformance_req")
+    requirement = str(mark.args[0]) if mark is not None else None
+    if ("tool-approval" in needs and requirement in PAUSE_AND_RESUME_ONLY
+            and binding.approval_form == "callback"):
+        pytest.skip(f"not claimed: {binding.name} asks for approval through a callback during the "
+                    f"run (approval_form = \"callback\"): no pause is returned or resumed, and "
+                    f"{requirement} judges pause-and-resume only")
+
 
 @pytest.fixture
 def world(request: pytest.FixtureRequest) -> Iterator[World]:

@@ -61,6 +61,13 @@ class World:
         self.calls_per_run: list[list[LMCall]] = []
         #: The queued turns each call consumed, in call order.
         self.turns_per_run: list[list[Turn]] = []
+        #: The person's answers to approvals, queued before the call (`approval_form = "pause"`:
+        #: given by `resume` when the scenario says; `"callback"`: `ScriptedModel.approve` hands
+        #: them to the library's callback during the run).
+        self.approval_answers: list[str] = []
+        #: Set by a scenario whose run may end early on a refusal to the person (an edit naming
+        #: no tool, HITL-7): the turns the agent would then have used are not required.
+        self.may_stop_early = False
         #: Every interrupt a call reported, and those the user answered, in order.
         self.interrupts: list[ErrorInfo] = []
         self.answered: list[ErrorInfo] = []
@@ -198,7 +205,8 @@ class World:
         if self.model.violation is not None:
             raise AssertionError(f"unexpected model call: {self.model.violation}")
         interrupted = outcome.error is not None and outcome.error.kind == "human-in-the-loop"
-        if self.model.unused and not interrupted:
+        refused = self.may_stop_early and outcome.error is not None
+        if self.model.unused and not interrupted and not refused:
             self.blocked_if_ended_by_raising_tool()
             unused = ", ".join(t.kind for t in self.model.unused)
             raise AssertionError(
@@ -265,6 +273,30 @@ class World:
                if self.outcomes and self.last.error else ""),
         )
         return self.interrupts[-1]
+
+    @property
+    def approval_by_callback(self) -> bool:
+        """Whether the library asks for approval through a callback during the run."""
+        return self.binding.approval_form == "callback"
+
+    def queue_approval(self, answer: str) -> None:
+        """Queue the person's answer to the next approval the library asks for."""
+        self.approval_answers.append(answer)
+        if self.approval_by_callback:
+            self.model.approvals.append(answer)
+
+    def approval_requests(self) -> list[dict[str, Any]]:
+        """Every approval the library asked for, in order, as `{"name", "args", "call_id"}`: the
+        pending calls of its pauses, or what it asked its approval callback; a scenario that needs
+        one and got none is blocked by HITL-3."""
+        if self.approval_by_callback:
+            requests: list[dict[str, Any]] = list(self.model.approval_requests)
+        else:
+            requests = [dict(call) for i in self.interrupts
+                        if isinstance(call := i.fields.get("tool_call"), dict)]
+        self.blocked_unless(bool(requests), "HITL-3", "the library never asked a person to approve "
+                            "the call" + _raised(self.last) if self.outcomes else "")
+        return requests
 
     def tool(self, name: str) -> SuiteTool:
         """A tool the scenario declared."""

@@ -1,6 +1,8 @@
 Feature: Human in the loop
   The agent can ask the user a question, and a tool marked interruptible never runs before a
-  person approves it. The run pauses with an interrupt and resumes where it stopped.
+  person approves it: the run pauses with an interrupt and resumes where it stopped, or the
+  library asks an approval callback during the run. A pause answered twice, or replayed from its
+  serialised form, never runs its call twice.
 
   Background:
     Given a ReAct agent with the signature "question -> answer"
@@ -73,12 +75,13 @@ Feature: Human in the loop
   @req:HITL-3 @capability:tool-approval
   Scenario: An interruptible tool does not run before approval
     Given the model replies
-      | turn | thought    | tool        | args                     |
-      | step | delete it  | delete_file | {"path": "/tmp/report"}  |
+      | turn  | thought   | tool        | args                    |
+      | step  | delete it | delete_file | {"path": "/tmp/report"} |
+      | final | kept      |             | {"answer": "kept"}      |
+    And the person will answer "no" when asked to approve
     When the agent is called with {"question": "Clean up"}
     Then the tool "delete_file" never ran
-    And the interrupt asks to confirm the call of "delete_file"
-    And the interrupt's tool call is "delete_file" with {"path": "/tmp/report"}
+    And the approval request is the call "delete_file" with {"path": "/tmp/report"}
 
   @req:HITL-3 @capability:tool-approval
   Scenario: A plain tool runs without approval by default
@@ -93,13 +96,12 @@ Feature: Human in the loop
   @req:HITL-4 @capability:tool-approval
   Scenario Outline: Approving runs the pending call exactly once
     Given the model replies
-      | turn | thought   | tool        | args                    |
-      | step | delete it | delete_file | {"path": "/tmp/report"} |
+      | turn  | thought   | tool        | args                    |
+      | step  | delete it | delete_file | {"path": "/tmp/report"} |
+      | final | done      |             | {"answer": "gone"}      |
+    And the person will answer "<answer>" when asked to approve
     When the agent is called with {"question": "Clean up"}
-    And the model replies
-      | turn    | thought | tool   | args                 |
-      | final | done    | | {"answer": "gone"}   |
-    And the user answers "<answer>"
+    And the person's answers are given
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
     And the prediction's "answer" is "gone"
 
@@ -111,15 +113,15 @@ Feature: Human in the loop
   @req:HITL-4 @capability:tool-approval
   Scenario Outline: Rejecting never runs the pending call and the agent chooses again
     Given the model replies
-      | turn | thought   | tool        | args                    |
-      | step | delete it | delete_file | {"path": "/tmp/report"} |
+      | turn  | thought     | tool        | args                    |
+      | step  | delete it   | delete_file | {"path": "/tmp/report"} |
+      | step  | add instead | add         | {"a": 1, "b": 1}        |
+      | final | done        |             | {"answer": "kept"}      |
+    And the person will answer "<answer>" when asked to approve
     When the agent is called with {"question": "Clean up"}
-    And the model replies
-      | turn    | thought        | tool   | args                 |
-      | step    | add instead    | add    | {"a": 1, "b": 1}     |
-      | final | done           | | {"answer": "kept"}   |
-    And the user answers "<answer>"
+    And the person's answers are given
     Then the tool "delete_file" never ran
+    And the agent was told that the call of "delete_file" was not approved
     And the tool "add" ran exactly once, with {"a": 1, "b": 1}
     And the prediction's "answer" is "kept"
 
@@ -131,41 +133,37 @@ Feature: Human in the loop
   @req:HITL-4 @capability:tool-approval
   Scenario: Free text is fed back to the agent as the user's answer
     Given the model replies
-      | turn | thought   | tool        | args                    |
-      | step | delete it | delete_file | {"path": "/tmp/report"} |
+      | turn  | thought    | tool        | args                    |
+      | step  | delete it  | delete_file | {"path": "/tmp/report"} |
+      | final | I was told |             | {"answer": "kept"}      |
+    And the person will answer "Keep the report, delete the drafts instead" when asked to approve
     When the agent is called with {"question": "Clean up"}
-    And the model replies
-      | turn    | thought     | tool   | args                |
-      | final | I was told  | | {"answer": "kept"}  |
-    And the user answers "Keep the report, delete the drafts instead"
+    And the person's answers are given
     Then the tool "delete_file" never ran
     And step call 2 shows "Keep the report, delete the drafts instead"
 
   @req:HITL-7 @capability:tool-approval @capability:approval-edit
   Scenario: An edit changes the call before it runs
     Given the model replies
-      | turn | thought   | tool        | args                    |
-      | step | delete it | delete_file | {"path": "/tmp/report"} |
+      | turn  | thought   | tool        | args                    |
+      | step  | delete it | delete_file | {"path": "/tmp/report"} |
+      | final | done      |             | {"answer": "gone"}      |
+    And the person will answer {"edit": {"name": "delete_file", "args": {"path": "/tmp/drafts"}}} when asked to approve
     When the agent is called with {"question": "Clean up"}
-    And the model replies
-      | turn    | thought | tool   | args                |
-      | final | done    | | {"answer": "gone"}  |
-    And the user answers {"edit": {"name": "delete_file", "args": {"path": "/tmp/drafts"}}}
+    And the person's answers are given
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/drafts"}
 
   @req:HITL-7 @capability:tool-approval @capability:approval-edit
-  Scenario: An edit that names no tool never runs anything, and the agent sees an error
+  Scenario: An edit that names no tool never runs anything, and the person or the agent is told
     Given the model replies
-      | turn | thought   | tool        | args                    |
-      | step | delete it | delete_file | {"path": "/tmp/report"} |
+      | turn  | thought   | tool        | args                    |
+      | step  | delete it | delete_file | {"path": "/tmp/report"} |
+      | final | done      |             | {"answer": "kept"}      |
+    And the library may refuse the person's answer
+    And the person will answer {"edit": {"name": "delete_everything", "args": {"path": "/"}}} when asked to approve
     When the agent is called with {"question": "Clean up"}
-    And the model replies
-      | turn    | thought | tool   | args               |
-      | final | done    | | {"answer": "kept"} |
-    And the user answers {"edit": {"name": "delete_everything", "args": {"path": "/"}}}
-    Then no tool ran
-    And the agent saw an error for step 1 or was asked again
-    And the prediction's "answer" is "kept"
+    And the person's answers are given
+    Then no tool ran, and the person or the agent was told that "delete_everything" is no tool
 
   @req:HITL-5 @capability:tool-approval @capability:ask-user
   Scenario: The user's answer to ask_to_user is the observation of that step
@@ -220,12 +218,48 @@ Feature: Human in the loop
   @req:HITL-6 @capability:tool-approval
   Scenario: Resuming the same interrupt twice never runs the tool twice
     Given the model replies
-      | turn | thought   | tool        | args                    |
-      | step | delete it | delete_file | {"path": "/tmp/report"} |
+      | turn  | thought   | tool        | args                    |
+      | step  | delete it | delete_file | {"path": "/tmp/report"} |
+      | final | done      |             | {"answer": "gone"}      |
     When the agent is called with {"question": "Clean up"}
-    And the model replies
-      | turn    | thought | tool   | args                |
-      | final | done    | | {"answer": "gone"}  |
     And the user answers "yes"
     And the user answers "yes" to the same interrupt again
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
+
+  @req:HITL-6 @capability:tool-approval
+  Scenario: Answering a pause again after its resumed run paused again never runs a call twice
+    Given the model replies
+      | turn | thought   | tool        | args                    |
+      | step | delete it | delete_file | {"path": "/tmp/report"} |
+      | step | and this  | delete_file | {"path": "/tmp/drafts"} |
+    When the agent is called with {"question": "Clean up"}
+    And the user answers "yes"
+    Then the resumed run paused again
+    When the user answers "yes" to the first interrupt again
+    Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
+
+  @req:HITL-8 @capability:tool-approval @capability:durable-approvals
+  Scenario: Replaying the answer to a serialised pause whose call already ran never runs it again
+    Given the model replies
+      | turn  | thought   | tool        | args                    |
+      | step  | delete it | delete_file | {"path": "/tmp/report"} |
+      | final | done      |             | {"answer": "gone"}      |
+    When the agent is called with {"question": "Clean up"}
+    And the user answers "yes"
+    And the user answers "yes" to the same interrupt again
+    Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
+
+  @req:TRJ-2 @capability:tool-approval
+  Scenario: A pause's trajectory is a snapshot
+    Given the model replies
+      | turn | thought    | tool        | args                    |
+      | step | I will add | add         | {"a": 2, "b": 3}        |
+      | step | delete it  | delete_file | {"path": "/tmp/report"} |
+    When the agent is called with {"question": "Sum and clean"}
+    And the caller mutates what the call returned
+    And the model replies
+      | turn  | thought | tool | args               |
+      | final | done    |      | {"answer": "done"} |
+    And the user answers "yes"
+    Then no model call of call 2 shows the caller's mutation
+    And the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from pytest_bdd import given, parsers, then, when
 
-from conformance._steps import parse_json
+from conformance._steps import ERROR_WORDS, _show, parse_json
+from conformance._steps.observations import saw_error_or_retried
 from conformance._tools import SuiteTool
 from conformance._values import json_equal, json_key
 from conformance._world import World, interrupt_id
@@ -36,7 +39,7 @@ def cannot_ask(world: World) -> None:
 @when(
     parsers.re(
         r'the user answers (?:"(?P<text>[^"]*)"|(?P<edit>\{.*\}))'
-        r"(?P<again> to the same interrupt again)?(?P<asynchronously> asynchronously)?$"
+        r"(?: to the (?P<again>same|first) interrupt again)?(?P<asynchronously> asynchronously)?$"
     )
 )
 def user_answers(
@@ -49,8 +52,86 @@ def user_answers(
     world.resume(
         text if text is not None else str(edit),
         mode="async" if asynchronously else "sync",
-        interrupt=world.answered[-1] if again else None,
+        interrupt=(world.answered[-1] if again == "same" else world.answered[0]) if again else None,
     )
+
+
+@given(parsers.re(r'the person will answer (?:"(?P<text>[^"]*)"|(?P<edit>\{.*\})) when asked to approve$'))
+def person_will_answer(world: World, text: str | None, edit: str | None) -> None:
+    """The person's answer to the next approval: handed to the library's approval callback during
+    the run, or (pause and resume) given by `resume` when the scenario says."""
+    if edit is not None:
+        parse_json(edit)
+    world.queue_approval(text if text is not None else str(edit))
+
+
+@given("the library may refuse the person's answer")
+def may_refuse(world: World) -> None:
+    world.may_stop_early = True
+
+
+@when("the person's answers are given")
+def answers_given(world: World) -> None:
+    """Pause and resume: each queued answer resumes the latest pause, in order. An approval
+    callback was answered during the run: nothing to do."""
+    if world.approval_by_callback:
+        return
+    for answer in world.approval_answers:
+        world.resume(answer)
+
+
+@then("the resumed run paused again")
+def paused_again(world: World) -> None:
+    world.blocked_unless(len(world.interrupts) >= 2, "HITL-3",
+                         "the resumed run should have paused before its next approval-needing call")
+
+
+@then(parsers.parse('the approval request is the call "{name}" with {args}'))
+def approval_request(world: World, name: str, args: str) -> None:
+    """HITL-3: the library asked a person to approve the call, carrying its name, args and id;
+    in a pause, a question it words names the tool."""
+    call = world.approval_requests()[0]
+    assert call.get("name") == name and json_equal(call.get("args"), parse_json(args)), (
+        f"the approval request should be for the call {name!r} with {args}: {call!r}")
+    assert isinstance(call.get("call_id"), str) and call["call_id"], (
+        f"the approval request carries no call id: {call!r}")
+    if not world.approval_by_callback:
+        asks_to_confirm(world, name)
+
+
+#: Words that tell the agent its call was not approved, in any library's words.
+_NOT_APPROVED = re.compile(r"den(?:y|ied)|declin|not approved|disapprov|reject|refus|cancel|"
+                           r"not (?:allowed|permitted)|rather not|did not run|not run", re.IGNORECASE)
+
+
+@then(parsers.parse('the agent was told that the call of "{tool}" was not approved'))
+def told_not_approved(world: World, tool: str) -> None:
+    """HITL-4: the step call after the rejection shows the agent that its call did not run."""
+    calls = [c for c in world.model.calls if c.kind == "step"]
+    assert len(calls) >= 2, (
+        f"after the rejection the agent should choose again; it made {len(calls)} step call(s)")
+    seen = set(calls[0].text().splitlines())
+    added = "\n".join(line for line in calls[1].text().splitlines() if line not in seen)
+    assert _NOT_APPROVED.search(added) or ERROR_WORDS.search(added), (
+        f"after the person rejected the call of {tool!r} the agent should be told; the next step "
+        f"call adds:\n{_show(added, 2000)}")
+
+
+@then(parsers.parse('no tool ran, and the person or the agent was told that "{tool}" is no tool'))
+def edit_of_no_tool(world: World, tool: str) -> None:
+    """HITL-7: an edit naming a tool the agent lacks runs nothing, and gives a clear error naming
+    it: to the person (the answer refused) or to the agent (an error observation, or a step asked
+    again with one)."""
+    ran = {name: t.calls for name, t in world.tools.items() if t.calls}
+    assert not ran, f"an edit naming no tool should run nothing, but these ran: {ran}"
+    error = world.last.error
+    if error is not None and error.kind == "other":
+        assert tool in error.message, (
+            f"the library refused the edit, with an error that does not name {tool!r}: "
+            f"{error.type}: {error.message}")
+        return
+    world.check_script(world.last)
+    saw_error_or_retried(world, 1)
 
 
 def _interrupted(world: World) -> ErrorInfo:

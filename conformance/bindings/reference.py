@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pickle
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -55,7 +56,8 @@ class _Agent:
 
     def __init__(self, react: reference.ReAct) -> None:
         self.react = react
-        self.last: reference.Prediction | reference.MaxIterationsError | None = None
+        self.last: (reference.Prediction | reference.MaxIterationsError
+                    | reference.HumanInTheLoopRequired | None) = None
         self.interrupts: dict[str, reference.HumanInTheLoopRequired] = {}
 
 
@@ -129,7 +131,8 @@ class ReferenceBinding(Binding):
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        interrupt = agent.interrupts[request.interrupt_id]
+        # Through its serialised form, as a pause kept across processes is (durable-approvals).
+        interrupt = pickle.loads(pickle.dumps(agent.interrupts[request.interrupt_id]))
         with self._serving(model):
             try:
                 if request.mode == "async":
@@ -177,8 +180,11 @@ class ReferenceBinding(Binding):
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
         last = agent.last
-        steps = last.trajectory if isinstance(last, reference.Prediction) else (
-            last.history if last is not None else [])
+        if isinstance(last, reference.HumanInTheLoopRequired):
+            steps = last.context["trajectory"]
+        else:
+            steps = last.trajectory if isinstance(last, reference.Prediction) else (
+                last.history if last is not None else [])
         for step in steps:
             step.thought = step.observation = marker
         steps.append(reference.Step(thought=marker, tool_name=marker, tool_args={}, observation=marker))
@@ -221,6 +227,7 @@ def _failed(agent: _Agent, exc: Exception,
         agent.last = exc
         error = _max_iterations(exc)
     elif isinstance(exc, reference.HumanInTheLoopRequired):
+        agent.last = exc
         agent.interrupts[exc.interrupt_id] = exc
         error = _interrupt(exc)
     else:

@@ -8,6 +8,7 @@ import re
 from typing import Any, ClassVar
 
 from tests.native import loop
+from tests.native.approvals import ApprovingNativeBinding
 from tests.native.binding import NativeBinding
 
 
@@ -141,7 +142,7 @@ class BindsEveryObservationToTheFirstCall(NativeBinding):
 class _RedactingLoop(loop.Agent):
     def execute(self, call: loop.ToolCallRequest) -> tuple[str, Any, Exception | None]:
         observation, args, error = super().execute(call)
-        if error is not None and not isinstance(error, loop.ArgsError | LookupError):
+        if error is not None and not isinstance(error, loop.ArgsError | loop.NotRun):
             return f"Error: the tool {call.name} failed", args, error  # the message is dropped
         return observation, args, error
 
@@ -208,3 +209,17 @@ class ParsesArgsWithoutAGuard(NativeBinding):
     """Args nested deeper than the parser's recursion limit crash the run (ARGS-5)."""
 
     loop_class: ClassVar[type[loop.Agent]] = _UnguardedLoop
+
+
+class _AsksAfterRunningLoop(loop.Agent):
+    def execute(self, call: loop.ToolCallRequest) -> tuple[str, Any, Exception | None]:
+        result = self.run_call(call, approved=True)  # runs it, then asks
+        if call.name in self.needs_approval and self.approve is not None:
+            self.approve(call.name, result[1], call.id)
+        return result
+
+
+class AsksForApprovalAfterRunning(ApprovingNativeBinding):
+    """The approval callback is called after the tool ran (HITL-3)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _AsksAfterRunningLoop

@@ -70,6 +70,12 @@ class Reply:
     tool_calls: tuple[ToolCallRequest, ...] = ()
 
 
+#: A person's answer to a call that needs approval: True runs it, False rejects it, text rejects it
+#: with that message, and `{"name": ..., "args": {...}}` runs that call instead.
+Answer = bool | str | dict[str, Any]
+#: The approval callback: the tool's name, its args and the call's id in, the person's answer out.
+Approve = Callable[[str, dict[str, Any], str], Answer]
+
 #: The model: the messages so far and the tool declarations in (None: a call that may choose no
 #: tool), a reply out.
 Model = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], Reply]
@@ -104,12 +110,18 @@ class ArgsError(ValueError):
     """The model's tool arguments cannot be given to the tool."""
 
 
+class NotRun(Exception):
+    """A call that did not run: its tool is unknown, or the person did not approve it."""
+
+
 class Agent:
     """The loop. `run` is one call with its own budget and its own error tracking."""
 
     def __init__(self, tools: Sequence[ToolDef], model: Model, *, max_steps: int = 10,
-                 instructions: str = "", on_cap: str = "return") -> None:
+                 instructions: str = "", on_cap: str = "return",
+                 needs_approval: frozenset[str] = frozenset(), approve: Approve | None = None) -> None:
         self.tools = {t.name: t for t in tools}
+        self.needs_approval, self.approve = needs_approval, approve
         self.model = model
         self.max_steps = max_steps
         self.instructions = instructions
@@ -136,7 +148,7 @@ class Agent:
                 return self._result(reply.content, "finish", step, messages, steps, errors)
             for call in reply.tool_calls:
                 observation, args, error = self.execute(call)
-                ran = call.name in self.tools and not isinstance(error, ArgsError)
+                ran = call.name in self.tools and not isinstance(error, ArgsError | NotRun)
                 tried[call.name] += ran
                 completed += error is None
                 steps.append({"thought": reply.content, "tool_name": call.name, "tool_args": args,
@@ -168,16 +180,32 @@ class Agent:
         return self._result(None, "max_steps", cap, messages, steps, errors, message)
 
     def execute(self, call: ToolCallRequest) -> tuple[str, Any, Exception | None]:
-        """Run one tool call: its observation, the args as parsed (or the raw text), any error."""
+        """Run one tool call: its observation, the args as parsed (or the raw text), any error;
+        a call of a tool that needs approval runs only once the person approves it."""
+        return self.run_call(call, approved=False)
+
+    def run_call(self, call: ToolCallRequest, approved: bool) -> tuple[str, Any, Exception | None]:
+        """`execute`, with the person's approval given (`approved`) or still to ask."""
         tool = self.tools.get(call.name)
         if tool is None:
-            error: Exception = LookupError(f"Error: unknown tool {call.name!r}; the tools are "
-                                           f"{sorted(self.tools)}")
+            error: Exception = NotRun(f"Error: unknown tool {call.name!r}; the tools are "
+                                      f"{sorted(self.tools)}")
             return str(error), call.arguments, error
         try:
             args = self.parse_args(tool, call.arguments)
         except ArgsError as exc:
             return f"Error: invalid arguments for {tool.name}: {exc}", call.arguments, exc
+        if tool.name in self.needs_approval and not approved:
+            if self.approve is None:
+                raise RuntimeError(f"the tool {tool.name} needs approval, and no one approves calls")
+            answer = self.approve(tool.name, copy.deepcopy(args), call.id)
+            if isinstance(answer, dict):  # an edited call, validated as the model's would be
+                return self.run_call(ToolCallRequest(call.id, answer.get("name", ""), json.dumps(
+                    answer.get("args"))), approved=True)
+            if answer is not True:
+                said = f": {answer}" if isinstance(answer, str) else ""
+                return (f"Error: the person rejected the call of {tool.name}; it did not run{said}",
+                        args, NotRun(tool.name))
         try:
             result = tool.function(**args)
         except Exception as exc:

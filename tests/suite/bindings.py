@@ -954,3 +954,97 @@ class SpeaksInCommands(ReferenceBinding):
         if "7" in str(call.inputs):
             raise ValueError("oops\n::stop-commands::halt\n##[add-mask]x\n# Forged | heading | row")
         return super().run(agent, call, model)
+
+
+class _ForgetfulPending(set[str]):
+    """The ids of unanswered pauses, except that adding a new one brings back every id ever added."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ever: set[str] = set()
+
+    def add(self, element: str) -> None:
+        self.ever.add(element)
+        self.update(self.ever)
+
+
+class _ForgetsAnsweredPauses(reference.ReAct):
+    """Forgets which pauses were answered whenever it pauses again."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._pending = _ForgetfulPending()
+
+
+class ForgetsAnsweredPausesOnANewPause(_BuildsAs):
+    """A ReAct whose resumed run, once it pauses again, lets the first pause be answered again (HITL-6)."""
+
+    react_class = _ForgetsAnsweredPauses
+
+
+class _MarksThePause(reference.ReAct):
+    """Marks an answered pause on the interrupt itself, not on the agent: a copy is unmarked."""
+
+    def _resumed(self, response: str, interrupt: reference.HumanInTheLoopRequired) -> Any:
+        if getattr(interrupt, "answered", False):
+            raise RuntimeError("this pause was answered already")
+        interrupt.answered = True
+        self._pending.add(interrupt.interrupt_id)
+        return super()._resumed(response, interrupt)
+
+
+class RunsAReplayedPauseAgain(_BuildsAs):
+    """A ReAct that refuses a pause answered twice only on the same object: its serialised copy
+    runs the approved call again (HITL-8)."""
+
+    react_class = _MarksThePause
+
+
+class _EditFallsBack(reference.ReAct):
+    """An edit naming a tool the agent lacks runs the pending call's tool with the edit's args."""
+
+    def _answer(self, run: _Run, paused: _Paused, reply: Any) -> _Part:
+        if isinstance(reply, reference.ToolCall) and reply.name not in self.tools:
+            reply = reference.ToolCall(name=paused.name, args=reply.args)
+        return (yield from super()._answer(run, paused, reply))
+
+
+class RunsTheCallOnAnEditOfNoTool(_BuildsAs):
+    """A ReAct that, edited to call a tool it lacks, runs the pending call's tool instead (HITL-7)."""
+
+    react_class = _EditFallsBack
+
+
+class _SharesThePausedSteps(reference.ReAct):
+    """Hands out the paused run's own steps in the pause's context, not a copy."""
+
+    def _act(self, run: _Run, thought: str, name: str, args: dict[str, Any],
+             approved: bool = False) -> _Part:
+        try:
+            return (yield from super()._act(run, thought, name, args, approved))
+        except reference.HumanInTheLoopRequired as exc:
+            exc.context["trajectory"] = run.steps
+            raise
+
+
+class SharesThePausedTrajectory(_BuildsAs):
+    """A ReAct whose pause hands the caller the paused run's own trajectory (TRJ-2)."""
+
+    react_class = _SharesThePausedSteps
+
+
+class _RejectsSilently(reference.ReAct):
+    """Records a rejected call as a step with an empty observation: the agent is never told."""
+
+    def _answer(self, run: _Run, paused: _Paused, reply: Any) -> _Part:
+        if paused.confirm and reply == "no":
+            run.record(reference.Step(thought=paused.thought, tool_name=paused.name,
+                                      tool_args=paused.args, observation=""))
+            return None
+        return (yield from super()._answer(run, paused, reply))
+
+
+class RejectsWithoutTellingTheAgent(_BuildsAs):
+    """A ReAct that, when the person rejects a call, tells the agent nothing (HITL-4)."""
+
+    react_class = _RejectsSilently

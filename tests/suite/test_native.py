@@ -8,6 +8,7 @@ import re
 import pytest
 
 from conformance._features import catalogue
+from conformance._fixtures import PAUSE_AND_RESUME_ONLY
 from conformance.binding import CAPABILITIES
 from tests.suite.conftest import RunSuite, SuiteRun, suite_run
 
@@ -32,6 +33,19 @@ def test_the_native_loop_passes_everything_it_claims(native_run: SuiteRun) -> No
     assert set(report["binding"]["not_claimed"]) | claimed == CAPABILITIES
 
 
+def test_approval_by_callback_passes_what_it_claims_and_leaves_pause_and_resume_unclaimed(
+        run_suite: RunSuite) -> None:
+    run = run_suite(f"{N}.approvals:ApprovingNativeBinding", "-k", "approv or reject or edit or "
+                    "interrupt or resum or pause or free_text or plain_tool")
+    assert run.report is not None and run.returncode == 0, run.output[-3000:]
+    assert {"HITL-3", "HITL-4", "HITL-7"} <= run.requirements("passed"), run.report["requirements"]
+    # Its approvals are a callback: what judges pause-and-resume only is not claimed.
+    assert {"HITL-5", "HITL-6", "HITL-8"} <= run.requirements("not-claimed")
+    paused = [s for s in run.report["scenarios"] if s["requirement"] in PAUSE_AND_RESUME_ONLY]
+    assert paused and all(s["verdict"] == "not-claimed" for s in paused)
+    assert all("approval_form" in s["message"] for s in paused if s["requirement"] != "HITL-8")
+
+
 def test_raise_mode_admits_an_extra_model_call_for_the_partial_answer(native_run: SuiteRun) -> None:
     """EXH-2 lets a library fill partial_final_answer with one more model call: the loop does."""
     assert native_run.report is not None
@@ -52,6 +66,7 @@ def test_raise_mode_admits_an_extra_model_call_for_the_partial_answer(native_run
     ("DropsUndeclaredArgs", "ARGS-6"),
     ("CoercesLossily", "ARGS-4"),
     ("ParsesArgsWithoutAGuard", "ARGS-5"),
+    ("AsksForApprovalAfterRunning", "HITL-3"),
 ])
 def test_a_broken_native_loop_fails_the_right_requirement(
     run_suite: RunSuite, binding: str, requirement: str

@@ -112,6 +112,11 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("FailsOnUnparsedNumbersWithoutSaying", "EXT-1"),
         ("CrashesOnADeeplyNestedOutput", "EXT-1"),
         ("EmptiesADeeplyNestedOutput", "EXT-1"),
+        ("ForgetsAnsweredPausesOnANewPause", "HITL-6"),
+        ("RunsAReplayedPauseAgain", "HITL-8"),
+        ("RunsTheCallOnAnEditOfNoTool", "HITL-7"),
+        ("SharesThePausedTrajectory", "TRJ-2"),
+        ("RejectsWithoutTellingTheAgent", "HITL-4"),
     ],
 )
 def test_a_broken_implementation_fails_the_right_requirement(
