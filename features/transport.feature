@@ -67,9 +67,9 @@ Feature: Model transport retries
       | fault |         |      | hang            |
       | final | done    |      | {"answer": "4"} |
     When the agent is called with {"question": "What is 2 + 2?"}
-    Then the prediction's "answer" is "4"
+    Then the hung request had a timeout, and the retry came after it
+    And the prediction's "answer" is "4"
     And the model received 2 step calls, the last one its final answer
-    And the hung request had a timeout, and the retry came after it
 
   @req:NET-1 @capability:lm-retry
   Scenario Outline: A rate limit or an unavailable endpoint is retried after the wait it asks for

@@ -85,6 +85,8 @@ def hung_request_timed_out(world: World) -> None:
         f"a request to an endpoint that never answers should time out; its timeout was "
         f"{hangs[0]!r}, so the call would wait for ever"
     )
+    world.notes.append(f"a request that got no answer timed out after {hangs[0]:g} s, the timeout "
+                       "the library's model client gave it")
     times, timeout = world.model.times, hangs[0]
     assert timeout is not None and len(times) >= 2 and times[1] - times[0] >= timeout, (
         f"the retry should come after the hung request's timeout ({hangs[0]} s); on the model's "
