@@ -56,14 +56,27 @@ def _candidates(binding: Binding) -> list[tuple[Path, int]]:
             line = inspect.getsourcelines(cls)[1]
         except (OSError, TypeError):
             return []
-        return [(Path(source), line)] if source else []
+        return _module_candidates(cls.__module__, Path(source) if source else None, line)
     if "conformance._isolate" in argv:  # a Python binding in a worker: its module
         name = argv[-1]
         module = name.partition(":")[0] if ":" in name else _entry_point_module(name)
         origin = _module_file(module) if module else None
-        return [(Path(origin), 1)] if origin else []
+        return _module_candidates(module, Path(origin) if origin else None, 1) if module else []
     # A harness: the script its command runs (`ruby harness.rb`, `node dist/harness.mjs`).
     return [(Path(arg), 1) for arg in argv[1:] if not arg.startswith("-")] + [(Path(argv[0]), 1)]
+
+
+def _module_candidates(module: str, source: Path | None, line: int) -> list[tuple[Path, int]]:
+    """The module's file where it was imported from, unless that is an installed copy (nox and CI
+    install the library into a virtualenv, which may be inside its repository); then where the
+    module lives in a repository's layout: `mypkg/conformance.py`, or under `src/`."""
+    found = []
+    if source is not None and not {"site-packages", "dist-packages"} & set(source.parts):
+        found.append((source, line))
+    relative = Path(*module.split("."))
+    for base in (Path(), Path("src")):
+        found += [(base / relative.with_suffix(".py"), line), (base / relative / "__init__.py", line)]
+    return found
 
 
 def _entry_point_module(name: str) -> str | None:

@@ -40,7 +40,28 @@ def test_each_python_block_of_the_docs_runs_or_is_quoted_or_marked(
     if mark == "illustrative":
         return
     assert mark is None, f"{where}: unknown mark {mark!r} (illustrative, or excerpt: <path>)"
-    exec(compiled, {"__name__": f"docs_block_{len(where)}"})
+    namespace: dict[str, object] = {"__name__": f"docs_block_{len(where)}"}
+    exec(compiled, namespace)
+    for value in namespace.values():
+        for attribute in ("known_failures", "fuzz_known_failures"):
+            for name in (getattr(value, attribute, None) or {}) if isinstance(value, type) else {}:
+                assert _names_a_scenario(name), f"{where}: {attribute} names nothing: {name!r}"
+
+
+def _names_a_scenario(name: str) -> bool:
+    """Whether a known failure's name is a requirement ID, a scenario's name, or a scenario's test
+    name (with an outline row's parameters in brackets), as the suite checks them."""
+    from pytest_bdd.scenario import make_python_name
+
+    from conformance._features import catalogue, features_dir
+
+    scenarios = [line.split(":", 1)[1].strip()
+                 for feature in features_dir().glob("*.feature")
+                 for line in feature.read_text(encoding="utf-8").splitlines()
+                 if line.strip().startswith(("Scenario:", "Scenario Outline:"))]
+    test, _, row = name.partition("[")
+    return (name in catalogue() or name in scenarios
+            or (bool(row) and any(f"test_{make_python_name(s)}" == test for s in scenarios)))
 
 
 def test_the_docs_have_python_blocks_of_each_kind() -> None:

@@ -9,7 +9,6 @@ from typing import Any, ClassVar
 
 from conformance import AgentSpec, Binding, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
 from conformance.bindings.reference import ReferenceBinding
-from reference import _args
 
 
 class Abstract(Binding):
@@ -24,15 +23,13 @@ class RaisesOnCreation(ReferenceBinding):
 
 
 class NoSizeLimit(ReferenceBinding):
-    """Passes arguments of any size to the tool: ARGS-5 fails with a multi-megabyte message."""
+    """A library that fails on arguments of any size or nesting (ARGS-5's question) with an error of
+    five million characters: the scenarios fail, quoting it, and every output must cap it."""
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
-        limit = _args.MAX_CHARS
-        _args.MAX_CHARS = 10**9
-        try:
-            return super().run(agent, call, model)
-        finally:
-            _args.MAX_CHARS = limit
+        if call.inputs.get("question") == "Store it":
+            return Outcome(error=ErrorInfo(type="RuntimeError", message="x" * 5_000_000))
+        return super().run(agent, call, model)
 
 
 class _DropsEmptyKeys(SuiteTool):
