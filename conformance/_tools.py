@@ -57,6 +57,8 @@ class SuiteTool:
         self.calls: list[dict[str, Any]] = []
         #: The type of each exception the tool raised, in order.
         self.raised: list[str] = []
+        #: What each call that returned gave back, in the order they returned.
+        self.results: list[Any] = []
         self._behaviour = behaviour or (lambda args: f"{spec.name} done")
         self._failures = failures or {}
         self._always_fails = always_fails
@@ -78,7 +80,10 @@ class SuiteTool:
             with self._lock:
                 self.raised.append(type(error).__name__)
             raise error
-        return self._behaviour(kwargs)
+        result = self._behaviour(kwargs)
+        with self._lock:
+            self.results.append(result)
+        return result
 
     async def acall(self, **kwargs: Any) -> Any:
         """The same call, awaitable."""

@@ -157,9 +157,10 @@ class World:
         agent = self.agent
         request = CallRequest.model_validate({"inputs": inputs, "max_steps": max_steps, "mode": mode,
                                               "base_url": self.http.base_url if self.http else None})
-        # LOOP-3 judges the agent's own cap on a sync call; a per-call, async or streamed cap may
-        # count on its own, and a step early there is its own requirement's failure, not LOOP-3's.
-        cap = self.max_steps if max_steps is None and mode == "sync" else None
+        # A cap that stops a step early is LOOP-3's defect (no off-by-one) in any form of call: a
+        # per-call, async or streamed count it spoils is blocked by LOOP-3, and failed where LOOP-3
+        # itself passed (the library's agent cap counts right, so that form's count is its own).
+        cap = self.max_steps if max_steps is None else max_steps
         return self._record("run", lambda model: self.binding.run(agent, request, model), cap=cap)
 
     def resume(self, response: str, mode: Literal["sync", "async"] = "sync",
@@ -256,8 +257,8 @@ class World:
             if error is not None else "")
 
     def blocked_if_stopped_early(self) -> None:
-        """A count that the latest call (sync, on the agent's own cap) got wrong because that cap
-        stopped it a step early is LOOP-3's failure (no off-by-one): the scenario is blocked by LOOP-3."""
+        """A count that the latest call got wrong because its step cap stopped it a step early is
+        LOOP-3's failure (no off-by-one): the scenario is blocked by LOOP-3."""
         early = self.early_stops[-1] if self.early_stops else None
         self.blocked_unless(early is None, "LOOP-3", early or "")
 

@@ -89,6 +89,20 @@ Feature: The tool loop
     When the agent is called with {"question": "What is 1 + 1?"}
     Then the prediction's "answer" is "2"
     And the model received 2 step calls, the last one its final answer
+    And the run is reported as stopped by its final answer, not by the step cap
+
+  @req:LOOP-3
+  Scenario: A final answer on step N of a cap of N is reported as a final answer
+    Given the agent's step cap is 3
+    And the model replies
+      | turn  | thought      | tool | args             |
+      | step  | first add    | add  | {"a": 1, "b": 1} |
+      | step  | second add   | add  | {"a": 2, "b": 2} |
+      | final | I have both  |      | {"answer": "2, 4"} |
+    When the agent is called with {"question": "What are 1 + 1 and 2 + 2?"}
+    Then the prediction's "answer" is "2, 4"
+    And the model received 3 step calls, the last one its final answer
+    And the run is reported as stopped by its final answer, not by the step cap
 
   @req:LOOP-4 @capability:per-call-cap
   Scenario: A per-call step cap overrides the agent's

@@ -65,26 +65,37 @@ Feature: Signature polymorphism
     And every model call shows "Facts about Europe."
     And every model call shows "Capital of France?"
 
+  @req:SIG-4 @capability:signature
+  Scenario: Several inputs and typed outputs in string form reach the prediction as declared
+    Given a ReAct agent with the signature "context, question -> answer, count: int"
+    And the model replies
+      | turn  | thought | tool | args                          |
+      | final | done    |      | {"answer": "Paris", "count": 3} |
+    When the agent is called with {"context": "Facts about Europe.", "question": "Capital of France, and how many letters in its river?"}
+    Then the prediction's outputs are exactly {"answer": "Paris", "count": 3}
+    And every model call shows "Facts about Europe."
+    And every model call shows "Capital of France, and how many letters in its river?"
+
   @req:SIG-5 @capability:signature
   Scenario Outline: A malformed signature string fails at construction with a clear error
     Given a ReAct agent with the signature "<signature>"
     When the agent is built
-    Then construction fails with a clear error that names "<names>"
+    Then construction fails with an error that quotes the signature or names <names>
     And the model was never called
 
     Examples:
-      | signature                    | names    |
-      | question answer              | ->       |
-      | -> answer                    | input    |
-      | question ->                  | output   |
-      | question, question -> answer | question |
-      | question -> question         | question |
+      | signature                    | names                |
+      | question answer              | "->" or "arrow"      |
+      | -> answer                    | "input"              |
+      | question ->                  | "output"             |
+      | question, question -> answer | "question"           |
+      | question -> question         | "question"           |
 
   @req:SIG-5 @capability:signature
   Scenario: A signature value whose input and output share a name fails at construction
     Given a ReAct agent with the signature "question -> question" in value form
     When the agent is built
-    Then construction fails with a clear error that names "question"
+    Then construction fails with an error that quotes the signature or names "question"
     And the model was never called
 
   @req:SIG-6 @capability:signature

@@ -1,7 +1,8 @@
 Feature: The step prompt
-  The model is offered exactly the agent's tools (plus `finish` or the library's final-answer
-  tool), and every step call shows the inputs, the trajectory so far and every tool. A DSPy-shaped
-  step also requires the tool args to be a JSON object.
+  The model is offered exactly the agent's tools (plus, at most, `finish` or the library's
+  final-answer tool), and every step call shows the inputs, the whole trajectory so far and every
+  tool. A DSPy-shaped step also requires the tool args to be a JSON object, and a step reply it
+  cannot parse never crashes the run.
 
   Background:
     Given a ReAct agent with the signature "question -> answer"
@@ -26,13 +27,13 @@ Feature: The step prompt
     Then the tools offered to the model are exactly ""
 
   @req:STEP-2 @capability:signature
-  Scenario: Every step prompt requires next_tool_args to be a JSON object
+  Scenario: Every step prompt requires the tool arguments to be a JSON object
     Given the model replies
       | turn    | thought    | tool   | args             |
       | step    | I will add | add    | {"a": 2, "b": 3} |
       | final | done       | | {"answer": "5"}  |
     When the agent is called with {"question": "What is 2 + 3?"}
-    Then every step call mentions "next_tool_args" and "JSON"
+    Then every step call says that the tool arguments are a JSON object
 
   @req:STEP-3
   Scenario: Every step prompt shows the inputs and each tool's name, description and arguments
@@ -74,3 +75,55 @@ Feature: The step prompt
       | final | done    | | {"answer": "ok"} |
     When the agent is called with {"question": "Pay Ann"}
     Then every step call shows the tool "transfer" with its description and its arguments
+
+  @req:STEP-3
+  Scenario: The last step call of a long run shows the whole trajectory
+    Given the agent's step cap is 15
+    And the model replies
+      | turn  | thought        | tool | args                    |
+      | step  | thought alpha   | add  | {"a": 1001, "b": 7}     |
+      | step  | thought bravo   | add  | {"a": 2002, "b": 7}     |
+      | step  | thought charlie | add  | {"a": 3003, "b": 7}     |
+      | step  | thought delta   | add  | {"a": 4004, "b": 7}     |
+      | step  | thought echo    | add  | {"a": 5005, "b": 7}     |
+      | step  | thought foxtrot | add  | {"a": 6006, "b": 7}     |
+      | step  | thought golf    | add  | {"a": 7007, "b": 7}     |
+      | step  | thought hotel   | add  | {"a": 8008, "b": 7}     |
+      | step  | thought india   | add  | {"a": 9009, "b": 7}     |
+      | step  | thought juliett | add  | {"a": 10010, "b": 7}    |
+      | step  | thought kilo    | add  | {"a": 11011, "b": 7}    |
+      | step  | thought lima    | add  | {"a": 12012, "b": 7}    |
+      | final | done            |      | {"answer": "enough"}    |
+    When the agent is called with {"question": "Add them all up, one by one"}
+    Then the tool "add" ran 12 times
+    And step call 13 shows every earlier step's thought, args and observation
+
+  @req:STEP-4 @capability:signature
+  Scenario: A step reply without its tool args never crashes the run
+    Given the model replies
+      | turn              | thought        | tool | args             |
+      | step without args | add them       | add  |                  |
+      | step              | try once more  | add  | {"a": 2, "b": 3} |
+      | final             | done           |      | {"answer": "5"}  |
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then the agent saw an error for step 1 or was asked again
+    And the tool "add" ran exactly once, with {"a": 2, "b": 3}
+    And the prediction's "answer" is "5"
+
+  @req:STEP-4 @capability:signature @capability:adapters
+  Scenario Outline: A step reply without its tool args never crashes the run, in either adapter
+    Given the global adapter is "<adapter>"
+    And the model replies
+      | turn              | thought        | tool | args             |
+      | step without args | add them       | add  |                  |
+      | step              | try once more  | add  | {"a": 2, "b": 3} |
+      | final             | done           |      | {"answer": "5"}  |
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then the agent saw an error for step 1 or was asked again
+    And the tool "add" ran exactly once, with {"a": 2, "b": 3}
+    And the prediction's "answer" is "5"
+
+    Examples:
+      | adapter |
+      | chat    |
+      | json    |

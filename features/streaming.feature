@@ -13,7 +13,8 @@ Feature: Streaming
       | step    | I will add | add    | {"a": 2, "b": 3} |
       | final | done       | | {"answer": "5"}  |
     When the agent is streamed with {"question": "What is 2 + 3?"}
-    Then the stream's step events show "add" with {"a": 2, "b": 3} and observed "5"
+    Then the stream emitted no step twice, as STREAM-1 requires
+    And the stream's step events show "add" with {"a": 2, "b": 3} and observed "5"
     And the stream ends with exactly one done event whose stop reason is "finish"
     And the done event's prediction has "answer" equal to "5"
     And each step event reached the caller before the next step call was made
@@ -25,7 +26,8 @@ Feature: Streaming
     And the model answers every step with tool "add" and args {"a": 1, "b": 1}
     And the model answers every extraction with {"answer": "2"}
     When the agent is streamed with {"question": "What is 1 + 1?"}
-    Then the stream has 2 step events
+    Then the stream emitted no step twice, as STREAM-1 requires
+    And the stream has 2 step events
     And each step event reached the caller before the next step call was made
     And the stream ends with exactly one done event whose stop reason is "max_steps"
 
@@ -36,5 +38,6 @@ Feature: Streaming
     And the model answers every step with tool "add" and args {"a": 1, "b": 1}
     And the model answers every extraction with {"answer": "2"}
     When the agent is streamed with {"question": "What is 1 + 1?"} and a step cap of 2
-    Then the stream has 2 step events
+    Then the stream emitted no step twice, as STREAM-1 requires
+    And the stream has 2 step events
     And the model received exactly 2 step calls

@@ -70,19 +70,21 @@ Feature: Trajectory return
       | three   | search | {"query": "capital of France"} | Paris is the capital of France. |
 
   @req:TRJ-3
-  Scenario: After repeated tool errors the steps appear in the order they ran, one observation each
+  Scenario: After three raising tool calls in a row the steps appear in the order they ran, one observation each
     Given the tool "explode" that raises ValueError "the disk is on fire"
-    And the agent's step cap is 6
+    And the agent's step cap is 4
     And the model answers every extraction with {"answer": "sorry"}
-    And the model answers every step with tool "explode" and args {"query": "a"}
     And the model replies
       | turn | thought | tool    | args              |
       | step | one     | add     | {"a": 5, "b": 50} |
+      | step | two     | explode | {"query": "a"}    |
+      | step | three   | explode | {"query": "b"}    |
+      | step | four    | explode | {"query": "c"}    |
     When the agent is called with {"question": "Do four things"}
-    Then call 1 stopped with "repeated_tool_errors", as ERR-2 requires
+    Then call 1 did not crash on the raising tool, as ERR-1 requires
     And the trajectory's tool steps are
-      | thought | tool    | args              | observation         |
-      | one     | add     | {"a": 5, "b": 50} | 55                  |
-      |         | explode | {"query": "a"}    | the disk is on fire |
-      |         | explode | {"query": "a"}    | the disk is on fire |
-      |         | explode | {"query": "a"}    | the disk is on fire |
+      | thought | tool    | args              | observation |
+      | one     | add     | {"a": 5, "b": 50} | 55          |
+      | two     | explode | {"query": "a"}    |             |
+      | three   | explode | {"query": "b"}    |             |
+      | four    | explode | {"query": "c"}    |             |

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
 
+from pydantic import JsonValue
 from pytest_bdd import parsers, then
 
 from conformance import _guard, render
 from conformance._steps import _QUOTED, _show
 from conformance._world import World
-from conformance.binding import LMCall
+from conformance.binding import LMCall, StepTurn
 
 
 def _calls(world: World, which: str) -> list[LMCall]:
@@ -47,24 +49,58 @@ def calls_do_not_show(world: World, which: str, text: str) -> None:
 
 @then(parsers.parse('every step call shows the tool "{name}" with its description and its arguments'))
 def step_calls_show_tool(world: World, name: str) -> None:
+    """STEP-3: the tool's name, description and argument schema, however the library writes them:
+    prompt text, native declarations, or a schema inside a JSON string (read as JSON)."""
     spec = world.tool(name).spec
     for call in _calls(world, "every step call"):
         shown = call.text()
+        values = _json_values([*call.messages, *(call.tools or [])])
+        text = "\n".join([shown, *(json.dumps(v) for v in values if isinstance(v, dict | list))])
         for part in [spec.name, spec.description]:
-            assert part in shown, (
+            assert part in text, (
                 f"every step call should show the tool {name!r}: its name and description "
                 f"{spec.description!r}; {part!r} is missing from:\n{_show(shown, 3000)}"
             )
         for param in spec.parameters:
-            # A schema names each argument as a key, `"a":` or `a:`, and says its type: the bare
-            # name could be any letter of the prose (a description's "a and b"), so it proves nothing.
-            key = re.search(rf"""(["']{re.escape(param.name)}["']|\b{re.escape(param.name)})\s*:""", shown)
             types = _SCHEMA_TYPES[param.type]
-            assert key and any(t in shown for t in types), (
+            if _declared(values, param.name, types):
+                continue
+            # A schema in prose names each argument as a key, `"a":` or `a:`, and says its type: the
+            # bare name could be any letter of the prose (a description's "a and b"), so it proves nothing.
+            key = re.search(rf"""(["']{re.escape(param.name)}["']|\b{re.escape(param.name)})\s*:""", text)
+            assert key and any(t in text for t in types), (
                 f"every step call should show the argument schema of {name!r}: the argument "
                 f"{param.name!r} as a key with its type ({' or '.join(types)}); "
                 f"{'its type' if key else 'the key'} is missing from:\n{_show(shown, 3000)}"
             )
+
+def _json_values(value: JsonValue) -> list[JsonValue]:
+    """`value` and every JSON value inside it, including those written as JSON text in a string
+    (a tool declaration whose schema is a JSON string, a message holding a JSON object)."""
+    found: list[JsonValue] = [value]
+    if isinstance(value, dict):
+        items = list(value.values())
+    elif isinstance(value, list):
+        items = list(value)
+    elif isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+        try:
+            items = [json.loads(value)]
+        except ValueError:
+            items = []
+    else:
+        items = []
+    for item in items:
+        found.extend(_json_values(item))
+    return found
+
+def _declared(values: list[JsonValue], param: str, types: tuple[str, ...]) -> bool:
+    """Whether some JSON schema among `values` declares the property `param` with one of `types`."""
+    for value in values:
+        properties = value.get("properties") if isinstance(value, dict) else None
+        declared = properties.get(param) if isinstance(properties, dict) else None
+        if isinstance(declared, dict) and str(declared.get("type")) in types:
+            return True
+    return False
 
 #: How an argument schema may spell each ParamSpec type (JSON Schema, Python, TypeScript).
 _SCHEMA_TYPES: dict[str, tuple[str, ...]] = {
@@ -129,7 +165,8 @@ def model_received_final(world: World, steps: str) -> None:
 @then(parsers.re(r'the tools offered to the model are exactly "(?P<names>[^"]*)"$'))
 def tools_offered(world: World, names: str) -> None:
     """STEP-1 for every library: `next_tool_name`'s choices (`signature`), or else the native tool
-    declarations of every step call; `finish` and the library's own final-answer tool aside."""
+    declarations of every step call. `finish` and the library's own final-answer tool are allowed,
+    not required; `ask_to_user` only where it is enabled (the library's default, under `ask-user`)."""
     expected = sorted(n.strip() for n in names.split(",") if n.strip())
     agent = world.agent
     admitted = _guard.call("step_tool_names", lambda: world.binding.step_tool_names(agent),
@@ -142,8 +179,9 @@ def tools_offered(world: World, names: str) -> None:
         final_tools = final_tools | ({"ask_to_user"} - set(expected))
     if admitted is not None:
         offered = sorted(set(admitted) - final_tools)
-        assert "finish" in admitted, f"next_tool_name admits {sorted(admitted)}, without finish"
-        assert offered == expected, f"next_tool_name admits {sorted(admitted)}; the tools must be {expected}"
+        assert offered == expected, (
+            f"next_tool_name admits {sorted(admitted)}; the tools must be {expected} (plus, at most, "
+            "finish or the library's final-answer tool)")
         return
     steps = [c for c in world.model.calls if c.kind == "step"]
     assert steps, "the agent made no step call, so it offered the model no tools"
@@ -153,3 +191,51 @@ def tools_offered(world: World, names: str) -> None:
             f"step call {number} declared the tools {sorted(render.tool_names(call.tools))} to the "
             f"model; they must be exactly {expected} (plus the library's final-answer tool)"
         )
+
+#: A step prompt that says the tool arguments are a JSON object: in words ("a valid JSON object"),
+#: or as a JSON schema of type object, close to where it says JSON.
+_JSON_OBJECT = re.compile(r"json.{0,200}?(?:object|dict)|(?:object|dict).{0,200}?json", re.I | re.S)
+
+@then("every step call says that the tool arguments are a JSON object")
+def step_calls_say_json_object(world: World) -> None:
+    """STEP-2, in the library's own words: DSPy's field is `next_tool_args`, but another library may
+    name it otherwise; what the prompt must say is that the arguments are a JSON object."""
+    for number, call in enumerate(_calls(world, "every step call"), 1):
+        shown = call.text()
+        assert _JSON_OBJECT.search(shown), (
+            f"step call {number} should say that the tool arguments are a JSON object; it says "
+            f"neither in words nor as a schema:\n{_show(shown, 3000)}"
+        )
+
+@then(parsers.parse("step call {number:d} shows every earlier step's thought, args and observation"))
+def step_call_shows_trajectory(world: World, number: int) -> None:
+    """STEP-3's whole trajectory: a long run's late step call still shows its first steps (a
+    library that keeps only the last few shows the agent a different run)."""
+    (call,) = _calls(world, f"step call {number}")
+    shown = call.text()
+    steps = [t for t in world.turns_per_run[-1] if isinstance(t, StepTurn)][: number - 1]
+    results: dict[str, list[JsonValue]] = {n: list(t.results) for n, t in world.tools.items()}
+    missing = []
+    for index, turn in enumerate(steps, 1):
+        result = results.get(turn.tool_name, [None]).pop(0) if results.get(turn.tool_name) else None
+        wanted = [turn.thought, *_leaves(turn.tool_args), *([] if result is None else _leaves(result))]
+        absent = [w for w in wanted if not _shows(shown, w)]
+        if absent:
+            missing.append(f"step {index} ({turn.thought!r}): {absent}")
+    assert not missing, (
+        f"step call {number} should show the whole trajectory so far; it lacks\n  "
+        + "\n  ".join(missing) + f"\nIt was:\n{_show(shown, 3000)}"
+    )
+
+def _leaves(value: JsonValue) -> list[str]:
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value if isinstance(value, str) else json.dumps(value)]
+
+def _shows(text: str, value: str) -> bool:
+    """Whether `text` shows `value`; a number as a whole number (`101` is not in `7101`)."""
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", value):
+        return re.search(rf"(?<![\d.]){re.escape(value)}(?![\d])", text) is not None
+    return value in text

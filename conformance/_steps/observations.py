@@ -39,6 +39,9 @@ def _trajectory_is(steps: list[Any], datatable: list[list[str]]) -> None:
         assert json_equal(step.tool_args, parse_json(want["args"])), (
             f"step {number} should have args {want['args']}:\n{listing}"
         )
+        assert step.observation is not None, (
+            f"step {number} ({step.tool_name}) ran but has no observation:\n{listing}"
+        )
         assert want["observation"] in str(step.observation), (
             f"step {number}'s observation should contain {want['observation']!r}:\n{listing}"
         )

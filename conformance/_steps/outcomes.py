@@ -62,19 +62,26 @@ def _outputs_or_clear_error(world: World, outputs: str, name: str) -> None:
     else:
         call_fails_clearly(world, f'"{name}"')
 
-@then(parsers.parse('construction fails with a clear error that names "{names}"'))
+@then(parsers.re(
+    r'construction fails with an error that quotes the signature or names (?P<names>"[^"]+"(?: or "[^"]+")*)$'
+))
 def construction_fails(world: World, names: str) -> None:
-    """SIG-5 asks for a clear error, not particular words: one that names what is wrong, in a
-    sentence rather than a bare name (a `KeyError('question')` names it but explains nothing)."""
+    """SIG-5's "clear": the error quotes the malformed signature, or names what is wrong with it
+    (the offending field, the missing arrow or side). No particular words beyond that."""
     error = world.build_error
+    signature = world.signature.arrow()
     assert error is not None, (
-        f"the library built an agent from the malformed signature {world.signature.arrow()!r}; "
+        f"the library built an agent from the malformed signature {signature!r}; "
         "it must refuse it at construction"
     )
-    assert names.lower() in error.message.lower(), (
-        f"the construction error should name {names!r}: {error.type}: {error.message}"
+    wanted = _QUOTED.findall(names)
+    shown = " ".join(f"{error.message} {canonical(error.fields)}".split())
+    quoted = " ".join(signature.split()) in shown
+    named = [n for n in wanted if re.search(rf"(?<![0-9A-Za-z_]){re.escape(n)}(?![0-9A-Za-z_])", shown, re.I)]
+    assert quoted or named, (
+        f"the construction error should quote the signature {signature!r} or name "
+        f"{' or '.join(map(repr, wanted))}: {error.type}: {error.message}"
     )
-    _says_in_words("the construction error", error)
 
 def _says_in_words(what: str, error: ErrorInfo) -> None:
     """A clear error says what is wrong in a sentence: a bare name (`KeyError('question')`, whose
@@ -134,30 +141,60 @@ def raised_max_iterations(world: World, pattern: str | None) -> None:
             f"the message should still say the limit was reached (/{pattern}/): {error.message!r}"
         )
 
-def _error_field(world: World, field: str) -> Any:
+def _max_iterations(world: World) -> ErrorInfo:
     error = world.last.error
     assert error is not None and error.kind == "max-iterations", (
-        f"expected MaxIterationsError, got {error.type if error else 'a prediction'}"
+        f"expected the library's max-iterations error, got "
+        f"{f'{error.type}: {error.message}' if error else 'a prediction'}"
     )
+    return error
+
+def _error_field(world: World, field: str) -> Any:
+    error = _max_iterations(world)
     assert field in error.fields, (
         f"MaxIterationsError carries no {field!r}; it carries {sorted(error.fields)}"
     )
     return error.fields[field]
 
-@then(parsers.parse('the error\'s "{field}" is present, possibly empty'))
-def error_field_present(world: World, field: str) -> None:
-    value = _error_field(world, field)
-    assert value is None or isinstance(value, str), (
-        f"the error's {field!r} should be None or text, got {value!r}"
+@then(parsers.parse("the error's partial final answer, if it gives one, is not empty"))
+def partial_answer_not_empty(world: World) -> None:
+    """EXH-3, after steps with thoughts: a library that gives a partial final answer (optional, of
+    any JSON type) has something to give, so it may not be null or empty."""
+    error = _max_iterations(world)
+    if "partial_final_answer" not in error.fields:
+        return
+    value = error.fields["partial_final_answer"]
+    assert value not in (None, "", [], {}) and not (isinstance(value, str) and not value.strip()), (
+        f"the error gives a partial final answer, but it is empty ({value!r}), though the agent "
+        "wrote thoughts before the step cap"
     )
 
-@then(parsers.parse('the error\'s "{field}" holds text'))
-def error_field_holds_text(world: World, field: str) -> None:
-    """EXH-3's "present": after steps with thoughts there is something to show, never None."""
-    value = _error_field(world, field)
-    assert isinstance(value, str) and value.strip(), (
-        f"the error's {field!r} should hold text once the agent has written thoughts, got {value!r}"
-    )
+@then(parsers.re(r"the error's tools used are (?P<names>\[.*\])$"))
+def error_tools_used(world: World, names: str) -> None:
+    """EXH-2/EXH-3: the tools that ran, as the error's `tools_used` says, or else as its history
+    shows (the steps that called one of the agent's tools)."""
+    error = _max_iterations(world)
+    expected = parse_json(names)
+    if "tools_used" in error.fields:
+        got = error.fields["tools_used"]
+        where = "tools_used"
+    else:
+        declared = set(world.tools)
+        got = [s.tool_name for s in world.steps() if s.tool_name in declared]
+        where = "history (it gives no tools_used)"
+    if not json_equal(got, expected):
+        world.blocked_if_stopped_early()
+    assert json_equal(got, expected), (
+        f"the error's {where} says the tools used were {got!r}, expected {names}")
+
+@then(parsers.parse('the error\'s last observation, if it gives one, mentions "{text}"'))
+def error_last_observation(world: World, text: str) -> None:
+    """EXH-2: the steps so far are the history; a `last_observation` the library gives as well must
+    be the last step's."""
+    error = _max_iterations(world)
+    if "last_observation" in error.fields:
+        value = error.fields["last_observation"]
+        assert text in str(value), f"the error's last_observation should mention {text!r}: {value!r}"
 
 @then(parsers.parse('the error\'s "{field}" mentions "{text}"'))
 def error_field_mentions(world: World, field: str, text: str) -> None:
@@ -183,3 +220,34 @@ def error_field_is(world: World, field: str, expected: str) -> None:
     assert json_equal(value, parse_json(expected)), (
         f"the error's {field!r} is {value!r}, expected {expected}"
     )
+
+#: What a clear refusal of a step cap names: the cap, in any library's words.
+_CAP_WORDS = re.compile(r"max|step|iter|turn|limit|cap|budget|recursion", re.I)
+
+@then("the step cap of zero was refused with a clear error, or the call raised on it with nothing run")
+def zero_cap(world: World) -> None:
+    """EXH-3: a cap of zero is refused when the agent is configured (at construction, or by the call
+    that is given it) with an error that names the cap, or the run raises the library's
+    max-iterations error before any model call with nothing in it. Never silently a default: the
+    scenario also checks that the model was never called."""
+    refusal = world.build_error or (world.last.error if world.outcomes else None)
+    assert refusal is not None, (
+        "the agent accepted a step cap of zero and the call returned: it must refuse the cap, or "
+        f"raise on it before any model call (stop reason {world.last.stop_reason!r})"
+    )
+    if refusal.kind == "max-iterations":
+        history = refusal.fields.get("history", [])
+        assert history == [] and refusal.fields.get("last_observation") is None, (
+            f"the run raised on a cap of zero, but its error reports steps or an observation: "
+            f"{canonical(refusal.fields)}"
+        )
+        assert refusal.fields.get("iterations", 0) == 0, (
+            f"the run raised on a cap of zero, but its error counts steps: {canonical(refusal.fields)}")
+        assert refusal.fields.get("tools_used", []) == [], (
+            f"the run raised on a cap of zero, but its error reports tools used: {canonical(refusal.fields)}")
+        return
+    assert _CAP_WORDS.search(refusal.message), (
+        f"the step cap of zero was refused, but the error does not say it is about the step cap: "
+        f"{refusal.type}: {refusal.message}"
+    )
+    _says_in_words("the refusal of a step cap of zero", refusal)

@@ -38,6 +38,13 @@ def agent_is_called(world: World, inputs: str, cap: str | None) -> None:
     world.call(values, max_steps=int(cap) if cap is not None else None)
 
 
+@when(parsers.re(r"the agent is called with (?P<inputs>\{.*\}) unless it was refused$"))
+def agent_is_called_unless_refused(world: World, inputs: str) -> None:
+    """Build the agent; call it only if the library built it (a refusal is judged by a Then step)."""
+    if world.build() is not None:
+        agent_is_called(world, inputs, None)
+
+
 @when("the caller mutates what the call returned")
 def caller_mutates(world: World) -> None:
     agent = world.agent

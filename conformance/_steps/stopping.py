@@ -73,6 +73,26 @@ def did_not_crash_on_unknown_tool(world: World, number: int, requirement: str) -
         world.blocked_unless(False, requirement, f"call {number} crashed on the unknown tool: "
                              f"{error.type}: {error.message}")
 
+@then(parsers.parse("call {number:d} did not crash on the raising tool, as {requirement} requires"))
+def did_not_crash_on_raising_tool(world: World, number: int, requirement: str) -> None:
+    """A run that a raising tool crashed has no trajectory to judge: ERR-1's failure, not ours."""
+    error = world.outcomes[number - 1].error
+    if error is not None and error.kind == "other":
+        world.blocked_unless(False, requirement, f"call {number} crashed on the raising tool: "
+                             f"{error.type}: {error.message}")
+
+@then("the run is reported as stopped by its final answer, not by the step cap")
+def stopped_by_final_answer(world: World) -> None:
+    """LOOP-3: a final answer on the last allowed step is a final answer. A library that reports no
+    stop reason passes on its outputs alone (EXH-4 judges the missing reason); one that reports a
+    reason must report `finish`."""
+    outcome = world.prediction()
+    assert outcome.stop_reason in (None, "finish"), (
+        f"the model gave its final answer on the last allowed step, but the run reports the stop "
+        f"reason {outcome.stop_reason!r}, not 'finish': a final answer on step N of a cap of N is "
+        "a final answer, not a cap stop"
+    )
+
 @then("the run ended with the step cap, without crashing")
 def ended_on_cap(world: World) -> None:
     outcome = world.last

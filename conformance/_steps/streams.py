@@ -205,9 +205,26 @@ def done_prediction(world: World, field: str, value: str) -> None:
     )
 
 
+@then(parsers.parse("the stream emitted no step twice, as {requirement} requires"))
+def stream_without_repeats(world: World, requirement: str) -> None:
+    """A stream with more tool-step events than the model made tool calls repeated a step: STREAM-1's
+    defect, which a count of a streamed run's steps (LOOP-4) then inherits."""
+    steps = [s for s in _step_events(world) if s.tool_name != "finish"]
+    run = world.calls_per_run[-1]
+    answers = world.model.answers[len(world.model.calls) - len(run):]
+    chosen = sum(len(t.calls()) for t in answers if isinstance(t, StepTurn) and t.tool_name != "finish")
+    world.blocked_unless(
+        len(steps) <= chosen, requirement,
+        f"the stream emitted {len(steps)} tool-step events for the {chosen} tool call(s) the model "
+        f"made: it repeated a step ({', '.join(_calls(steps))})",
+    )
+
+
 @then(parsers.re(r"the stream has (?P<count>\d+) step events?$"))
 def stream_step_count(world: World, count: str) -> None:
     steps = _step_events(world)
+    if len(steps) != int(count):
+        world.blocked_if_stopped_early()
     assert len(steps) == int(count), (
         f"the stream should have {count} step event(s); it has {len(steps)}: "
         f"{[s.tool_name for s in steps]}"
