@@ -92,6 +92,8 @@ Feature: Exhaustion
   Scenario: A step cap of zero is refused at configuration, or raises before any model call
     Given the agent's step cap is 0
     And the agent raises on the step cap
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    And the model answers every extraction with {"answer": "2"}
     When the agent is called with {"question": "What is 1 + 1?"} unless it was refused
     Then the step cap of zero was refused with a clear error, or the call raised on it with nothing run
     And the model was never called
@@ -113,6 +115,15 @@ Feature: Exhaustion
     And the model answers every extraction with {"answer": "2"}
     When the agent is called with {"question": "What is 1 + 1?"}
     Then the run reports that the step cap stopped it after 3 steps
+
+  @req:EXH-4 @capability:max-steps-error
+  Scenario: A run that raises on the step cap is identified by its error, with its step count
+    Given the agent's step cap is 2
+    And the agent raises on the step cap
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    And the model answers every extraction with {"answer": "2"}
+    When the agent is called with {"question": "What is 1 + 1?"}
+    Then the run reports that the step cap stopped it after 2 steps
 
   @req:EXH-5 @capability:cap-summary @capability:max-steps-extract|max-steps-return
   Scenario: On the step cap the user is told what was tried and the last error

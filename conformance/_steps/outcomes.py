@@ -230,6 +230,11 @@ def zero_cap(world: World) -> None:
     that is given it) with an error that names the cap, or the run raises the library's
     max-iterations error before any model call with nothing in it. Never silently a default: the
     scenario also checks that the model was never called."""
+    steps = world.model.count("step")
+    assert not steps, (
+        f"the agent was given a step cap of zero, yet it made {steps} step call(s): the cap was "
+        "not honoured (a default replaced it?); it must be refused, or raise before any model call"
+    )
     refusal = world.build_error or (world.last.error if world.outcomes else None)
     assert refusal is not None, (
         "the agent accepted a step cap of zero and the call returned: it must refuse the cap, or "

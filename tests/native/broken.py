@@ -223,3 +223,107 @@ class AsksForApprovalAfterRunning(ApprovingNativeBinding):
     """The approval callback is called after the tool ran (HITL-3)."""
 
     loop_class: ClassVar[type[loop.Agent]] = _AsksAfterRunningLoop
+class _CapStopOnTheLastStepLoop(loop.Agent):
+    def run(self, user: str, *, max_steps: int | None = None) -> loop.Result:
+        cap = self.max_steps if max_steps is None else max_steps
+        result = super().run(user, max_steps=max_steps)
+        if result.stop_reason == "finish" and result.steps_used == cap:
+            result.stop_reason = "max_steps"  # the answer is kept, but reported as a cap stop
+        return result
+
+
+class ReportsTheLastStepAnswerAsACapStop(NativeBinding):
+    """A final answer given on step N of a cap of N is kept, but reported as a cap stop (LOOP-3)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _CapStopOnTheLastStepLoop
+
+
+class _ForgetfulLoop(loop.Agent):
+    def run(self, user: str, *, max_steps: int | None = None) -> loop.Result:
+        model = self.model
+
+        def recent_steps_only(messages: list[dict[str, Any]],
+                              tools: list[dict[str, Any]] | None) -> loop.Reply:
+            # The user's message, then the last five exchanges (an assistant reply and its results).
+            starts = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+            head = messages[: starts[0]] if starts else messages
+            return model([*head, *messages[starts[-5]:]] if len(starts) > 5 else messages, tools)
+
+        self.model = recent_steps_only
+        try:
+            return super().run(user, max_steps=max_steps)
+        finally:
+            self.model = model
+
+
+class ShowsOnlyTheLastFiveSteps(NativeBinding):
+    """Each step call shows only the last five steps of the trajectory, not the whole (STEP-3)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _ForgetfulLoop
+
+
+class _ExtraToolLoop(loop.Agent):
+    def __init__(self, tools: Any, *args: Any, **kwargs: Any) -> None:
+        spare = loop.ToolDef("web_search", "Search the web.", {"type": "object", "properties": {}},
+                             lambda: "nothing found")
+        super().__init__([*tools, spare], *args, **kwargs)
+
+
+class OffersAToolTheAgentLacks(NativeBinding):
+    """Every step call declares a built-in tool the agent was not given (STEP-1)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _ExtraToolLoop
+
+
+class _SilentFailuresLoop(loop.Agent):
+    def _result(self, output: str | None, reason: str, steps_used: int,
+                messages: list[dict[str, Any]], steps: list[dict[str, Any]],
+                errors: list[tuple[str, str, str]], message: str | None = None) -> loop.Result:
+        ran = [s for s in steps if not s["failed"]]  # a failed call leaves no step behind
+        return super()._result(output, reason, steps_used, messages, ran, errors, message)
+
+
+class DropsFailedCallsFromTheTrajectory(NativeBinding):
+    """The returned trajectory leaves out every tool call that raised (TRJ-3)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _SilentFailuresLoop
+
+
+class _DefaultCapLoop(loop.Agent):
+    def run(self, user: str, *, max_steps: int | None = None) -> loop.Result:
+        self.max_steps = self.max_steps or 10  # a cap of zero silently becomes the default
+        return super().run(user, max_steps=max_steps or None)
+
+
+class TakesAZeroCapForTheDefault(NativeBinding):
+    """A step cap of zero is silently replaced by the default of 10 (EXH-3)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _DefaultCapLoop
+
+
+class _NoHistoryLoop(loop.Agent):
+    def run(self, user: str, *, max_steps: int | None = None) -> loop.Result:
+        try:
+            return super().run(user, max_steps=max_steps)
+        except loop.MaxStepsError as exc:
+            raise loop.MaxStepsError(exc.max_iterations, [], exc.partial_final_answer) from None
+
+
+class ForgetsTheStepsOnTheCap(NativeBinding):
+    """The step-cap error carries no history of the steps that ran (EXH-2)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _NoHistoryLoop
+
+
+class _PlainCapErrorLoop(loop.Agent):
+    def run(self, user: str, *, max_steps: int | None = None) -> loop.Result:
+        try:
+            return super().run(user, max_steps=max_steps)
+        except loop.MaxStepsError:
+            raise RuntimeError("stopped") from None  # nothing says it was the step cap
+
+
+class RaisesAPlainErrorOnTheCap(NativeBinding):
+    """On the step cap in raise mode the run raises a plain RuntimeError (EXH-4, EXH-1)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _PlainCapErrorLoop

@@ -1048,3 +1048,59 @@ class RejectsWithoutTellingTheAgent(_BuildsAs):
     """A ReAct that, when the person rejects a call, tells the agent nothing (HITL-4)."""
 
     react_class = _RejectsSilently
+class _CrashesOnAnUnparsableStep(reference.ReAct):
+    def _iterate(self, run: _Run) -> _Part:
+        choice = yield _model(self.step, {**run.inputs, "trajectory": run.text})  # a parse error escapes
+        return (yield from self._act(run, choice["next_thought"], choice["next_tool_name"],
+                                     choice["next_tool_args"]))
+
+
+class CrashesOnAnUnparsableStep(_BuildsAs):
+    """A ReAct that lets the adapter's parse error on a step reply end the run (STEP-4)."""
+
+    react_class = _CrashesOnAnUnparsableStep
+
+
+class _MappingChat(reference.ChatAdapter):
+    def system(self, signature: reference.Signature) -> str:
+        return super().system(signature).replace("a JSON object", "a mapping")
+
+
+class _SaysNothingOfJSON(reference.ReAct):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.step.adapter = self.step.adapter or _MappingChat()
+
+    def _step_signature(self) -> reference.Signature:
+        signature = super()._step_signature()
+        lines = [line for line in signature.instructions.splitlines() if "JSON" not in line]
+        return signature.extended(instructions="\n".join(lines))
+
+
+class SaysNothingOfJSON(_BuildsAs):
+    """A ReAct whose step prompt never says the tool arguments are a JSON object (STEP-2)."""
+
+    react_class = _SaysNothingOfJSON
+
+
+class SaysNothingOfTheSignature(ReferenceBinding):
+    """A ReAct that refuses a malformed signature with a bare 'invalid' (SIG-5)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        built = super().build(spec, tools)
+        if isinstance(built, ErrorInfo):
+            return built.model_copy(update={"message": "invalid"})
+        return built
+
+
+class RepeatsTheLastStreamStep(ReferenceBinding):
+    """A ReAct whose stream, on the step cap, emits the last step a second time (STREAM-1); the
+    streamed per-call cap (LOOP-4) is then blocked by STREAM-1, not failed."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        outcome = super().run(agent, call, model)
+        events = outcome.events
+        if events and outcome.stop_reason == "max_steps":
+            steps = [e for e in events if e.kind == "step"]
+            events.insert(len(events) - 1, steps[-1].model_copy())
+        return outcome

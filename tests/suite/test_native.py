@@ -67,6 +67,13 @@ def test_raise_mode_admits_an_extra_model_call_for_the_partial_answer(native_run
     ("CoercesLossily", "ARGS-4"),
     ("ParsesArgsWithoutAGuard", "ARGS-5"),
     ("AsksForApprovalAfterRunning", "HITL-3"),
+    ("ReportsTheLastStepAnswerAsACapStop", "LOOP-3"),
+    ("ShowsOnlyTheLastFiveSteps", "STEP-3"),
+    ("OffersAToolTheAgentLacks", "STEP-1"),
+    ("DropsFailedCallsFromTheTrajectory", "TRJ-3"),
+    ("TakesAZeroCapForTheDefault", "EXH-3"),
+    ("ForgetsTheStepsOnTheCap", "EXH-2"),
+    ("RaisesAPlainErrorOnTheCap", "EXH-4"),
 ])
 def test_a_broken_native_loop_fails_the_right_requirement(
     run_suite: RunSuite, binding: str, requirement: str

@@ -80,6 +80,10 @@ BREAKS: dict[str, tuple[str, tuple[str, ...]]] = {
     f"{B}:ShowsOnlyTextInputs": ("STEP-3", ()),
     f"{B}:SkipsTheLimitsUnderTheJSONAdapter": ("ARGS-5", ()),
     f"{B}:TriesOnceMoreAtOnce": ("NET-1", ()),
+    f"{B}:CrashesOnAnUnparsableStep": ("STEP-4", ()),
+    f"{B}:SaysNothingOfJSON": ("STEP-2", ()),
+    f"{B}:SaysNothingOfTheSignature": ("SIG-5", ()),
+    f"{B}:RepeatsTheLastStreamStep": ("STREAM-1,LOOP-4", ()),
     f"{HTTP}:RetriesRefusals": ("NET-1", OFF),
     f"{HTTP}:AmendsRetries": ("NET-1", OFF),
     f"{CI}:NoSizeLimit": ("ARGS-5", ()),
@@ -89,6 +93,13 @@ BREAKS: dict[str, tuple[str, tuple[str, ...]]] = {
     f"{NATIVE}:RepairsMalformedArgs": ("ARGS-3", ()),
     f"{NATIVE}:SkipsUnknownTools": ("LOOP-5", ()),
     f"{NATIVE}:NeverStopsOnRepeatedErrors": ("ERR-2", ()),
+    f"{NATIVE}:ReportsTheLastStepAnswerAsACapStop": ("LOOP-3", ()),
+    f"{NATIVE}:ShowsOnlyTheLastFiveSteps": ("STEP-3", ()),
+    f"{NATIVE}:OffersAToolTheAgentLacks": ("STEP-1", ()),
+    f"{NATIVE}:DropsFailedCallsFromTheTrajectory": ("TRJ-3", ()),
+    f"{NATIVE}:TakesAZeroCapForTheDefault": ("EXH-3", ()),
+    f"{NATIVE}:ForgetsTheStepsOnTheCap": ("EXH-2", ()),
+    f"{NATIVE}:RaisesAPlainErrorOnTheCap": ("EXH-4", ()),
 }
 #: The broken bindings that cannot give the same verdicts both ways, by design.
 DIFFERENT_BY_DESIGN = {

@@ -117,6 +117,10 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("RunsTheCallOnAnEditOfNoTool", "HITL-7"),
         ("SharesThePausedTrajectory", "TRJ-2"),
         ("RejectsWithoutTellingTheAgent", "HITL-4"),
+        ("CrashesOnAnUnparsableStep", "STEP-4"),
+        ("SaysNothingOfJSON", "STEP-2"),
+        ("SaysNothingOfTheSignature", "SIG-5"),
+        ("RepeatsTheLastStreamStep", "STREAM-1"),
     ],
 )
 def test_a_broken_implementation_fails_the_right_requirement(
@@ -132,13 +136,14 @@ def test_a_cap_that_stops_a_step_early_fails_loop_3_and_blocks_what_counts_steps
     run = run_suite(f"{B}:StopsAStepEarly")
     assert run.report is not None, run.output[-3000:]
     assert "LOOP-3" in run.requirements("failed")
-    # Each of these counts steps up to the agent's cap on a sync call: LOOP-3's failure, not theirs.
-    dependent = {"TRJ-3", "EXH-2", "EXH-4", "ERR-2"}
+    # Each of these counts steps up to a cap, the agent's or the call's, synchronous or streamed:
+    # LOOP-3's failure, not theirs (where LOOP-3 passed, the report turns such a block into a failure).
+    dependent = {"TRJ-3", "EXH-2", "EXH-4", "ERR-2", "LOOP-4", "STREAM-1"}
     assert dependent <= run.requirements("blocked"), run.report["requirements"]
     blocked = [s for s in run.report["scenarios"] if s["verdict"] == "blocked"]
     assert {s["blocked_by"] for s in blocked if s["requirement"] in dependent} == {"LOOP-3"}
-    # A per-call, streamed or async cap may count on its own: a step early there fails its own.
-    assert {"LOOP-4", "STREAM-1", "ASYNC-2"} <= run.requirements("failed"), run.report["requirements"]
+    # Concurrent runs are not traced to their cap: a step early there fails ASYNC-2 itself.
+    assert "ASYNC-2" in run.requirements("failed"), run.report["requirements"]
     assert not run.requirements("errored")
 
 
@@ -193,3 +198,12 @@ def test_a_scenarios_own_known_failure_reason_wins_over_its_requirements(run_sui
     assert "this scenario's own reason" in reasons["The step cap stops a loop that never chooses finish"]
     assert any("the whole requirement's reason" in m for n, m in reasons.items()
                if n != "The step cap stops a loop that never chooses finish"), reasons
+
+
+def test_a_repeated_stream_step_blocks_the_streamed_cap_by_stream_1(run_suite: RunSuite) -> None:
+    run = run_suite(f"{B}:RepeatsTheLastStreamStep", "-k", "stream")
+    assert run.report is not None, run.output[-3000:]
+    assert run.report["requirements"]["STREAM-1"] == "failed"
+    (streamed,) = [s for s in run.report["scenarios"] if s["requirement"] == "LOOP-4"
+                   and s["verdict"] != "not-claimed"]
+    assert (streamed["verdict"], streamed["blocked_by"]) == ("blocked", "STREAM-1"), streamed
