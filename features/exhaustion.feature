@@ -31,7 +31,7 @@ Feature: Exhaustion
     Then the prediction's "answer" is "2"
 
   @req:EXH-2 @capability:max-steps-error
-  Scenario: The partial run is reachable after the max-iterations error
+  Scenario: MaxIterationsError carries the run's structured context
     Given the agent's step cap is 2
     And the agent raises on the step cap
     And the model replies
@@ -51,7 +51,7 @@ Feature: Exhaustion
     And the error's last observation, if it gives one, mentions "Paris is the capital of France."
 
   @req:EXH-2 @capability:max-steps-error
-  Scenario: The history after the max-iterations error is a snapshot the caller owns
+  Scenario: The history on MaxIterationsError is a snapshot the caller owns
     Given the agent's step cap is 1
     And the agent raises on the step cap
     And the model answers every step with tool "add" and args {"a": 2, "b": 2}
@@ -63,7 +63,7 @@ Feature: Exhaustion
     And the error's "history" has 1 step
 
   @req:EXH-3 @capability:max-steps-error
-  Scenario: When no tool ran, no tool is reported as used
+  Scenario: When no tool ran, tools_used is empty
     Given the agent's step cap is 1
     And the agent raises on the step cap
     And the model answers every step with tool "delete_everything" and args {"path": "/"}

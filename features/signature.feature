@@ -80,16 +80,16 @@ Feature: Signature polymorphism
   Scenario Outline: A malformed signature string fails at construction with a clear error
     Given a ReAct agent with the signature "<signature>"
     When the agent is built
-    Then construction fails with an error that quotes the signature or names <names>
+    Then construction fails with an error that quotes the signature or names "<names>"
     And the model was never called
 
     Examples:
-      | signature                    | names                |
-      | question answer              | "->" or "arrow"      |
-      | -> answer                    | "input"              |
-      | question ->                  | "output"             |
-      | question, question -> answer | "question"           |
-      | question -> question         | "question"           |
+      | signature                    | names    |
+      | question answer              | ->       |
+      | -> answer                    | input    |
+      | question ->                  | output   |
+      | question, question -> answer | question |
+      | question -> question         | question |
 
   @req:SIG-5 @capability:signature
   Scenario: A signature value whose input and output share a name fails at construction

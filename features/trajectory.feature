@@ -70,7 +70,7 @@ Feature: Trajectory return
       | three   | search | {"query": "capital of France"} | Paris is the capital of France. |
 
   @req:TRJ-3
-  Scenario: After three raising tool calls in a row the steps appear in the order they ran, one observation each
+  Scenario: After repeated tool errors the steps appear in the order they ran, one observation each
     Given the tool "explode" that raises ValueError "the disk is on fire"
     And the agent's step cap is 4
     And the model answers every extraction with {"answer": "sorry"}

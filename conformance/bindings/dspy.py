@@ -196,10 +196,12 @@ class DSPyBinding(Binding):
         _LITERALS + '[{"recipient": "Ann", "urgent": True}]': _REPAIRED + " (True read as true)",
         _LITERALS + "[{'recipient': 'Ann', 'urgent': False}]": _REPAIRED + " (quotes and False read as JSON)",
         _LITERALS + '[{"recipient": "Ann", "urgent": true,}]': _REPAIRED + " (trailing comma dropped)",
-        "test_a_step_reply_without_tool_args_never_crashes_the_run[json]":
+        **dict.fromkeys(
+            ["test_a_step_reply_without_tool_args_never_crashes_the_run[json]",
+             "test_a_step_reply_without_its_tool_args_never_crashes_the_run_in_either_adapter[json]"],
             "JSONAdapter.parse raises AdapterParseError when next_tool_args is missing "
             "(adapters/json_adapter.py); it is not the ValueError ReAct.forward catches "
-            "(predict/react.py): the run crashes",
+            "(predict/react.py): the run crashes"),
         "The agent is told that the tool it chose does not exist":
             "on a next_tool_name that is not a tool, ChatAdapter.__call__ re-asks with JSONAdapter "
             "(adapters/chat_adapter.py) sending the same inputs and trajectory: nothing names the "
@@ -222,8 +224,6 @@ class DSPyBinding(Binding):
         "The error history keeps the last ten errors":
             "dspy.ReAct keeps no tool-error history: a tool error is only an observation string "
             "(predict/react.py forward)",
-        "After repeated tool errors the steps appear in the order they ran, one observation each":
-            _NO_STOP + ": the scenario's fifth step call is unscripted",
         "EXH-4": _NO_STOP_REASON,
         "An unknown tool name never crashes the run, also when it is the last step":
             "ChatAdapter.__call__ re-asks a step whose next_tool_name is not a tool with JSONAdapter "

@@ -57,13 +57,10 @@ _TEXT = ("_call_tool (base_agent.py) catches the tool's exception and shows the 
 _ARGS = ("get_tool_calls_from_response (llms/mock.py, as llama-index-llms-openai's) parses args with "
          "llms/utils.py parse_partial_json, {} on failure, and ToolSelection turns a non-object into {}")
 _KNOWN: dict[str, str] = {
-    # The sync scenarios of other requirements that count steps up to the agent's cap are blocked
-    # by LOOP-3; a per-call, async or streamed cap is judged on its own.
+    # The scenarios of other requirements that count steps up to a cap (the agent's or the call's,
+    # synchronous or streamed) are blocked by LOOP-3; concurrent runs are judged on their own.
     "LOOP-3": _LAST,
     "Finishing on the last allowed step does not raise": _LAST,
-    "A per-call step cap overrides the agent's": _LAST,
-    "A streamed call's own step cap applies to that call": _LAST,
-    "A streaming run stopped by the step cap still ends with one done event": _LAST,
     "Fifty overlapping async runs of one agent share no state":
         _LAST + ": each run's final answer comes on its cap step (with one step more the runs are isolated)",
     "A raising tool becomes an error observation and the loop goes on": _TEXT,

@@ -76,7 +76,6 @@ _DICT_ARG = ("function_tool's default strict_mode refuses a dict-typed argument 
              "ensure_strict_json_schema: 'additionalProperties should not be set for object types'): "
              "the agent cannot be built")
 _NO_EDIT = "RunState offers approve and reject only (run_state.py): the SDK cannot edit a pending call"
-_NO_PARTIAL = "MaxTurnsExceeded's run_data (exceptions.py RunErrorDetails) holds no partial final answer"
 _UNKNOWN = ("run_internal/turn_resolution.py process_model_response raises ModelBehaviorError('Tool "
             "<name> not found in agent <agent>') out of Runner.run unless tool_not_found_behavior opts out")
 _KNOWN: dict[str, str] = {
@@ -89,7 +88,6 @@ _KNOWN: dict[str, str] = {
     "Three similar failures in a row stop the retries with a suggestion": _NO_STOP,
     "The error history keeps the last ten errors": "the SDK keeps no tool-error history: a failed call "
                                                    "is only its function_call_output (items.py)",
-    "After repeated tool errors the steps appear in the order they ran, one observation each": _NO_STOP,
     "Any JSON object the model writes reaches the tool intact": _DICT_ARG,
     "Wide but shallow tool args reach the tool intact": _DICT_ARG,
     "Tool args nested a hundred thousand levels deep fail fast with a clear error": _DICT_ARG,
@@ -97,9 +95,7 @@ _KNOWN: dict[str, str] = {
         "the SDK puts no size limit on tool arguments: the 5 MB string passes validation and the tool runs",
     "MaxIterationsError carries the run's structured context":
         "MaxTurnsExceeded carries its message and run_data (exceptions.py RunErrorDetails: input, "
-        "new_items, raw_responses, ...): no max_iterations, no partial final answer",
-    "A budget of zero steps raises with an empty history and no last observation": _NO_PARTIAL,
-    "After steps with thoughts, partial_final_answer is present": _NO_PARTIAL,
+        "new_items, raw_responses, ...): no max_iterations, the limit it reached",
     "An unknown tool name is never run, and the loop goes on": _UNKNOWN,
     "An unknown tool name never crashes the run, also when it is the last step": _UNKNOWN,
     "The agent is told that the tool it chose does not exist": _UNKNOWN,
@@ -110,7 +106,6 @@ _KNOWN: dict[str, str] = {
 }
 _KNOWN_OPT_IN: dict[str, str] = {
     **{k: v for k, v in _KNOWN.items() if v != _UNKNOWN},
-    "When no tool ran, tools_used is empty": _NO_PARTIAL,
     "The user's answer to ask_to_user is the observation of that step":
         "the SDK has no ask_to_user tool: the call gets the output \"Tool 'ask_to_user' not found.\" "
         "and the run asks the model again instead of pausing (run_internal/turn_resolution.py)",

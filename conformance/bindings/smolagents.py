@@ -93,13 +93,9 @@ class SmolagentsBinding(Binding):
         "The error history keeps the last ten errors":
             "no tool-error history: each error lives only on its own ActionStep (memory.py, "
             "ActionStep.error)",
-        "After repeated tool errors the steps appear in the order they ran, one observation each":
-            "the script ends where ERR-2's stop should come, and smolagents has none: _run_stream asks "
-            "the model for a fifth step",
         "EXH-5": "on the cap MultiStepAgent._handle_max_steps_reached returns only the text of the "
                  "tool-less provide_final_answer call: no word of the tools tried or the last error",
         "A streaming run stopped by the step cap still ends with one done event": _TWICE,
-        "A streamed call's own step cap applies to that call": _TWICE,
         "ARGS-5": "validate_tool_arguments (tools.py) checks only argument names and top-level types: no "
                   "size or depth limit, so a 200-level nested object or a 5 MB string reaches the tool",
     }

@@ -85,9 +85,11 @@ _KNOWN: dict[str, str] = {
         "Signature.from_string collects the input names in a dict (signature.py): a repeat merges silently",
     _SIG5 + "[question -> question-question]": _SAME_NAME,
     "A signature value whose input and output share a name fails at construction": _SAME_NAME,
-    "An arrow string's outputs hold the types it declares":
+    **dict.fromkeys(
+        ["An arrow string's outputs hold the types it declares",
+         "Several inputs and typed outputs in string form reach the prediction as declared"],
         "Signature.from_string splits each side on commas only (signature.py): `count: int` becomes a "
-        "text field named 'count: int', so the prediction never holds a typed `count`",
+        "text field named 'count: int', so the prediction never holds a typed `count`"),
     "An unknown tool name is never run, and the loop goes on":
         "react.py _execute_iteration raises ValueError on an unknown tool name; aexecute records an error "
         "episode and breaks out of the loop to extraction",
@@ -143,7 +145,6 @@ _KNOWN: dict[str, str] = {
         _RETRY_ERROR,
     "STREAM-1": "ReAct.astream emits each step's prediction (thought, tool, args) before the tool runs, "
                 "no event with its observation, and a final Prediction with no stop reason (react.py)",
-    "After repeated tool errors the steps appear in the order they ran, one observation each": _NO_STOP,
     "EXH-4": _NO_STOP_REASON,
     "EXH-5": "on the cap ReAct.aexecute goes straight to the extraction call and returns its outputs "
              "(react.py): nothing tells the user what was tried",
