@@ -4,7 +4,11 @@ loop (tests/ruby/loop.rb) bound by a harness that writes only its translation
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -43,3 +47,37 @@ def test_an_auxiliary_call_is_answered_without_a_scripted_turn(tmp_path: Path) -
     asked = [line for line in lines if '"kind":"auxiliary"' in line and '"auxiliary":"observation"' in line]
     answered = [line for line in lines if '"auxiliary":"continue"' in line]
     assert asked and len(answered) == len(asked), lines[:20]
+
+
+@pytest.mark.skipif(shutil.which("ruby") is None or shutil.which("uv") is None or shutil.which("uvx") is None,
+                    reason="needs ruby (.ci/run installs it), uv and uvx (the dev extra)")
+def test_a_ruby_library_runs_the_suite_as_writing_a_harness_md_shows(tmp_path: Path) -> None:
+    """The CI recipe for a library not in Python, verbatim but for where the suite comes from (a
+    built wheel, as docs/ci.md says) and with the protocol module copied beside the harness."""
+    built = subprocess.run(["uv", "build", "--wheel", "--out-dir", str(tmp_path / "dist"), str(ROOT)],
+                           capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr
+    [wheel] = (tmp_path / "dist").glob("react_conformance-*.whl")
+    repo = tmp_path / "rubylib"
+    (repo / "conformance").mkdir(parents=True)
+    shutil.copy(ROOT / "harnesses" / "lib" / "protocol.rb", repo / "conformance" / "protocol.rb")
+    shutil.copy(ROOT / "tests" / "ruby" / "loop.rb", repo / "conformance" / "loop.rb")
+    harness = HARNESS.read_text(encoding="utf-8").replace("require_relative '../../harnesses/lib/protocol'",
+                                                          "require_relative 'protocol'")
+    (repo / "conformance" / "harness.rb").write_text(harness, encoding="utf-8")
+
+    doc = (ROOT / "docs" / "writing-a-harness.md").read_text(encoding="utf-8")
+    [command] = re.findall(r"```sh\n(uvx --with .*?)```", doc, re.S)
+    source = re.search(r'"(react-conformance @ git\+[^"]+)"', command)
+    assert source is not None
+    command = command.replace(source.group(1), str(wheel))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    run = subprocess.run(["bash", "-c", command], cwd=repo, env=env, capture_output=True, text=True,
+                         timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    report = json.loads((repo / "conformance.json").read_text(encoding="utf-8"))
+    assert report["binding"]["name"] == "ruby-loop" and report["complete"]
+    assert {"LOOP-1", "LOOP-3", "ERR-1", "ARGS-1"} <= {r for r, v in report["requirements"].items()
+                                                       if v == "passed"}
+    assert (repo / "conformance.xml").is_file()
+    assert sorted(p.name for p in repo.iterdir()) == ["conformance", "conformance.json", "conformance.xml"]
