@@ -38,7 +38,9 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, isStepCount, streamText, tool } from 'ai';
 import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
-import { askModel, callTool, currentRun, errorInfo, faultResponse, json, notifyHang, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
+import { faultFetch, generated, lmCall, observation, streamChunks, trajectory } from '../lib/ai-sdk.mjs';
+import { replyOutputs, text, userMessage, zodObject } from '../lib/render.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/ai/package.json', import.meta.url), 'utf-8')).version;
 
@@ -78,19 +80,10 @@ const KNOWN_FAILURES = {
 // ---------------------------------------------------------------------------------------------
 // Tools
 
-const ZOD = {
-  str: () => z.string(), int: () => z.number().int(), float: () => z.number(), bool: () => z.boolean(),
-  list: () => z.array(z.any()), dict: () => z.record(z.string(), z.any()),
-};
-
 function sdkTool(spec) {
-  const shape = Object.fromEntries(spec.parameters.map((p) => {
-    const type = ZOD[p.type]();
-    return [p.name, p.description ? type.describe(p.description) : type];
-  }));
   return tool({
     description: spec.description,
-    inputSchema: z.strictObject(shape),
+    inputSchema: zodObject(z, spec),
     execute: (args) => callTool(spec.name, args),
     ...(spec.interruptible ? { needsApproval: true } : {}),
   });
@@ -98,71 +91,6 @@ function sdkTool(spec) {
 
 // ---------------------------------------------------------------------------------------------
 // The model: what each request shows, and the scripted turn as the model's content
-
-function text(value) {
-  return typeof value === 'string' ? value : JSON.stringify(value ?? null);
-}
-
-function outputText(output) {
-  if (output == null) return '';
-  switch (output.type) {
-    case 'text': case 'error-text': return output.value;
-    case 'json': case 'error-json': return JSON.stringify(output.value);
-    case 'execution-denied': return `execution denied${output.reason ? `: ${output.reason}` : ''}`;
-    case 'content': return output.value.map((p) => p.text ?? '').join('');
-    default: return JSON.stringify(output);
-  }
-}
-
-function partText(part) {
-  switch (part.type) {
-    case 'text': case 'reasoning': return part.text;
-    case 'tool-call': return `${part.toolName}(${text(part.input)})`;
-    case 'tool-result': return `${part.toolName}: ${outputText(part.output)}`;
-    case 'tool-approval-response':
-      return `approval ${part.approvalId}: ${part.approved ? 'approved' : 'denied'}${part.reason ? ` (${part.reason})` : ''}`;
-    default: return JSON.stringify(part);
-  }
-}
-
-// A request as the model is shown it: each prompt message as text, the tools as declarations.
-function lmCall(options) {
-  const messages = options.prompt.map((m) => ({
-    role: m.role,
-    content: typeof m.content === 'string' ? m.content : m.content.map(partText).join('\n'),
-  }));
-  const tools = (options.tools ?? []).map((t) => ({
-    type: 'function', function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema },
-  }));
-  return { kind: 'step', adapter: 'native', messages, tools: tools.length ? tools : null };
-}
-
-function replyText(outputs) {
-  const values = Object.values(outputs ?? {});
-  return values.length === 1 ? text(values[0]) : JSON.stringify(outputs ?? {});
-}
-
-let callIds = 0;
-
-// The turn as the model's response content and finish reason.
-function content(turn) {
-  if (turn.kind !== 'step') return { parts: [{ type: 'text', text: replyText(turn.outputs) }], finish: 'stop' };
-  const number = ++callIds;
-  const calls = [turn, ...(turn.parallel ?? [])].map((c, i) => ({
-    type: 'tool-call', toolCallId: `call_${number}${i ? `_${i}` : ''}`, toolName: c.tool_name,
-    input: c.raw_tool_args ?? JSON.stringify(c.tool_args),
-  }));
-  return { parts: [...(turn.thought ? [{ type: 'text', text: turn.thought }] : []), ...calls], finish: 'tool-calls' };
-}
-
-const USAGE = {
-  inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 0, text: 0, reasoning: 0 },
-};
-
-function finishReason(finish) {
-  return { unified: finish, raw: finish === 'stop' ? 'stop' : 'tool_calls' };
-}
 
 // Model requests per run: a streaming run's events say how many had been made when they arrived.
 const modelCalls = new Map();
@@ -176,27 +104,6 @@ async function scripted(options) {
   return turn;
 }
 
-// A scripted transport fault, as the SDK's own OpenAI-compatible client meets it.
-function faultFetch(turn) {
-  return async () => {
-    if (turn.fault === 'hang') {
-      // The endpoint never answers: the request's own timeout would pass on the model's clock,
-      // but the SDK gives the request none (no abort signal unless the caller passes one or sets
-      // generateText's `timeout`): the notice says so. The request then fails as a timeout
-      // below, only so that the run ends; the suite judges the missing timeout.
-      notifyHang(null);
-    }
-    if (turn.fault === 'connection' || turn.fault === 'timeout' || turn.fault === 'hang') {
-      // What Node's fetch (undici) throws: a TypeError whose cause is the socket's error.
-      const cause = turn.fault !== 'connection'
-        ? Object.assign(new Error('Headers Timeout Error (scripted timeout)'), { name: 'HeadersTimeoutError', code: 'UND_ERR_HEADERS_TIMEOUT' })
-        : Object.assign(new Error('read ECONNRESET (scripted connection reset)'), { code: 'ECONNRESET' });
-      throw new TypeError('fetch failed', { cause });
-    }
-    return faultResponse(turn);
-  };
-}
-
 function openAICompatible(baseURL, fetch) {
   return createOpenAICompatible({ name: 'scripted', baseURL, apiKey: 'placeholder-key', ...(fetch ? { fetch } : {}) }).chatModel('scripted');
 }
@@ -207,61 +114,17 @@ const mock = new MockLanguageModelV4({
   async doGenerate(options) {
     const turn = await scripted(options);
     if (turn.kind === 'fault') return openAICompatible('http://scripted.invalid/v1', faultFetch(turn)).doGenerate(options);
-    const { parts, finish } = content(turn);
-    return { content: parts, finishReason: finishReason(finish), usage: USAGE, warnings: [] };
+    return generated(turn);
   },
   async doStream(options) {
     const turn = await scripted(options);
     if (turn.kind === 'fault') return openAICompatible('http://scripted.invalid/v1', faultFetch(turn)).doStream(options);
-    const { parts, finish } = content(turn);
-    const chunks = [{ type: 'stream-start', warnings: [] }];
-    parts.forEach((part, i) => {
-      if (part.type !== 'text') chunks.push(part);
-      else chunks.push({ type: 'text-start', id: `t${i}` }, { type: 'text-delta', id: `t${i}`, delta: part.text }, { type: 'text-end', id: `t${i}` });
-    });
-    chunks.push({ type: 'finish', finishReason: finishReason(finish), usage: USAGE });
-    return { stream: convertArrayToReadableStream(chunks) };
+    return { stream: convertArrayToReadableStream(streamChunks(turn)) };
   },
 });
 
 // ---------------------------------------------------------------------------------------------
 // Reading the result
-
-function parsed(value) {
-  if (typeof value !== 'string') return json(value);
-  try {
-    return JSON.parse(value);
-  } catch {
-    return value;
-  }
-}
-
-function observation(output) {
-  if (output == null) return null;
-  if (output.type === 'json' || output.type === 'error-json') return json(output.value);
-  return outputText(output);
-}
-
-// The trajectory in the run's messages: one step per tool call of each assistant message, its
-// thought the message's text, its observation the tool result of the same call id.
-function trajectory(messages) {
-  const results = new Map();
-  for (const m of messages) {
-    if (m.role !== 'tool') continue;
-    for (const part of m.content) if (part.type === 'tool-result') results.set(part.toolCallId, part.output);
-  }
-  const steps = [];
-  for (const m of messages) {
-    if (m.role !== 'assistant' || typeof m.content === 'string') continue;
-    const thought = m.content.filter((p) => p.type === 'text').map((p) => p.text).join('') || null;
-    for (const part of m.content) {
-      if (part.type !== 'tool-call') continue;
-      steps.push({ thought, tool_name: part.toolName, tool_args: parsed(part.input),
-                   observation: observation(results.get(part.toolCallId)) });
-    }
-  }
-  return steps;
-}
 
 // Calls awaiting a person's approval: the approval requests of the last step that no response,
 // automatic or not, answered.
@@ -294,23 +157,6 @@ function options(state, capOf, prompt, baseURL) {
     ...prompt,
     stopWhen: isStepCount(capOf),
   };
-}
-
-function userMessage(inputs) {
-  const entries = Object.entries(inputs);
-  if (entries.length === 1) return text(entries[0][1]);
-  return entries.map(([name, value]) => `${name}: ${text(value)}`).join('\n');
-}
-
-function replyOutputs(signature, reply) {
-  const names = signature.outputs.length ? signature.outputs.map((f) => f.name) : ['answer'];
-  if (names.length > 1 && typeof reply === 'string') {
-    try {
-      const values = JSON.parse(reply);
-      if (values && typeof values === 'object' && !Array.isArray(values)) return values;
-    } catch { /* not JSON: judged as it is */ }
-  }
-  return { [names[0]]: json(reply) };
 }
 
 // The outcome of a finished generateText/streamText: `before` are the messages it was given;

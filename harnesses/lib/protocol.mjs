@@ -84,12 +84,27 @@ function depth(value, limit) {
   return 1 + deepest;
 }
 
+// Arguments too deep for a protocol message, as their JSON text; V8's JSON.stringify recurses, so
+// arguments deeper than its stack (JSON.parse has no such limit) are described instead.
+function deepText(args) {
+  try {
+    return JSON.stringify(args);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return `arguments nested too deep for JSON.stringify (${error.message})`;
+  }
+}
+
+/** A value as a protocol message may carry it: nested deeper than the suite parses, its JSON text. */
+export function wire(value) {
+  return depth(value, DEEPEST) > DEEPEST ? deepText(value) : value;
+}
+
 /** Runs the suite's tool `name` with `args`; throws the tool's error under its own name. Args
  *  nested deeper than a protocol message may be are sent as their JSON text: the suite then records
  *  that the library did hand them to the tool, and the tool refuses them as not an object. */
 export async function callTool(name, args) {
-  const sent = depth(args, DEEPEST) > DEEPEST ? JSON.stringify(args) : args;
-  const answer = await ask('tool', { name, args: sent });
+  const answer = await ask('tool', { name, args: wire(args) });
   if (answer.error != null) {
     const error = new Error(answer.error.message);
     error.name = answer.error.type;

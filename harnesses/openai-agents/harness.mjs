@@ -35,6 +35,7 @@ import {
 } from '@openai/agents';
 import OpenAI from 'openai';
 import { askModel, callTool, currentRun, errorInfo, faultResponse, json, notifyHang, serve } from '../lib/protocol.mjs';
+import { replyOutputs, replyText, userMessage } from '../lib/render.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@openai/agents/package.json', import.meta.url), 'utf-8')).version;
 
@@ -94,13 +95,6 @@ function shown(message) {
   else if (Array.isArray(message.content)) parts.push(message.content.map((p) => p.text ?? '').join(''));
   if (message.tool_calls?.length) parts.push(JSON.stringify(message.tool_calls));
   return { role: message.role, content: parts.join('\n') };
-}
-
-// A final answer as one reply (FinalTurn.reply_text): the one output's text, or a JSON object.
-function replyText(outputs) {
-  const values = Object.values(outputs);
-  if (values.length === 1) return typeof values[0] === 'string' ? values[0] : JSON.stringify(values[0]);
-  return JSON.stringify(outputs);
 }
 
 // A turn as the assistant message the endpoint answers with (render.openai_message).
@@ -200,27 +194,6 @@ function schema(spec) {
   };
 }
 
-// render.user_message: the one input's text, or `name: value` lines.
-function userMessage(inputs) {
-  const text = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
-  const entries = Object.entries(inputs);
-  if (entries.length === 1) return text(entries[0][1]);
-  return entries.map(([name, v]) => `${name}: ${text(v)}`).join('\n');
-}
-
-// render.reply_outputs: the reply under the one output's name (a JSON object of them for several).
-function replyOutputs(spec, reply) {
-  const names = spec.signature.outputs.map((f) => f.name);
-  if (!names.length) names.push('answer');
-  if (names.length > 1 && typeof reply === 'string') {
-    try {
-      const values = JSON.parse(reply);
-      if (values && typeof values === 'object' && !Array.isArray(values)) return values;
-    } catch { /* not JSON: kept whole */ }
-  }
-  return { [names[0]]: json(reply) };
-}
-
 // Tool-call arguments as the model wrote them: JSON data, or the text when it is not JSON.
 function args(text) {
   try {
@@ -281,7 +254,7 @@ function outcome(state, result, baseURL) {
   }
   const final = result.finalOutput;
   return {
-    outputs: replyOutputs(state.spec, final ?? null), trajectory, iterations,
+    outputs: replyOutputs(state.spec.signature, final ?? null), trajectory, iterations,
     stop_reason: final != null ? 'finish' : null,
   };
 }
