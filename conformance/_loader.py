@@ -21,13 +21,16 @@ GROUP = "react_conformance.bindings"
 #: The prefix that selects a harness process: `--impl cmd:"node harness.mjs"`.
 CMD = "cmd:"
 #: The bundled Node harnesses, by name: each directory holds `harness.mjs` and its lock file.
-HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+tool-not-found")
+HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+tool-not-found", "langgraph-js",
+             "mastra", "mastra+retries")
 #: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
 #: `openai-agents-js` (the JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names
-#: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in.
+#: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in, as
+#: `mastra+retries` is Mastra's harness with the Agent's documented `maxRetries`.
 HARNESS_DIRS = {
     "openai-agents-js": ("openai-agents",),
     "openai-agents-js+tool-not-found": ("openai-agents", "--tool-not-found"),
+    "mastra+retries": ("mastra", "--retries"),
 }
 #: Where the bundled harnesses live in a checkout (they are not part of the wheel).
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "harnesses"

@@ -1,0 +1,329 @@
+// The react-conformance harness for LangGraph.js (npm `@langchain/langgraph`), its prebuilt ReAct
+// agent: `createReactAgent` from `@langchain/langgraph/prebuilt` (a graph of an `agent` node that
+// calls the chat model and a `tools` node, a ToolNode, looping until a reply calls no tool).
+//
+//   pytest --impl langgraph-js      (or --impl cmd:"node harnesses/langgraph-js/harness.mjs")
+//
+// Seam: `ScriptedChat`, a BaseChatModel subclass (how LangChain.js plugs in a chat model). Its
+// `bindTools` keeps the declarations as OpenAI tools in the call options, as the provider
+// integrations do, so each request shows the suite the tools the agent declared. A step turn
+// becomes an AIMessage through @langchain/core's own parseToolCall / makeInvalidToolCall, as
+// @langchain/openai builds one from a completion: malformed arguments are invalid_tool_calls.
+// Transport retries live in the provider packages (their AsyncCaller around the client request),
+// beneath no seam of createReactAgent's own: lm-retry and http are not claimed, as for the Python
+// langchain binding.
+//
+// Tools are `tool(fn, { name, description, schema })` from @langchain/core/tools with a zod object
+// of the parameters (strict, as the suite's schema has `additionalProperties: false`).
+//
+// The step cap: `recursionLimit` counts graph super-steps, not model calls. A step is two
+// super-steps (the agent node, then the tools node), so N steps are recursionLimit = 2N: the N-th
+// model call still answers, and the (N+1)-th raises GraphRecursionError (pregel/loop.js: stop =
+// step + recursionLimit + 1). It is an option of each invoke, so the per-call cap is the library's.
+//
+// Approval is LangGraph's documented human-in-the-loop for createReactAgent: the tool calls
+// `interrupt()` with a HumanInterrupt (@langchain/langgraph/prebuilt's schema: action_request,
+// config, description) before it runs, under a MemorySaver checkpointer, one thread per run; the
+// person's answer resumes it with `Command({ resume: HumanResponse })`: accept runs the call,
+// edit runs it with the edited args, response hands the text back as the tool's result (the
+// documented tool wrapper's three branches; anything else throws, as the docs' example does).
+
+import { readFileSync } from 'node:fs';
+import { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { AIMessage } from '@langchain/core/messages';
+import { makeInvalidToolCall, parseToolCall } from '@langchain/core/output_parsers/openai_tools';
+import { tool } from '@langchain/core/tools';
+import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
+import { Command, GraphRecursionError, MemorySaver, interrupt } from '@langchain/langgraph';
+import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import { z } from 'zod';
+import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
+import { replyOutputs, replyText, text, userMessage, zodObject } from '../lib/render.mjs';
+
+const VERSION = JSON.parse(readFileSync(new URL('node_modules/@langchain/langgraph/package.json', import.meta.url), 'utf-8')).version;
+
+const CAPABILITIES = ['max-steps-error', 'tool-approval', 'async', 'streaming', 'parallel-tool-calls'];
+const NOT_CLAIMED = {
+  signature: 'a native tool-calling loop: createReactAgent takes a chat model, tools and a prompt, no signature',
+  'max-steps-extract': 'on recursionLimit the graph throws GraphRecursionError (pregel/loop.js); it makes no tool-less final call',
+  'max-steps-return': 'createReactAgent has no cap that returns: the graph throws GraphRecursionError (pregel/loop.js)',
+  'ask-user': 'createReactAgent has no built-in tool for asking the person a question (interrupt() is a primitive a tool calls)',
+  'lm-retry': 'createReactAgent has no model-client retry: retries live in the provider packages (their AsyncCaller around the client request)',
+  http: 'createReactAgent ships no HTTP client; the provider packages own it',
+};
+
+const CAP = 'GraphRecursionError carries only its message (errors.js): no count, history, tools used or last observation, and without a checkpointer the run\'s messages are lost';
+const ERRORS = "ToolNode (prebuilt/tool_node.js, runTool) answers a raising tool with a ToolMessage of status 'error' and the content `Error: ${e.message}\\n Please fix your mistakes.`";
+const NO_STOP = 'createReactAgent has no repeated-failure stop: the tools node loops back to the agent after every error until recursionLimit throws GraphRecursionError (prebuilt/react_agent_executor.js)';
+const KNOWN_FAILURES = {
+  'A raising tool becomes an error observation and the loop goes on': `${ERRORS}: it carries the message but does not name the tool`,
+  'Three similar failures in a row stop the retries with a suggestion': NO_STOP,
+  'The error history keeps the last ten errors': 'the graph keeps no tool-error history: a failed call is only its error ToolMessage in the messages state',
+  'EXH-2': CAP,
+  'A run stopped by the step cap reports that the cap stopped it': CAP,
+  'When no tool ran, tools_used is empty': CAP,
+  'After steps with thoughts, partial_final_answer is present': CAP,
+  'A budget of zero steps raises with an empty history and no last observation':
+    'a cap of 0 steps is recursionLimit 0, which Pregel refuses with a plain Error(\'Passed "recursionLimit" must be at least 1.\') before any model call (pregel/index.js, _defaults), not its GraphRecursionError',
+  'After the step cap the steps appear in the order they ran, one observation each': CAP,
+  'Resuming keeps the budget the steps before the pause used':
+    'a resume (Command({ resume })) is a new invoke whose recursionLimit counts afresh from the checkpoint (pregel/loop.js: stop = step + recursionLimit + 1): the steps before the pause do not count',
+  'ARGS-3': "malformed JSON becomes an invalid_tool_call (@langchain/core parseToolCall), which createReactAgent's agent edge ignores: no tool_calls routes to END (prebuilt/react_agent_executor.js), so the run ends silently with the thought as its answer",
+  'Any JSON object the model writes reaches the tool intact':
+    "the arguments are JSON.parse'd in JavaScript (@langchain/core output_parsers/openai_tools, parseToolCall), where a float with no fraction is an integer: 9007199254740992.0 reaches the tool as 9007199254740992",
+  'Tool args nested a hundred thousand levels deep fail fast with a clear error':
+    "no depth limit on tool args: JSON.parse (parseToolCall) accepts 100,000 levels and ToolNode hands them to the tool, whose zod record does not descend into them: the tool runs",
+  'Tool args of several megabytes fail fast with a clear error':
+    'no size limit on tool args: parseToolCall parses the 5 MB string, zod validates it and ToolNode runs the tool (prebuilt/tool_node.js, runTool)',
+};
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+
+// The documented approval wrapper's decision on the person's HumanResponse.
+function approved(spec, args) {
+  const response = interrupt({
+    action_request: { action: spec.name, args },
+    config: { allow_accept: true, allow_edit: true, allow_respond: true, allow_ignore: false },
+    description: `Please review the call of ${spec.name}`,
+  });
+  if (response.type === 'accept') return { args };
+  if (response.type === 'edit' && response.args?.action === spec.name) return { args: response.args.args };
+  if (response.type === 'response') return { reply: response.args };
+  throw new Error(`Unsupported interrupt response: ${JSON.stringify(response)}`);
+}
+
+function graphTool(spec) {
+  const run = spec.interruptible
+    ? (args) => {
+      const decision = approved(spec, args);
+      return 'reply' in decision ? decision.reply : callTool(spec.name, decision.args);
+    }
+    : (args) => callTool(spec.name, args);
+  return tool(run, { name: spec.name, description: spec.description, schema: zodObject(z, spec) });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model
+
+const ROLES = { human: 'user', ai: 'assistant', system: 'system', tool: 'tool' };
+
+function contentText(content) {
+  if (typeof content === 'string') return content;
+  return (content ?? []).map((p) => p.text ?? '').join('');
+}
+
+// A message as the model is shown it: its text, an AI message's tool calls (valid or not).
+function shown(message) {
+  const parts = [contentText(message.content)];
+  for (const c of calls(message)) parts.push(`${c.name}(${text(c.args)})`);
+  return { role: ROLES[message.getType()] ?? message.getType(), content: parts.filter(Boolean).join('\n') };
+}
+
+function calls(message) {
+  if (message.getType() !== 'ai') return [];
+  return [...(message.tool_calls ?? []), ...(message.invalid_tool_calls ?? [])];
+}
+
+let replies = 0;
+
+// A turn as the AIMessage a provider integration builds from the completion.
+function reply(turn) {
+  if (turn.kind !== 'step') return new AIMessage({ content: replyText(turn.outputs) });
+  const number = ++replies;
+  const raw = [turn, ...(turn.parallel ?? [])].map((c, i) => ({
+    id: `call_${number}${i ? `_${i}` : ''}`, type: 'function',
+    function: { name: c.tool_name, arguments: c.raw_tool_args ?? JSON.stringify(c.tool_args) },
+  }));
+  const parsed = [];
+  const invalid = [];
+  for (const call of raw) {
+    try {
+      parsed.push(parseToolCall(call, { returnId: true }));
+    } catch (error) {
+      invalid.push(makeInvalidToolCall(call, error.message));
+    }
+  }
+  return new AIMessage({ content: turn.thought ?? '', tool_calls: parsed, invalid_tool_calls: invalid,
+                         additional_kwargs: { tool_calls: raw } });
+}
+
+// Model requests per run: a streaming run's events say how many had been made when they arrived.
+const modelCalls = new Map();
+
+class ScriptedChat extends BaseChatModel {
+  static lc_name() {
+    return 'ScriptedChat';
+  }
+
+  _llmType() {
+    return 'scripted';
+  }
+
+  bindTools(tools, kwargs) {
+    return this.withConfig({ tools: tools.map((t) => convertToOpenAITool(t)), ...kwargs });
+  }
+
+  async _generate(messages, options) {
+    const run = currentRun();
+    modelCalls.set(run, (modelCalls.get(run) ?? 0) + 1);
+    const tools = options?.tools ?? [];
+    const turn = await askModel({ kind: 'step', adapter: 'native', messages: messages.map(shown),
+                                  tools: tools.length ? tools : null });
+    const message = reply(turn);
+    return { generations: [{ text: contentText(message.content), message }] };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the result
+
+// One step per tool call the AI messages made (valid or not), with its ToolMessage's content.
+function trajectory(messages) {
+  const results = new Map();
+  for (const m of messages) if (m.getType() === 'tool') results.set(m.tool_call_id, m.content);
+  const steps = [];
+  for (const m of messages) {
+    for (const c of calls(m)) {
+      steps.push({ thought: contentText(m.content) || null, tool_name: c.name, tool_args: json(c.args),
+                   observation: results.has(c.id) ? json(results.get(c.id)) : null });
+    }
+  }
+  return steps;
+}
+
+const agents = new Map();
+let threads = 0;
+
+function finished(state, values, thread, inputs) {
+  const messages = values.messages ?? [];
+  state.last = messages;
+  const steps = trajectory(messages);
+  const answers = messages.filter((m) => m.getType() === 'ai');
+  const pause = values.__interrupt__?.[0];
+  if (pause != null) {
+    state.pauses.set(pause.id, { thread, inputs });
+    const request = pause.value.action_request;
+    const last = answers.at(-1);
+    const call = (last?.tool_calls ?? []).find((c) => c.name === request.action);
+    return { trajectory: steps, iterations: answers.length, error: {
+      type: 'GraphInterrupt', message: pause.value.description, kind: 'human-in-the-loop', fields: {
+        question: null, interrupt_id: pause.id,
+        tool_call: { name: request.action, args: json(request.args), call_id: call?.id ?? null },
+        context: { trajectory: steps, iteration: answers.length, input_args: json(inputs) },
+      },
+    } };
+  }
+  const last = answers.at(-1);
+  const final = last != null && !(last.tool_calls?.length) ? contentText(last.content) : null;
+  return { trajectory: steps, iterations: answers.length, stop_reason: final != null ? 'finish' : null,
+           outputs: final != null ? replyOutputs(state.spec.signature, final) : null };
+}
+
+function failed(error) {
+  if (error instanceof GraphRecursionError) {
+    return { stop_reason: 'max_steps', error: { ...errorInfo(error), kind: 'max-iterations', fields: {} } };
+  }
+  return { error: errorInfo(error) };
+}
+
+async function invoke(state, payload, thread, cap, inputs, mode) {
+  const config = { recursionLimit: cap * 2, configurable: { thread_id: thread } };
+  state.last = [];
+  if (mode !== 'stream') {
+    try {
+      return finished(state, await state.graph.invoke(payload, config), thread, inputs);
+    } catch (error) {
+      return failed(error);
+    }
+  }
+  // graph.stream: a step event once a ToolMessage answers a call; the last values state.
+  const run = currentRun();
+  const events = [];
+  const seen = [];
+  let values = null;
+  let emitted = 0;
+  try {
+    for await (const [kind, chunk] of await state.graph.stream(payload, { ...config, streamMode: ['updates', 'values'] })) {
+      if (kind === 'values') {
+        values = chunk;
+        continue;
+      }
+      for (const update of Object.values(chunk)) if (Array.isArray(update?.messages)) seen.push(...update.messages);
+      const done = trajectory(seen).filter((s) => s.observation != null);
+      for (const step of done.slice(emitted)) events.push({ kind: 'step', model_calls: modelCalls.get(run) ?? 0, step });
+      emitted = done.length;
+    }
+  } catch (error) {
+    return { ...failed(error), events };
+  }
+  const out = finished(state, values ?? { messages: [] }, thread, inputs);
+  events.push({ kind: 'done', model_calls: modelCalls.get(run) ?? 0, stop_reason: out.stop_reason ?? null,
+                outputs: out.outputs ?? null });
+  return { ...out, events };
+}
+
+// A person's answer as the HumanResponse the approval wrapper reads.
+function humanResponse(answer) {
+  const word = answer.trim().toLowerCase();
+  if (word === 'yes' || word === 'y') return { type: 'accept', args: null };
+  let edit;
+  try {
+    edit = answer.trim().startsWith('{') ? JSON.parse(answer).edit : undefined;
+  } catch { /* free text */ }
+  if (edit && typeof edit === 'object') return { type: 'edit', args: { action: edit.name, args: edit.args } };
+  return { type: 'response', args: answer };
+}
+
+serve({
+  hello: () => ({ name: 'langgraph-js', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+                  known_failures: KNOWN_FAILURES }),
+  // LangGraph has no adapters: nothing to configure, nothing to read back.
+  configure: () => ({}),
+  global_adapter: () => ({ adapter: null }),
+  build({ agent, spec }) {
+    try {
+      const gated = spec.tools.some((t) => t.interruptible);
+      const graph = createReactAgent({
+        llm: new ScriptedChat({}), tools: spec.tools.map(graphTool),
+        ...(spec.signature.instructions ? { prompt: spec.signature.instructions } : {}),
+        ...(gated ? { checkpointer: new MemorySaver() } : {}),
+      });
+      agents.set(agent, { graph, spec, last: [], pauses: new Map() });
+      return { error: null };
+    } catch (error) {
+      return { error: errorInfo(error) };
+    }
+  },
+  async run({ agent, run, call }) {
+    const state = agents.get(agent);
+    const payload = { messages: [{ role: 'user', content: userMessage(call.inputs) }] };
+    try {
+      return { outcome: await invoke(state, payload, `thread-${++threads}`, call.max_steps ?? state.spec.max_steps,
+                                     call.inputs, call.mode) };
+    } finally {
+      modelCalls.delete(run);
+    }
+  },
+  async resume({ agent, run, request }) {
+    const state = agents.get(agent);
+    const pause = state.pauses.get(request.interrupt_id);
+    if (pause == null) {
+      return { outcome: { error: { type: 'UnknownInterrupt', message: `no pause ${request.interrupt_id} of this agent`, kind: 'other', fields: {} } } };
+    }
+    const command = new Command({ resume: humanResponse(request.response) });
+    try {
+      return { outcome: await invoke(state, command, pause.thread, state.spec.max_steps, pause.inputs, request.mode) };
+    } finally {
+      modelCalls.delete(run);
+    }
+  },
+  // Native tool calling: the suite reads the tools declared in each request.
+  step_tool_names: () => ({ names: null }),
+  mutate_last_result({ agent, marker }) {
+    const last = agents.get(agent).last;
+    for (const message of last) message.content = marker;
+    last.push(new AIMessage({ content: marker }));
+    return {};
+  },
+});
