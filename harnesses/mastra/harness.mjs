@@ -1,0 +1,304 @@
+// The react-conformance harness for Mastra (npm `@mastra/core`), its Agent's tool loop.
+//
+//   pytest --impl mastra        (or --impl cmd:"node harnesses/mastra/harness.mjs")
+//
+// The agent is what a Mastra user writes: `new Agent({ id, name, instructions, model, tools })`,
+// each suite tool a `createTool({ id, description, inputSchema, execute })` with a zod object of
+// its parameters (strict, as the suite's schema has `additionalProperties: false`), and
+// `requireApproval: true` when the suite says it must not run before a person approves it. A call
+// is `agent.generate(prompt, { maxSteps })` (or `agent.stream`).
+//
+// The model is the AI SDK's test double, `MockLanguageModelV4` from `ai/test`, which Mastra takes
+// as any AI SDK v7 model (llm/model: a v4 specification becomes an AISDKV7LanguageModel): every
+// request its loop sends is shown to the suite, and the scripted turn comes back as the model's
+// content (harnesses/lib/ai-sdk.mjs, shared with the ai harness). Mastra's retry (p-retry around
+// doGenerate/doStream, in the agent's stream loop) sits above the mock, so a scripted transport
+// fault is answered by the AI SDK's OpenAI-compatible client over a fetch that fails as scripted:
+// its APICallError is what Mastra's isRetryableModelError judges. In `http` scenarios that client
+// is the model of the call (the `model` execution option), pointed at the suite's endpoint.
+//
+// The step cap: a step is one model request, and `maxSteps` (an option of each call) stops the
+// loop once that many completed. On the cap generate returns normally, its finish reason
+// `tool-calls`; the harness reports `max_steps` when the result shows exactly that (N steps, the
+// last one ending in tool calls).
+//
+// Approval is Mastra's: a `requireApproval` tool suspends the run (finishReason `suspended`, the
+// call in suspendPayload); the run's snapshot lives in the storage of the Mastra instance the agent
+// is registered with (an InMemoryStore, as the docs require), and `approveToolCallGenerate` /
+// `declineToolCallGenerate({ runId, toolCallId, reason })` resume it.
+//
+// `node harness.mjs --retries` is `mastra+retries`: the Agent's documented `maxRetries` option
+// (default 0, so by default a failed model request is not retried), set to 2.
+
+import { readFileSync } from 'node:fs';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { Agent } from '@mastra/core/agent';
+import { Mastra } from '@mastra/core/mastra';
+import { InMemoryStore } from '@mastra/core/storage';
+import { createTool } from '@mastra/core/tools';
+import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
+import { z } from 'zod';
+import { faultFetch, generated, lmCall, streamChunks, trajectory } from '../lib/ai-sdk.mjs';
+import { askModel, callTool, currentRun, errorInfo, json, serve, wire } from '../lib/protocol.mjs';
+import { replyOutputs, userMessage, zodObject } from '../lib/render.mjs';
+
+// `node harness.mjs --retries` is `mastra+retries`: the documented Agent option `maxRetries: 2`.
+const RETRIES = process.argv.includes('--retries');
+const NAME = RETRIES ? 'mastra+retries' : 'mastra';
+
+const VERSION = JSON.parse(readFileSync(new URL('node_modules/@mastra/core/package.json', import.meta.url), 'utf-8')).version;
+
+const CAPABILITIES = ['max-steps-return', 'tool-approval', 'async', 'streaming', 'parallel-tool-calls', 'lm-retry', 'http'];
+const NOT_CLAIMED = {
+  signature: 'a native tool-calling loop: an Agent takes instructions, a prompt and tools, no signature',
+  'max-steps-error': 'on maxSteps generate returns normally with finish reason tool-calls: Mastra has no max-iterations error',
+  'max-steps-extract': 'on maxSteps generate returns the steps so far; it makes no tool-less final call',
+  'ask-user': 'Mastra has no built-in tool through which the agent asks the person a question',
+};
+
+const TEXT = "the answer is generate's `text`, which joins every step's text (stream/base/output.ts, MastraModelOutput.getFullOutput: steps.map((step) => step.text).join('')): a tool step's thought is prefixed to the final reply ('I will add5555')";
+const REPAIR = "malformed tool-call JSON is repaired and run: convertFullStreamChunkToMastra (stream/aisdk/v5/transform.ts) falls back to tryRepairJson, which quotes bare keys, turns single quotes into double ones and drops trailing commas";
+const NO_STOP = "the loop has no repeated-failure stop: a throwing tool's error becomes its tool result and the agent is asked again until maxSteps (agent's stream loop)";
+const NO_RETRY = "the Agent's maxRetries defaults to 0 (agent/agent.ts, constructor: config.maxRetries ?? 0), so the p-retry around the model call (agent's stream loop, retries: maxRetries) makes one attempt";
+const NO_TIMEOUT = "no request timeout by default: modelSettings.timeout is unset, so createTimeoutAbortSignal (agent's stream loop) arms no timer and a request to an endpoint that never answers waits for ever"
+const NO_EDIT = 'an approval carries only approved and an optional reason (approveToolCall / declineToolCall, agent/agent.ts): the pending call cannot be changed';
+const KNOWN_FAILURES = {
+  'A raising tool becomes an error observation and the loop goes on':
+    "a throwing tool's error becomes the tool result {type: 'error-text', value: error.message}: it carries the message but does not name the tool",
+  'Three similar failures in a row stop the retries with a suggestion': NO_STOP,
+  'The error history keeps the last ten errors': 'the result keeps each step\'s tool-error results and no error history of its own (stream/base/output.ts, FullOutput)',
+  'EXH-5': "on maxSteps generate returns the steps and the joined text of the steps (stream/base/output.ts, getFullOutput): no message telling the user what was tried",
+  'Resuming keeps the budget the steps before the pause used':
+    "a resume (approveToolCallGenerate) runs the loop again from the snapshot with the whole maxSteps: the steps before the pause do not count, and the model is asked once more",
+  'An edit changes the call before it runs': NO_EDIT,
+  'An edit that names no tool never runs anything, and the agent sees an error': NO_EDIT,
+  'Malformed JSON tool args never crash the run': `${REPAIR}; where the JSON is not repaired, ${TEXT}`,
+  'Python literals in tool args are malformed JSON, never guessed at': `${REPAIR}; where the JSON is not repaired, ${TEXT}`,
+  'Any JSON object the model writes reaches the tool intact':
+    "the arguments are JSON.parse'd in JavaScript (convertFullStreamChunkToMastra, stream/aisdk/v5/transform.ts), where a float with no fraction is an integer: 9007199254740992.0 reaches the tool as 9007199254740992",
+  'Tool args nested a hundred thousand levels deep fail fast with a clear error':
+    'no depth limit on tool args: JSON.parse accepts 100,000 levels, and the zod record of the tool does not descend into them: the tool runs',
+  'Tool args of several megabytes fail fast with a clear error':
+    'no size limit on tool args: the 5 MB string is parsed, validated by the zod schema and reaches the tool',
+  ...Object.fromEntries([
+    'An async call gives the same result as a sync call',
+    "An async call shows a raising tool's error to the agent as a sync call does",
+    'An async resume gives the same result as a sync resume',
+    'A final answer on the last allowed step is not flagged as stopped by the cap',
+    'A final answer on the last allowed step is accepted',
+    'A plain tool runs without approval by default',
+    'Approving runs the pending call exactly once',
+    'Rejecting never runs the pending call and the agent chooses again',
+    'A streaming run emits its steps in order and ends with one done event',
+    'Fifty overlapping async runs of one agent share no state',
+    'An unknown tool name is never run, and the loop goes on',
+    'Tool args that are JSON but not an object never reach the tool',
+    "Tool args that break the tool's schema never reach it, and the error names the field",
+  ].map((name) => [name, TEXT])),
+};
+const KNOWN_FAILURES_DEFAULT = {
+  ...KNOWN_FAILURES,
+  ...Object.fromEntries([
+    'A transient model failure is retried and the run succeeds',
+    'A rate limit or an unavailable endpoint is retried after the wait it asks for',
+    'The backoff grows between tries',
+    'When retries run out the caller gets one clear error and no tool runs',
+    'Over HTTP, a rate limit or a server error is retried and the run succeeds',
+    'Over HTTP, when retries run out the caller gets one clear error and the next call starts clean',
+  ].map((name) => [name, NO_RETRY])),
+  'A hung endpoint times out and the call is retried': `${NO_TIMEOUT}; and ${NO_RETRY}`,
+};
+// With maxRetries the model call is retried; what is left of NET-1 is the missing request timeout.
+const KNOWN_FAILURES_RETRIES = {
+  ...KNOWN_FAILURES,
+  'A hung endpoint times out and the call is retried': NO_TIMEOUT,
+  'Over HTTP, a rate limit or a server error is retried and the run succeeds': TEXT,
+  'Over HTTP, when retries run out the caller gets one clear error and the next call starts clean': TEXT,
+};
+
+// -- the model ------------------------------------------------------------------------------------
+
+// Model requests per run: a streaming run's events say how many had been made when they arrived.
+const modelCalls = new Map();
+
+async function scripted(options) {
+  await Promise.resolve();
+  const run = currentRun();
+  modelCalls.set(run, (modelCalls.get(run) ?? 0) + 1);
+  // An answer the script did not expect throws here, in the model: a plain Error, not retried.
+  return askModel(lmCall(options));
+}
+
+function openAICompatible(baseURL, fetch) {
+  return createOpenAICompatible({ name: 'scripted', baseURL, apiKey: 'placeholder-key', ...(fetch ? { fetch } : {}) }).chatModel('scripted');
+}
+
+const FAULTS = 'http://scripted.invalid/v1';
+
+const mock = new MockLanguageModelV4({
+  provider: 'scripted',
+  modelId: 'scripted',
+  async doGenerate(options) {
+    const turn = await scripted(options);
+    if (turn.kind === 'fault') return openAICompatible(FAULTS, faultFetch(turn)).doGenerate(options);
+    return generated(turn);
+  },
+  async doStream(options) {
+    const turn = await scripted(options);
+    if (turn.kind === 'fault') return openAICompatible(FAULTS, faultFetch(turn)).doStream(options);
+    return { stream: convertArrayToReadableStream(streamChunks(turn)) };
+  },
+});
+
+// -- the agents -----------------------------------------------------------------------------------
+
+function mastraTool(spec) {
+  return createTool({
+    id: spec.name, description: spec.description, inputSchema: zodObject(z, spec),
+    execute: (input) => callTool(spec.name, input),
+    ...(spec.interruptible ? { requireApproval: true } : {}),
+  });
+}
+
+const agents = new Map();
+let agentIds = 0;
+
+function stopReason(result, cap) {
+  if (result.finishReason === 'stop') return 'finish';
+  // Mastra says only that the last step ended in tool calls; with N of N steps taken, that is
+  // maxSteps ending the loop.
+  if (result.finishReason === 'tool-calls' && result.steps.length === cap) return 'max_steps';
+  return result.finishReason ?? null;
+}
+
+// A failed call as Mastra reports it: an APICallError keeps the HTTP status in statusCode.
+function callErrorInfo(error) {
+  const info = errorInfo(error);
+  const status = error?.statusCode ?? error?.lastError?.statusCode ?? error?.cause?.statusCode;
+  return typeof status === 'number' ? { ...info, fields: { status } } : info;
+}
+
+function outcome(state, result, cap, inputs, before) {
+  const messages = [...before, ...(result.response?.messages ?? [])];
+  state.last = result.response?.messages ?? [];
+  const steps = trajectory(messages);
+  const base = { trajectory: steps, iterations: result.steps.length };
+  if (result.error) return { ...base, error: callErrorInfo(result.error) };
+  if (result.finishReason === 'suspended') {
+    const pause = result.suspendPayload;
+    const id = `${result.runId}#${pause.toolCallId}`;
+    state.pauses.set(id, { runId: result.runId, toolCallId: pause.toolCallId, cap, inputs, messages });
+    return { ...base, error: {
+      type: 'ToolCallSuspended', kind: 'human-in-the-loop',
+      message: `the call of ${pause.toolName} awaits approval`,
+      fields: {
+        // The suspend payload holds the call and no question for the person.
+        question: null, interrupt_id: id,
+        tool_call: { name: pause.toolName, args: json(pause.args), call_id: pause.toolCallId },
+        context: { trajectory: steps, iteration: result.steps.length, input_args: json(inputs) },
+      },
+    } };
+  }
+  const reason = stopReason(result, cap);
+  return { ...base, stop_reason: reason,
+           outputs: reason === 'finish' ? replyOutputs(state.spec.signature, result.text) : null };
+}
+
+async function streamed(state, prompt, options, cap, inputs) {
+  const run = currentRun();
+  const events = [];
+  try {
+    const output = await state.agent.stream(prompt, options);
+    for await (const chunk of output.fullStream) {
+      if (chunk.type !== 'tool-result' && chunk.type !== 'tool-error') continue;
+      const p = chunk.payload;
+      events.push({ kind: 'step', model_calls: modelCalls.get(run) ?? 0, step: {
+        thought: null, tool_name: p.toolName, tool_args: wire(json(p.args)),
+        observation: json(chunk.type === 'tool-error' ? String(p.error?.message ?? p.error) : p.result) } });
+    }
+    const done = outcome(state, await output.getFullOutput(), cap, inputs, [{ role: 'user', content: prompt }]);
+    events.push({ kind: 'done', model_calls: modelCalls.get(run) ?? 0, stop_reason: done.stop_reason ?? null,
+                  outputs: done.outputs ?? null });
+    return { ...done, events };
+  } catch (error) {
+    return { error: callErrorInfo(error), events };
+  }
+}
+
+async function call(state, prompt, cap, inputs, mode, baseURL) {
+  const options = { maxSteps: cap, ...(baseURL ? { model: openAICompatible(baseURL) } : {}) };
+  state.last = [];
+  if (mode === 'stream') return streamed(state, prompt, options, cap, inputs);
+  try {
+    return outcome(state, await state.agent.generate(prompt, options), cap, inputs, [{ role: 'user', content: prompt }]);
+  } catch (error) {
+    return { error: callErrorInfo(error) };
+  }
+}
+
+serve({
+  hello: () => ({ name: NAME, version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+                  known_failures: RETRIES ? KNOWN_FAILURES_RETRIES : KNOWN_FAILURES_DEFAULT }),
+  // Mastra has no adapters: nothing to configure, nothing to read back.
+  configure: () => ({}),
+  global_adapter: () => ({ adapter: null }),
+  build({ agent, spec }) {
+    try {
+      const id = `agent-${++agentIds}`;
+      const built = new Agent({
+        id, name: id, instructions: spec.signature.instructions, model: mock, ...(RETRIES ? { maxRetries: 2 } : {}),
+        tools: Object.fromEntries(spec.tools.map((t) => [t.name, mastraTool(t)])),
+      });
+      // Approval keeps the suspended run's snapshot in the Mastra instance's storage.
+      if (spec.tools.some((t) => t.interruptible)) new Mastra({ agents: { [id]: built }, storage: new InMemoryStore(), logger: false });
+      agents.set(agent, { agent: built, spec, last: [], pauses: new Map() });
+      return { error: null };
+    } catch (error) {
+      return { error: errorInfo(error) };
+    }
+  },
+  async run({ agent, run, call: request }) {
+    const state = agents.get(agent);
+    try {
+      return { outcome: await call(state, userMessage(request.inputs), request.max_steps ?? state.spec.max_steps,
+                                   request.inputs, request.mode, request.base_url) };
+    } finally {
+      modelCalls.delete(run);
+    }
+  },
+  async resume({ agent, run, request }) {
+    const state = agents.get(agent);
+    const pause = state.pauses.get(request.interrupt_id);
+    if (pause == null) {
+      return { outcome: { error: { type: 'UnknownInterrupt', message: `no pause ${request.interrupt_id} of this agent`, kind: 'other', fields: {} } } };
+    }
+    const answer = request.response.trim();
+    if (answer.startsWith('{') && answer.includes('edit')) {
+      return { outcome: { error: { type: 'UnsupportedEdit', kind: 'other', fields: {}, message:
+        "Mastra's approval only approves or declines the pending call (approveToolCall / declineToolCall): it cannot change its args or tool" } } };
+    }
+    const target = { runId: pause.runId, toolCallId: pause.toolCallId, maxSteps: pause.cap };
+    try {
+      const word = answer.toLowerCase();
+      const result = word === 'yes' || word === 'y'
+        ? await state.agent.approveToolCallGenerate(target)
+        : await state.agent.declineToolCallGenerate({ ...target, ...(word === 'no' || word === 'n' ? {} : { reason: request.response }) });
+      return { outcome: outcome(state, result, pause.cap, pause.inputs, pause.messages) };
+    } catch (error) {
+      return { outcome: { error: callErrorInfo(error) } };
+    } finally {
+      modelCalls.delete(run);
+    }
+  },
+  // No step output constrains the tool name: the suite reads the tools declared in each request.
+  step_tool_names: () => ({ names: null }),
+  mutate_last_result({ agent, marker }) {
+    const last = agents.get(agent).last;
+    for (const message of last) {
+      if (typeof message.content === 'string') message.content += ` ${marker}`;
+      else for (const part of message.content) if (part.type === 'text') part.text += ` ${marker}`;
+    }
+    last.push({ role: 'user', content: marker });
+    return {};
+  },
+});
