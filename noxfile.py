@@ -77,11 +77,12 @@ def package(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", "--impl", "reference", "-q", "-p", "no:cacheprovider")
 
 
-# dspy-ts, ax, ai, openai-agents-js, langgraph-js and mastra are Node harnesses: `--impl NAME` installs their locked
-# packages when missing.
+# dspy-ts, ax, ai, openai-agents-js, langgraph-js and mastra are Node harnesses: `--impl NAME`
+# installs their locked packages when missing.
 PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "openai-agents-js",
-         "openai-agents-js+tool-not-found", "langgraph-js", "mastra", "mastra+retries", "smolagents", "pydantic-ai", "openai-agents",
-         "openai-agents+tool-not-found", "langchain", "langchain+tool-errors", "llama-index", "haystack")
+         "openai-agents-js+tool-not-found", "langgraph-js", "mastra", "mastra+retries", "smolagents",
+         "pydantic-ai", "openai-agents", "openai-agents+tool-not-found", "langchain",
+         "langchain+tool-errors", "llama-index", "haystack")
 #: The bundled bindings whose `http` cassettes ship in cassettes/ (dspy and the Node harnesses claim
 #: `http` too, and run those scenarios live on loopback: vcrpy cannot record them).
 HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai", "openai-agents", "openai-agents+tool-not-found",

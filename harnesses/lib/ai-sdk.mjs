@@ -79,8 +79,10 @@ export function observation(output) {
 }
 
 // The trajectory in the run's messages: one step per tool call of each assistant message, its
-// thought the message's text, its observation the tool result of the same call id.
-export function trajectory(messages) {
+// thought the message's text, its observation the tool result of the same call id. With `bound`
+// (contract 3), each step also carries that call id and the result's own error flag (an
+// `error-text` or `error-json` output).
+export function trajectory(messages, { bound = false } = {}) {
   const results = new Map();
   for (const m of messages) {
     if (m.role !== 'tool') continue;
@@ -92,8 +94,13 @@ export function trajectory(messages) {
     const thought = m.content.filter((p) => p.type === 'text').map((p) => p.text).join('') || null;
     for (const part of m.content) {
       if (part.type !== 'tool-call') continue;
-      steps.push({ thought, tool_name: part.toolName, tool_args: wire(parsed(part.input)),
-                   observation: observation(results.get(part.toolCallId)) });
+      const output = results.get(part.toolCallId);
+      const step = { thought, tool_name: part.toolName, tool_args: wire(parsed(part.input)), observation: observation(output) };
+      if (bound) {
+        step.is_error = output == null ? null : output.type === 'error-text' || output.type === 'error-json';
+        step.call_id = part.toolCallId;
+      }
+      steps.push(step);
     }
   }
   return steps;
