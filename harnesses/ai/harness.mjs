@@ -38,7 +38,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, isStepCount, streamText, tool } from 'ai';
 import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
-import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, json, serve, unknownPause } from '../lib/protocol.mjs';
 import { faultFetch, generated, lmCall, observation, streamChunks, trajectory } from '../lib/ai-sdk.mjs';
 import { replyOutputs, text, userMessage, zodObject } from '../lib/render.mjs';
 
@@ -295,9 +295,7 @@ serve({
   async resume({ agent, run, request }) {
     const state = agents.get(agent);
     const pause = state.pauses.get(request.interrupt_id);
-    if (pause == null) {
-      return { outcome: { error: { type: 'UnknownInterrupt', message: `no pause ${request.interrupt_id} of this agent`, kind: 'other', fields: {} } } };
-    }
+    if (pause == null) return unknownPause(request.interrupt_id);
     const answer = approval(pause.request, request.response);
     if (answer == null) {
       return { outcome: { error: { type: 'UnsupportedEdit', kind: 'other', fields: {}, message:

@@ -37,7 +37,7 @@ import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import { Command, GraphRecursionError, MemorySaver, interrupt } from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
-import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, json, serve, unknownPause } from '../lib/protocol.mjs';
 import { replyOutputs, replyText, text, userMessage, zodObject } from '../lib/render.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@langchain/langgraph/package.json', import.meta.url), 'utf-8')).version;
@@ -314,9 +314,7 @@ serve({
   async resume({ agent, run, request }) {
     const state = agents.get(agent);
     const pause = state.pauses.get(request.interrupt_id);
-    if (pause == null) {
-      return { outcome: { error: { type: 'UnknownInterrupt', message: `no pause ${request.interrupt_id} of this agent`, kind: 'other', fields: {} } } };
-    }
+    if (pause == null) return unknownPause(request.interrupt_id);
     const command = new Command({ resume: humanResponse(request.response) });
     try {
       return { outcome: await invoke(state, command, pause.thread, state.spec.max_steps, pause.inputs, request.mode) };

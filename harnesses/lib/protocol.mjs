@@ -120,6 +120,11 @@ export function errorInfo(error) {
   return { type, message: error.message, kind: 'other', fields: {} };
 }
 
+/** The outcome of a resume naming a pause this agent never made (or has forgotten). */
+export function unknownPause(id) {
+  return { outcome: { error: { type: 'UnknownInterrupt', message: `no pause ${id} of this agent`, kind: 'other', fields: {} } } };
+}
+
 /** A value as JSON (what cannot be serialised becomes its text). */
 export function json(value) {
   if (value === undefined) return null;

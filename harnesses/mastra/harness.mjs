@@ -39,7 +39,7 @@ import { createTool } from '@mastra/core/tools';
 import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
 import { faultFetch, generated, lmCall, streamChunks, trajectory } from '../lib/ai-sdk.mjs';
-import { askModel, callTool, currentRun, errorInfo, json, serve, wire } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, json, serve, unknownPause, wire } from '../lib/protocol.mjs';
 import { replyOutputs, userMessage, zodObject } from '../lib/render.mjs';
 
 // `node harness.mjs --retries` is `mastra+retries`: the documented Agent option `maxRetries: 2`.
@@ -276,9 +276,7 @@ serve({
   async resume({ agent, run, request }) {
     const state = agents.get(agent);
     const pause = state.pauses.get(request.interrupt_id);
-    if (pause == null) {
-      return { outcome: { error: { type: 'UnknownInterrupt', message: `no pause ${request.interrupt_id} of this agent`, kind: 'other', fields: {} } } };
-    }
+    if (pause == null) return unknownPause(request.interrupt_id);
     const answer = request.response.trim();
     if (answer.startsWith('{') && answer.includes('edit')) {
       return { outcome: { error: { type: 'UnsupportedEdit', kind: 'other', fields: {}, message:
