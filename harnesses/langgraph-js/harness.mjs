@@ -24,9 +24,10 @@
 // Approval is LangGraph's documented human-in-the-loop for createReactAgent: the tool calls
 // `interrupt()` with a HumanInterrupt (@langchain/langgraph/prebuilt's schema: action_request,
 // config, description) before it runs, under a MemorySaver checkpointer, one thread per run; the
-// person's answer resumes it with `Command({ resume: HumanResponse })`: accept runs the call,
-// edit runs it with the edited args, response hands the text back as the tool's result (the
-// documented tool wrapper's three branches; anything else throws, as the docs' example does).
+// person's answer resumes that interrupt by its id, `Command({ resume: { [id]: HumanResponse } })`:
+// accept (yes) runs the call, edit runs it with the edited args, response (free text) hands the
+// text back as the tool's result (the documented tool wrapper's branches); ignore (a bare no), or
+// an edit naming another tool, throws as the docs' example does, and ToolNode shows the error.
 
 import { readFileSync } from 'node:fs';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
@@ -93,7 +94,7 @@ function approved(spec, args) {
   if (response.type === 'accept') return { args };
   if (response.type === 'edit' && response.args?.action === spec.name) return { args: response.args.args };
   if (response.type === 'response') return { reply: response.args };
-  throw new Error(`Unsupported interrupt response: ${JSON.stringify(response)}`);
+  throw new Error(`Unknown response type: ${response.type}`);
 }
 
 function graphTool(spec) {
@@ -273,6 +274,7 @@ async function invoke(state, payload, thread, cap, inputs, mode) {
 function humanResponse(answer) {
   const word = answer.trim().toLowerCase();
   if (word === 'yes' || word === 'y') return { type: 'accept', args: null };
+  if (word === 'no' || word === 'n') return { type: 'ignore', args: null };
   let edit;
   try {
     edit = answer.trim().startsWith('{') ? JSON.parse(answer).edit : undefined;
@@ -315,7 +317,8 @@ serve({
     const state = agents.get(agent);
     const pause = state.pauses.get(request.interrupt_id);
     if (pause == null) return unknownPause(request.interrupt_id);
-    const command = new Command({ resume: humanResponse(request.response) });
+    // Resumed by the interrupt's id (Command's map form), so the answer goes to that pause only.
+    const command = new Command({ resume: { [request.interrupt_id]: humanResponse(request.response) } });
     try {
       return { outcome: await invoke(state, command, pause.thread, state.spec.max_steps, pause.inputs, request.mode) };
     } finally {
