@@ -199,10 +199,13 @@ _JSON_OBJECT = re.compile(r"json.{0,200}?(?:object|dict)|(?:object|dict).{0,200}
 @then("every step call says that the tool arguments are a JSON object")
 def step_calls_say_json_object(world: World) -> None:
     """STEP-2, in the library's own words: DSPy's field is `next_tool_args`, but another library may
-    name it otherwise; what the prompt must say is that the arguments are a JSON object."""
+    name it otherwise; what the prompt must say is that the arguments are a JSON object. Native tool
+    declarations say it by their protocol: each declares its arguments as a JSON schema of an object."""
     for number, call in enumerate(_calls(world, "every step call"), 1):
         shown = call.text()
-        assert _JSON_OBJECT.search(shown), (
+        declared = [v for v in _json_values(call.tools or []) if isinstance(v, dict)
+                    and v.get("type") == "object" and isinstance(v.get("properties"), dict)]
+        assert _JSON_OBJECT.search(shown) or declared, (
             f"step call {number} should say that the tool arguments are a JSON object; it says "
             f"neither in words nor as a schema:\n{_show(shown, 3000)}"
         )

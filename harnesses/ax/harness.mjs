@@ -49,7 +49,6 @@ const NO_STOP = 'forward() returns the output values only, or throws: no stop re
 const KNOWN_FAILURES = {
   'test_a_malformed_signature_string_fails_at_construction_with_a_clear_error[-> answer-input]':
     'Ax refuses \'-> answer\' but names the wrong culprit: \'Invalid field name "->"\', not the missing inputs (dsp/sig.ts, AxSignature)',
-  'STEP-1': 'native function calling admits exactly the declared functions: there is no finish',
   'STEP-2': "native function calling: the arguments are a JSON object by each function's parameter schema, and no prompt names next_tool_args",
   'The outputs come from the extraction call, not from a step':
     'no separate extraction call: the output values the model writes in the reply that ends the loop are the prediction',
@@ -58,14 +57,10 @@ const KNOWN_FAILURES = {
   'ADP-3': NO_ADAPTERS,
   'ERR-1': RAISES,
   'ERR-2': `${RAISES}; ${NO_STOP}`,
-  "An async call shows a raising tool's error to the agent as a sync call does": RAISES,
-  'After repeated tool errors the steps appear in the order they ran, one observation each': RAISES,
   'Fifty overlapping async runs share no state':
     "the runs share no state, but the scenario also checks each run's adapter, and Ax has none: every request uses native function calling",
   'An unknown tool name never crashes the run, also when it is the last step':
     'an unknown function is a ValidationError (dsp/functions.ts, executeWithDetails) that AxGen answers with a correction and another model request within the same step (dsp/generate.ts, AxGen._forward2): on the last step that is a model call beyond the cap',
-  'Any JSON object the model writes reaches the tool intact':
-    "the arguments are JSON.parse'd in JavaScript (dsp/functions.ts, executeFunction), where a float with no fraction is an integer: 0.0 reaches the function as 0",
   'ARGS-2': NO_ARGS_CHECK,
   'ARGS-3': BAD_JSON,
   'A hung endpoint times out and the call is retried':
@@ -75,7 +70,8 @@ const KNOWN_FAILURES = {
   'test_a_nontransient_model_failure_is_not_retried_and_fails_the_call_clearly[401]':
     "a 401 is not retried, but the error says 'Authentication failed' without the status (util/apicall.ts, AxAIServiceAuthenticationError)",
   'EXH-2': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no iterations, tools_used, history or last_observation",
-  'EXH-3': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no structured fields",
+  'After steps with thoughts, a partial final answer the library gives is not empty': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no structured fields",
+  'STEP-4': `a function call written without its arguments runs the function with none: ${NO_ARGS_CHECK}; the function's exception then makes forward() throw (dsp/functions.ts, processFunctions rethrows it): the run crashes`,
 };
 
 let callIds = 0;
