@@ -95,3 +95,11 @@ def test_a_requirement_whose_precondition_failed_is_blocked_not_passed(run_suite
     failed = sum(1 for s in run.report["scenarios"] if s["verdict"] == "failed")
     assert run.returncode == 1
     assert re.search(rf"\b{failed} failed\b", run.output), run.output[-500:]
+
+
+def test_an_argument_schema_written_as_json_text_is_read(run_suite: RunSuite) -> None:
+    """STEP-3 reads a schema however the library writes it: here a JSON string in the declaration."""
+    run = run_suite(f"{N}.variants:DeclaresSchemasAsJSONText", "-k", "argument_schema or each_tools_name")
+    assert run.report is not None, run.output[-2000:]
+    step_3 = [s for s in run.report["scenarios"] if s["requirement"] == "STEP-3"]
+    assert step_3 and all(s["verdict"] == "passed" for s in step_3), step_3
