@@ -49,7 +49,6 @@ const NO_STOP = 'forward() returns the output values only, or throws: no stop re
 const KNOWN_FAILURES = {
   'test_a_malformed_signature_string_fails_at_construction_with_a_clear_error[-> answer-input]':
     'Ax refuses \'-> answer\' but names the wrong culprit: \'Invalid field name "->"\', not the missing inputs (dsp/sig.ts, AxSignature)',
-  'STEP-2': "native function calling: the arguments are a JSON object by each function's parameter schema, and no prompt names next_tool_args",
   'The outputs come from the extraction call, not from a step':
     'no separate extraction call: the output values the model writes in the reply that ends the loop are the prediction',
   'ADP-1': NO_ADAPTERS,

@@ -87,7 +87,9 @@ const KNOWN_FAILURES = {
   'ERR-1': "executeTool (modules/react.js) turns a raising tool into the observation 'Error executing tool: <error>', which does not name the tool",
   'Three similar failures in a row stop the retries with a suggestion': NO_ERROR_TRACKING,
   'The error history keeps the last ten errors': NO_ERROR_TRACKING,
-  'After repeated tool errors the steps appear in the order they ran, one observation each': NO_ERROR_TRACKING,
+  'After repeated tool errors the steps appear in the order they ran, one observation each': TEXT_ARGS,
+  'The last step call of a long run shows the whole trajectory':
+    "buildThoughtPrompt (modules/react.js) shows only the last six entries of the steps (steps.slice(-6), three steps of thought, action and observation): the earlier ones never reach the model",
   'Any JSON object the model writes reaches the tool intact':
     "a dspy.ts tool gets one text and parses it itself; JSON.parse in JavaScript has no float with no fraction: 0.0 reaches the tool as 0",
   'ARGS-2': NO_ARGS_CHECK,
