@@ -5,10 +5,10 @@ whose translation would be timed too) by a scripted model that hands back replie
 of time in the format that library's loop parses, so the model itself costs next to nothing. The
 DSPy-style loops (reference, dspy, udspy, bare) end with a `finish` step, then one extraction call:
 N+1 model calls. The native tool-calling loops (langchain, openai-agents, pydantic-ai, smolagents,
-llama-index, haystack) end the library's own way: a reply with no tool call (smolagents: a call of
-its `final_answer` tool): N model calls. `Episode.check` runs one episode and fails loudly unless the
-library did exactly that work, so the benchmark never times a run that went wrong. "bare" is the
-floor: the loop itself, written inline.
+llama-index, haystack, agno, strands-agents) end the library's own way: a reply with no tool call
+(smolagents: a call of its `final_answer` tool): N model calls. `Episode.check` runs one episode and
+fails loudly unless the library did exactly that work, so the benchmark never times a run that went
+wrong. "bare" is the floor: the loop itself, written inline.
 """
 
 from __future__ import annotations
@@ -19,7 +19,10 @@ from typing import Any
 
 #: The implementations, in the order the reports list them.
 IMPLS = ("reference", "dspy", "udspy", "langchain", "openai-agents", "pydantic-ai", "smolagents",
-         "llama-index", "haystack", "bare")
+         "llama-index", "haystack", "agno", "strands-agents", "bare")
+#: The implementations timed in an environment of their own (tests/peer_envs.py), as their
+#: dependencies do not install beside the others' (strands-agents' openai extra pins openai < 3).
+OWN_ENVS = ("agno", "strands-agents")
 QUESTION = "What is 1 + 2?"
 ANSWER = "3"
 THOUGHT = "I add the numbers."
@@ -89,7 +92,8 @@ def build(impl: str, max_steps: int) -> Episode:
     builders: dict[str, Callable[[Script, int], Episode]] = {
         "reference": _reference, "dspy": _dspy, "udspy": _udspy, "langchain": _langchain,
         "openai-agents": _openai_agents, "pydantic-ai": _pydantic_ai, "smolagents": _smolagents,
-        "llama-index": _llama_index, "haystack": _haystack, "bare": _bare}
+        "llama-index": _llama_index, "haystack": _haystack, "agno": _agno, "strands-agents": _strands,
+        "bare": _bare}
     if impl not in builders:
         raise ValueError(f"unknown implementation {impl!r}; choose from {', '.join(IMPLS)}")
     return builders[impl](Script(), max_steps)
@@ -362,6 +366,84 @@ def _haystack(script: Script, max_steps: int) -> Episode:
     question = [ChatMessage.from_user(QUESTION)]
     return Episode(script, lambda: agent.run(question), lambda result: result["last_message"].text,
                    _native(step, lambda n: ChatMessage.from_assistant(ANSWER)))
+
+
+def _completion_transport(script: Script) -> Any:
+    """An httpx transport answering each chat-completions request with the script's next reply,
+    a response body rendered ahead of time (the seam of the loops driven through their own OpenAI
+    model class: agno, strands-agents)."""
+    import httpx
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        content_type, body = script.reply()
+        return httpx.Response(200, headers={"Content-Type": content_type}, content=body)
+
+    return httpx.MockTransport(answer)
+
+
+def _completions(stream: bool) -> Callable[[int], list[Any]]:
+    """A tool-calling episode's replies as chat-completions bodies (server-sent events when `stream`)."""
+    def body(i: int, message: dict[str, Any]) -> tuple[str, bytes]:
+        finish = "tool_calls" if "tool_calls" in message else "stop"
+        if not stream:
+            return "application/json", json.dumps({
+                "id": f"c{i}", "object": "chat.completion", "created": 0, "model": "scripted",
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}]}).encode()
+        delta = {k: v for k, v in message.items() if k != "tool_calls"}
+        deltas = [delta, *({"tool_calls": [{"index": 0, **c}]} for c in message.get("tool_calls", []))]
+        chunks = [{"id": f"c{i}", "object": "chat.completion.chunk", "created": 0, "model": "scripted",
+                   "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+        chunks.append({**chunks[0], "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        events = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+        return "text/event-stream", events.encode()
+
+    def step(i: int) -> tuple[str, bytes]:
+        function = {"name": "add", "arguments": json.dumps(ARGS)}
+        call = {"id": f"call-{i}", "type": "function", "function": function}
+        return body(i, {"role": "assistant", "content": THOUGHT, "tool_calls": [call]})
+
+    return _native(step, lambda n: body(n, {"role": "assistant", "content": ANSWER}))
+
+
+def _agno(script: Script, max_steps: int) -> Episode:
+    """`Agent.run`, its model Agno's own `OpenAIChat` over an OpenAI client whose in-memory transport
+    answers with ready chat-completions bodies. Agno has no step cap (`tool_call_limit` counts tool
+    calls): none is set. Its answer carries each step's text as a prefix (see the binding), so the
+    episode reads the last assistant message."""
+    import os
+
+    os.environ.setdefault("AGNO_TELEMETRY", "false")  # the documented opt-out; see the binding
+    import httpx
+    import openai
+    from agno.agent import Agent
+    from agno.models.openai import OpenAIChat
+
+    client = openai.OpenAI(base_url="http://model.invalid/v1", api_key="unused",
+                           http_client=httpx.Client(transport=_completion_transport(script)))
+    agent = Agent(model=OpenAIChat(id="scripted", api_key="unused", client=client), tools=[script.add])
+    return Episode(script, lambda: agent.run(QUESTION), lambda run: run.messages[-1].content,
+                   _completions(stream=False))
+
+
+def _strands(script: Script, max_steps: int) -> Episode:
+    """`Agent(...)` called, its model Strands' own `OpenAIModel` over an OpenAI client whose
+    in-memory transport answers with ready streamed chat-completions bodies (Strands always
+    streams); `limits={"turns": max_steps}` is its step cap."""
+    import httpx
+    import openai
+    from strands import Agent, tool
+    from strands.models.openai import OpenAIModel
+
+    client = openai.AsyncOpenAI(base_url="http://model.invalid/v1", api_key="unused",
+                                http_client=httpx.AsyncClient(transport=_completion_transport(script)))
+    agent = Agent(model=OpenAIModel(client=client, model_id="scripted"), tools=[tool(script.add)],
+                  callback_handler=None)
+
+    def run() -> Any:
+        agent.messages.clear()  # each episode a fresh conversation, as the other loops' runs are
+        return agent(QUESTION, limits={"turns": max_steps})
+
+    return Episode(script, run, lambda result: str(result).strip(), _completions(stream=True))
 
 
 _BARE_SYSTEM = ("Answer the question. In each step, reply with one JSON object with the keys next_thought, "

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import _report, _suite, _targets
-from bench._episodes import IMPLS
+from bench._episodes import IMPLS, OWN_ENVS
 from bench._results import Machine, Results, Spread
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +59,16 @@ DISTRIBUTIONS = {"dspy": ("dspy",), "udspy": ("udspy",),
                  "langchain": ("langchain", "langchain-core", "langgraph"),
                  "openai-agents": ("openai-agents",), "pydantic-ai": ("pydantic-ai-slim",),
                  "smolagents": ("smolagents",), "llama-index": ("llama-index-core",),
-                 "haystack": ("haystack-ai",)}
+                 "haystack": ("haystack-ai",), "agno": ("agno",), "strands-agents": ("strands-agents",)}
+
+
+def _python(impl: str) -> str:
+    """The Python that times `impl`: this one, or the environment of its own (OWN_ENVS)."""
+    if impl not in OWN_ENVS:
+        return sys.executable
+    from tests.peer_envs import python_of  # the checkout's: it builds or reuses the peer's venv
+
+    return str(python_of(impl))
 
 
 @dataclass(frozen=True)
@@ -86,7 +95,7 @@ class Worker:
         # A file, not a pipe: a library that logs a lot must never block on a full pipe.
         self.errors = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bench._worker", impl, str(max_steps)], cwd=ROOT, env=ENV, text=True,
+            [_python(impl), "-m", "bench._worker", impl, str(max_steps)], cwd=ROOT, env=ENV, text=True,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors)
 
     def ask(self, **request: int) -> Any:
@@ -198,11 +207,16 @@ def machine() -> Machine:
 def versions(impls: list[str]) -> dict[str, str]:
     """The installed versions of this project and of the peers timed."""
     found = {}
-    for name in ("react-conformance", *(d for i in impls for d in DISTRIBUTIONS.get(i, ()))):
+    here = [d for i in impls if i not in OWN_ENVS for d in DISTRIBUTIONS.get(i, ())]
+    for name in ("react-conformance", *here):
         try:
             found[name] = version(name)
         except PackageNotFoundError:
             found[name] = "not installed"
+    for impl in (i for i in impls if i in OWN_ENVS):  # read in the environment that times it
+        code = f"from importlib.metadata import version; print(version({DISTRIBUTIONS[impl][0]!r}))"
+        found[DISTRIBUTIONS[impl][0]] = subprocess.run([_python(impl), "-c", code], capture_output=True,
+                                                        text=True, check=True).stdout.strip()
     return found
 
 

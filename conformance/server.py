@@ -31,8 +31,9 @@ from conformance.binding import ExtractTurn, FaultTurn, FinalTurn, LMCall, StepT
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["API_KEY", "IN_MEMORY_URL", "MAX_BODY_BYTES", "ScriptedServer", "async_handler", "completion",
-           "fault_response", "handler", "native_call", "openai_client", "request_call"]
+__all__ = ["API_KEY", "IN_MEMORY_URL", "MAX_BODY_BYTES", "ScriptedServer", "ServingTransport",
+           "async_handler", "completion", "fault_response", "handler", "native_call", "openai_client",
+           "request_call"]
 
 #: The base URL of a client whose requests an in-memory transport answers (`openai_client`).
 IN_MEMORY_URL = "http://model.invalid/v1"
@@ -306,6 +307,20 @@ def async_handler(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMC
         return answer(request)
 
     return handle
+
+
+class ServingTransport(httpx.MockTransport):
+    """An in-memory endpoint for a client built once with the agent: each request is answered by
+    the model serving the running call (`translate.serving`), so one client serves concurrent runs,
+    each with its own model; an async request yields to the event loop first, as a network call
+    would."""
+
+    def __init__(self, call_for: Callable[[dict[str, Any]], LMCall] = request_call) -> None:
+        super().__init__(lambda request: handler(translate.serving_model(), call_for)(request))
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(0)
+        return await super().handle_async_request(request)
 
 
 @overload

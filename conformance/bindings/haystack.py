@@ -30,15 +30,12 @@ otherwise) before the import, so nothing is written or queued; it changes nothin
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from importlib.metadata import version
 from typing import Any, ClassVar
-
-import httpx
 
 from conformance import server, translate
 from conformance._model import ScriptedModel
@@ -91,22 +88,10 @@ _KNOWN: dict[str, str] = {
 }
 
 
-class _Transport(httpx.MockTransport):
-    """The in-memory endpoint: each request answered by the running call's model; an async request
-    yields to the event loop first, as a network call would."""
-
-    def __init__(self) -> None:
-        super().__init__(lambda request: server.handler(translate.serving_model(), _CALL_FOR)(request))
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        await asyncio.sleep(0)
-        return await super().handle_async_request(request)
-
-
 def _generator(base_url: str | None) -> OpenAIChatGenerator:
-    """Haystack's OpenAI chat generator with its defaults: at `base_url`, or over `_Transport`."""
+    """Haystack's OpenAI chat generator with its defaults: at `base_url`, or in memory."""
     kwargs: dict[str, Any] = {"api_base_url": server.IN_MEMORY_URL,
-                              "http_client_kwargs": {"transport": _Transport()}}
+                              "http_client_kwargs": {"transport": server.ServingTransport(_CALL_FOR)}}
     if base_url is not None:
         kwargs = {"api_base_url": base_url}
     return OpenAIChatGenerator(api_key=Secret.from_token(server.API_KEY), model="scripted", **kwargs)

@@ -1,0 +1,263 @@
+"""The binding for Agno's `Agent` (agno 3.1, `agno.agent.Agent`).
+
+Seam: Agno's own `OpenAIChat` model, given OpenAI clients (its documented `client` and
+`async_client` fields) whose in-memory transport answers from the script (`server.ServingTransport`:
+one agent serves concurrent runs, each with its own model); in the `http` profile an agent whose
+`OpenAIChat` has `base_url` at `CallRequest.base_url`. Beneath the model class run Agno's own
+request building, tool-call parsing (`OpenAIChat.parse_provider_response`, the stream's
+`parse_provider_response_delta`) and the OpenAI client's retries (its default `max_retries=2`).
+Tools are plain Python functions, Agno's documented primary form (it reads the signature and the
+docstring). Agno's defaults: no step cap (`tool_call_limit=None`); a run catches every exception and
+returns a `RunOutput` with `status=ERROR` and the error's text as its content (agent/_run.py).
+
+Step cap: `tool_call_limit=N`, the only limit Agno has; it counts tool calls, not model calls.
+Streaming is `Agent.run(stream=True, stream_events=True, yield_run_output=True)`: a step event for
+each `ToolCallCompletedEvent`, the `RunOutput` last.
+
+Telemetry: an Agent run sends a telemetry event to Agno's API unless `telemetry=False` or
+`AGNO_TELEMETRY=false` (agent/_telemetry.py `log_agent_telemetry`); the documented opt-out is set
+(unless the environment says otherwise) before the import. It changes nothing the suite observes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from importlib.metadata import version
+from typing import Any, ClassVar
+
+import httpx
+
+from conformance import server, translate
+from conformance._model import ScriptedModel
+from conformance._tools import SuiteTool
+from conformance.binding import AgentSpec, Binding, CallRequest, ErrorInfo, Event, Outcome, Step
+from conformance.render import json_value, user_message
+
+os.environ.setdefault("AGNO_TELEMETRY", "false")
+
+import openai
+from agno.agent import Agent
+from agno.models.message import Message
+from agno.models.openai import OpenAIChat
+from agno.run.agent import RunOutput, ToolCallCompletedEvent
+from agno.run.base import RunStatus
+
+#: Every request is a step: the Agent makes no tool-less extraction call.
+_CALL_FOR = partial(server.native_call, kind="step")
+#: What the run's answer is (checked by running agno directly): every model reply's text, joined.
+_PREFIX = ("the answer (RunOutput.content) carries the text of every earlier step as a prefix: "
+           "Model._process_model_response appends each assistant message's content to the run's "
+           "content (models/base.py)")
+#: What Agno's only limit does (checked by running agno directly).
+_NO_CAP = ("tool_call_limit, Agno's only limit, counts tool calls and never stops the loop: a call past "
+           "it gets a 'Tool call limit reached' error result and the model is asked again "
+           "(models/base.py Model.response, Model.run_function_calls)")
+_LITERAL = ("args that are not JSON are parsed with ast.literal_eval and the tool runs on the guess "
+            "(utils/functions.py get_function_call)")
+_STATUS = ("a failed model call ends the run with status ERROR and the provider's message as its "
+           "content: the HTTP status stays on the ModelProviderError the run caught (agent/_run.py, "
+           "models/openai/chat.py OpenAIChat.invoke)")
+_DEEP = ("json.loads fails on the depth and the ast.literal_eval fallback fails too: the observation is "
+         "the fallback's error, here with no message, so it never says the args are too deep "
+         "(utils/functions.py get_function_call)")
+_ELEVEN = ("the step cap, given as tool_call_limit=10 (Agno's only limit), counts tool calls: the 11th call "
+           "of one reply is refused with 'Tool call limit reached' (models/base.py Model.run_function_calls)")
+_MALFORMED = "test_malformed_json_tool_args_never_crash_the_run"
+_LITERALS = "test_python_literals_in_tool_args_are_malformed_json_never_guessed_at"
+_SIZES = "test_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why"
+_KNOWN: dict[str, str] = {
+    **dict.fromkeys((
+        "An async call gives the same result as a sync call",
+        "An async call shows a raising tool's error to the agent as a sync call does",
+        "Fifty overlapping async runs of one agent share no state",
+        "A streaming run emits its steps in order and ends with one done event",
+        "Over HTTP, a rate limit or a server error is retried and the run succeeds",
+        "Tool args that are JSON but not an object never reach the tool",
+        "A final answer on the last allowed step is accepted",
+        "Tool args that break the tool's schema never reach it with a wrong or missing value",
+        "An unknown tool name is never run, and the loop goes on",
+        "An argument the schema does not declare is refused, naming it, not dropped",
+        "A raising tool becomes an error observation bound to its call, and the loop goes on",
+        "A tool that raises on its second call still has each error bound to its own call",
+        *(f"{_MALFORMED}[{row}]" for row in ('{"amount": 50, "recipient": "Ann"',
+                                             "{amount: 50, recipient: Ann}",
+                                             '{"amount": 50,, "recipient": "Ann"}', "not json at all")),
+        *(f"{_LITERALS}[{row}]" for row in ('{"recipient": "Ann", "urgent": true,}',
+                                            '{"recipient": "Ann", "urgent": None}')),
+        *(f"{_SIZES}[{row}]" for row in (
+            "transfer-a recipient of 5000000 characters", "store-an object nested 100000 levels deep",
+            "store-an object nested 5000 levels deep", "store-an object nested 5000 levels deep after an "
+            "escaped quote", "store-arrays nested 5000 levels deep inside its object"))), _PREFIX),
+    **dict.fromkeys((
+        "A non-transient model failure is not retried and fails the call clearly",
+        "When retries run out the caller gets one clear error and no tool runs",
+        "Over HTTP, a bad request or a refused key is not retried and fails the call clearly",
+        "Over HTTP, when retries run out the caller gets one clear error and the next call starts clean"),
+        _STATUS),
+    **dict.fromkeys((
+        "A run stopped by the step cap reports that the cap stopped it",
+        "A follow-up call starts with a fresh step budget",
+        "The step cap stops a loop that never chooses finish",
+        "A step cap of one allows exactly one step",
+        "An unknown tool name never crashes the run, also when it is the last step",
+        "After the step cap the steps appear in the order they ran, one observation each",
+        "After repeated tool errors the steps appear in the order they ran, one observation each"), _NO_CAP),
+    **dict.fromkeys((
+        f"{_MALFORMED}[{{'amount': 50, 'recipient': 'Ann'}}]",
+        f'{_MALFORMED}[{{"amount": 50, "recipient": "Ann",}}]',
+        f'{_LITERALS}[{{"recipient": "Ann", "urgent": True}}]',
+        f"{_LITERALS}[{{'recipient': 'Ann', 'urgent': False}}]"), _LITERAL),
+    f"{_SIZES}[store-arrays nested 5000 levels deep, each beside an empty one]": _DEEP,
+    "Eleven parallel calls keep the order the model gave them": _ELEVEN,
+}
+_NOT_CLAIMED = {
+    "signature": "a native tool-calling loop: Agent takes instructions, a message and tools, no signature",
+    "adapters": "no adapter layer: the model class formats and parses the provider's own API",
+    **dict.fromkeys(("max-steps-error", "max-steps-extract", "max-steps-return", "cap-summary"), _NO_CAP),
+    "per-call-cap": "Agent.run takes no limit of its own: tool_call_limit is an Agent attribute "
+                    "(agent/agent.py Agent.__init__)",
+    "repeated-error-stop": "a failing tool's error goes back to the model every time (models/base.py "
+                           "Model.run_function_call): no count of repeated failures and no stop",
+    "ask-user": "no ask-the-user tool is on by default: UserControlFlowTools (tools/user_control_flow.py, "
+                "get_user_input) is a toolkit the user adds",
+    **dict.fromkeys(("tool-approval", "approval-edit", "durable-approvals"),
+                    "not bound yet: Agno pauses a @tool(requires_confirmation=True) call (RunOutput status "
+                    "PAUSED, its requirements) and resumes with Agent.continue_run; this binding does not "
+                    "drive it yet"),
+}
+
+
+def _model(base_url: str | None) -> OpenAIChat:
+    """Agno's OpenAI chat model with its defaults: at `base_url`, or answered in memory."""
+    if base_url is not None:
+        return OpenAIChat(id="scripted", api_key=server.API_KEY, base_url=base_url)
+    return OpenAIChat(
+        id="scripted", api_key=server.API_KEY,
+        client=openai.OpenAI(base_url=server.IN_MEMORY_URL, api_key=server.API_KEY,
+                             http_client=httpx.Client(transport=server.ServingTransport(_CALL_FOR))),
+        async_client=openai.AsyncOpenAI(
+            base_url=server.IN_MEMORY_URL, api_key=server.API_KEY,
+            http_client=httpx.AsyncClient(transport=server.ServingTransport(_CALL_FOR))))
+
+
+@dataclass
+class _Agent:
+    """A built Agno `Agent`, its spec and tools, and the messages its last call handed out."""
+
+    agent: Agent
+    spec: AgentSpec
+    tools: list[Any]
+    last: list[Message] = field(default_factory=list)
+
+
+def _agent(spec: AgentSpec, tools: list[Any], base_url: str | None) -> Agent:
+    return Agent(model=_model(base_url), tools=tools, instructions=spec.signature.instructions or None,
+                 tool_call_limit=spec.max_steps)
+
+
+class AgnoBinding(Binding):
+    """Runs the suite against Agno's `Agent`, with its defaults."""
+
+    name = "agno"
+    dependencies = ("agno", "openai", "pydantic", "httpx")
+    contract_version = 3
+    capabilities = frozenset({"async", "streaming", "parallel-tool-calls", "lm-retry", "http"})
+    not_claimed: ClassVar[Mapping[str, str]] = _NOT_CLAIMED
+    known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+
+    @property
+    def version(self) -> str:
+        return version("agno")
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        functions = [translate.documented_function(t) for t in tools]
+        return translate.built(lambda: _Agent(_agent(spec, functions, None), spec, functions))
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        target = _target(agent, call)
+        message = user_message(call.inputs)
+        with translate.serving(model):
+            return translate.reported(model, call.mode, partial(_outcome, agent), partial(_failed, agent),
+                                      sync=lambda: target.run(message),
+                                      asynchronous=lambda: target.arun(message),
+                                      stream=lambda events: _stream(target, message, model, events))
+
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        with translate.serving(model):
+            return await translate.areported(_target(agent, call).arun(user_message(call.inputs)),
+                                             partial(_outcome, agent), partial(_failed, agent))
+
+    def mutate_last_result(self, agent: object, marker: str) -> None:
+        assert isinstance(agent, _Agent)
+        for message in agent.last:
+            for call in message.tool_calls or []:
+                call["function"]["arguments"] = marker
+            if isinstance(message.tool_args, dict):
+                message.tool_args[marker] = marker
+        agent.last.append(Message(role="user", content=marker))
+
+
+def _target(agent: _Agent, call: CallRequest) -> Agent:
+    """The agent to run: the built one, or (http) one whose model is at the call's base URL."""
+    return agent.agent if call.base_url is None else _agent(agent.spec, agent.tools, call.base_url)
+
+
+def _stream(target: Agent, message: str, model: ScriptedModel, events: list[Event]) -> Any:
+    """The run's event stream: a step event per completed tool call; the RunOutput it ends with."""
+    result = None
+    stream: Iterator[Any] = target.run(message, stream=True, stream_events=True, yield_run_output=True)
+    for event in stream:
+        if isinstance(event, ToolCallCompletedEvent) and event.tool is not None:
+            tool = event.tool
+            events.append(translate.step_event(model, Step(
+                tool_name=tool.tool_name or "", tool_args=translate.tool_args(tool.tool_args),
+                observation=json_value(tool.result), is_error=tool.tool_call_error,
+                call_id=tool.tool_call_id)))
+        elif isinstance(event, RunOutput):
+            result = event
+    return result
+
+
+def _trajectory(messages: Sequence[Message]) -> list[Step]:
+    """One Step per tool call of the assistant messages, its observation the tool message answering
+    that call's id, with Agno's own error flag."""
+    answers = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
+    trajectory = []
+    for message in messages:
+        if message.role != "assistant":
+            continue
+        thought = message.content if isinstance(message.content, str) and message.content else None
+        for call in message.tool_calls or []:
+            answer = answers.get(call.get("id"))
+            function = call.get("function", {})
+            trajectory.append(Step(
+                thought=thought, tool_name=str(function.get("name")),
+                tool_args=translate.tool_args(function.get("arguments")),
+                observation=None if answer is None else json_value(answer.content),
+                is_error=None if answer is None else answer.tool_call_error, call_id=call.get("id")))
+    return trajectory
+
+
+def _outcome(agent: _Agent, result: RunOutput | None) -> Outcome:
+    if result is None:
+        agent.last = []
+        return Outcome()
+    messages = list(result.messages or [])
+    agent.last = messages
+    trajectory = _trajectory(messages)
+    steps = sum(m.role == "assistant" for m in messages)
+    if result.status == RunStatus.error:  # what Agno caught and returned in place of raising
+        return Outcome(trajectory=trajectory, iterations=steps, error=ErrorInfo(
+            type=f"RunOutput(status={result.status.value})", message=str(result.content)))
+    return translate.finished(agent.spec.signature, result.content, trajectory, steps)
+
+
+def _failed(agent: _Agent, exc: Exception) -> Outcome:
+    """An exception the Agent let escape."""
+    agent.last = []
+    return Outcome(error=ErrorInfo.from_exception(exc))

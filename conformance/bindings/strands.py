@@ -1,0 +1,213 @@
+"""The binding for Strands Agents' `Agent` (strands-agents 1.62, `strands.Agent`).
+
+Seam: Strands' own `OpenAIModel`, given a pre-configured OpenAI client (its documented `client`
+argument) whose in-memory transport answers from the script (`server.ServingTransport`: one agent
+serves concurrent runs, each with its own model); in the `http` profile an agent whose model has
+`client_args={"base_url": CallRequest.base_url}`. Beneath the model class run Strands' own request
+building and stream parsing (`OpenAIModel.stream`, `format_chunk`), the OpenAI client's retries (its
+default `max_retries=2`) and Strands' own retry of a throttled model call (event_loop/_retry.py
+`ModelRetryStrategy`). Tools are `@tool`-decorated functions, Strands' documented primary form (it
+validates each call's input against a pydantic model of the signature).
+
+Step cap: `limits={"turns": N}` given to each call, the documented per-invocation cap: one turn is
+one model call plus the tools it asked for; on the cap the call returns with
+`stop_reason="limit_turns"` (event_loop/event_loop.py). There is no agent-wide cap, so the agent's
+cap is passed with each call. An Agent keeps its conversation across calls (`agent.messages`); the
+trajectory of a call is what it added. Streaming is `Agent.stream_async`: a step event for each
+tool-result message, the `AgentResult` last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from importlib.metadata import version
+from typing import Any, ClassVar
+
+import httpx
+import openai
+from strands import Agent, tool
+from strands.agent.agent_result import AgentResult
+from strands.models.openai import OpenAIModel
+
+from conformance import server, translate
+from conformance._model import ScriptedModel
+from conformance._tools import SuiteTool
+from conformance.binding import AgentSpec, Binding, CallRequest, ErrorInfo, Event, Outcome, Step
+from conformance.render import json_value, user_message
+
+#: Every request is a step: the Agent makes no tool-less extraction call.
+_CALL_FOR = partial(server.native_call, kind="step")
+#: Strands' stop reasons (types/event_loop.py `StopReason`) as the contract's.
+_STOP_REASONS = {"end_turn": "finish", "limit_turns": "max_steps"}
+_ARGS5 = "test_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why"
+_KNOWN: dict[str, str] = {
+    "ASYNC-2": "one Agent refuses a second invocation while one runs: ConcurrencyException 'Agent is already "
+               "processing a request' (agent/agent.py, concurrent_invocation_mode 'throw' by default)",
+    "ARGS-6": "an undeclared arg is dropped silently: the tool's pydantic input model ignores extra fields "
+              "and model_dump() passes the declared ones on (tools/decorator.py validate_input)",
+    "TRJ-2": "a call hands out no trajectory of its own: the steps are read from agent.messages, the agent's "
+             "live conversation, which the next call sends as it is (agent/agent.py Agent.messages)",
+    **{f"{_ARGS5}[store-{row}]": "json.loads of deeply nested tool input raises RecursionError, which "
+       "handle_content_block_stop (event_loop/streaming.py) does not catch (only ValueError): it escapes "
+       "the call" for row in ("an object nested 100000 levels deep", "an object nested 5000 levels deep",
+                               "an object nested 5000 levels deep after an escaped quote",
+                               "arrays nested 5000 levels deep inside its object",
+                               "arrays nested 5000 levels deep, each beside an empty one")},
+}
+_NOT_CLAIMED = {
+    "signature": "a native tool-calling loop: Agent takes a system prompt, a message and tools, no signature",
+    "adapters": "no adapter layer: the model provider class formats and parses its own API",
+    "max-steps-error": "on limits={'turns': N} the call returns with stop_reason 'limit_turns' "
+                       "(event_loop/event_loop.py); it never raises",
+    "max-steps-extract": "on the turns limit the call returns as it is: no tool-less final call",
+    "cap-summary": "on the turns limit the result carries stop_reason 'limit_turns' and the last message, "
+                   "no message for the user of what was tried",
+    "repeated-error-stop": "a failing tool's error result goes back to the model every time: no count of "
+                           "repeated failures and no stop",
+    "ask-user": "no ask-the-user tool is on by default: handoff_to_user (vended_tools/handoff_to_user) is "
+                "a tool the user adds",
+    **dict.fromkeys(("tool-approval", "approval-edit", "durable-approvals"),
+                    "not bound yet: Strands pauses a tool call through an interrupt raised in a "
+                    "BeforeToolCallEvent hook (stop_reason 'interrupt', resumed with interruptResponse "
+                    "blocks); this binding does not drive it yet"),
+}
+
+
+def _model(base_url: str | None) -> OpenAIModel:
+    """Strands' OpenAI model with its defaults: at `base_url`, or answered in memory."""
+    if base_url is not None:
+        return OpenAIModel(client_args={"base_url": base_url, "api_key": server.API_KEY}, model_id="scripted")
+    client = openai.AsyncOpenAI(base_url=server.IN_MEMORY_URL, api_key=server.API_KEY,
+                                http_client=httpx.AsyncClient(transport=server.ServingTransport(_CALL_FOR)))
+    return OpenAIModel(client=client, model_id="scripted")
+
+
+@dataclass
+class _Agent:
+    """A built Strands `Agent`, its spec and tools, and the messages its last call added."""
+
+    agent: Agent
+    spec: AgentSpec
+    tools: list[Any]
+    last: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _agent(spec: AgentSpec, tools: list[Any], base_url: str | None) -> Agent:
+    return Agent(model=_model(base_url), tools=tools, system_prompt=spec.signature.instructions or None,
+                 callback_handler=None)
+
+
+class StrandsBinding(Binding):
+    """Runs the suite against Strands Agents' `Agent`, with its defaults."""
+
+    name = "strands-agents"
+    dependencies = ("strands-agents", "openai", "pydantic", "httpx")
+    contract_version = 3
+    capabilities = frozenset({"max-steps-return", "per-call-cap", "async", "streaming",
+                              "parallel-tool-calls", "lm-retry", "http"})
+    not_claimed: ClassVar[Mapping[str, str]] = _NOT_CLAIMED
+    known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+
+    @property
+    def version(self) -> str:
+        return version("strands-agents")
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        functions = [tool(translate.documented_function(t)) for t in tools]
+        return translate.built(lambda: _Agent(_agent(spec, functions, None), spec, functions))
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        target, prompt = _target(agent, call), user_message(call.inputs)
+        limits = {"turns": translate.step_cap(agent.spec, call)}
+        start = len(target.messages)
+        with translate.serving(model):
+            return translate.reported(
+                model, call.mode, partial(_outcome, agent, target, start),
+                partial(_failed, agent, target, start),
+                sync=lambda: target(prompt, limits=limits),
+                asynchronous=lambda: target.invoke_async(prompt, limits=limits),
+                stream=lambda events: _stream(target.stream_async(prompt, limits=limits), model, events))
+
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        target = _target(agent, call)
+        start, limits = len(target.messages), {"turns": translate.step_cap(agent.spec, call)}
+        with translate.serving(model):
+            return await translate.areported(
+                target.invoke_async(user_message(call.inputs), limits=limits),
+                partial(_outcome, agent, target, start), partial(_failed, agent, target, start))
+
+    def mutate_last_result(self, agent: object, marker: str) -> None:
+        assert isinstance(agent, _Agent)
+        for message in agent.last:
+            for block in message.get("content", []):
+                if "toolUse" in block and isinstance(block["toolUse"].get("input"), dict):
+                    block["toolUse"]["input"][marker] = marker
+        agent.last.append({"role": "user", "content": [{"text": marker}]})
+
+
+def _target(agent: _Agent, call: CallRequest) -> Agent:
+    """The agent to run: the built one, or (http) one whose model is at the call's base URL."""
+    return agent.agent if call.base_url is None else _agent(agent.spec, agent.tools, call.base_url)
+
+
+async def _stream(stream: AsyncIterator[dict[str, Any]], model: ScriptedModel, events: list[Event]) -> Any:
+    """The run's event stream: a step event per tool result of each tool-result message; the
+    AgentResult it ends with."""
+    result = None
+    calls: dict[str, tuple[str | None, dict[str, Any]]] = {}
+    async for event in stream:
+        message = event.get("message")
+        if isinstance(message, dict):
+            for step in _trajectory([message], calls):
+                events.append(translate.step_event(model, step))
+        if isinstance(event.get("result"), AgentResult):
+            result = event["result"]
+    return result
+
+
+def _trajectory(messages: Sequence[dict[str, Any]], calls: dict[str, tuple[str | None, dict[str, Any]]]
+                ) -> list[Step]:
+    """One Step per tool result, in order, with the call (`calls`, filled from the assistant messages
+    as they come: thought and toolUse) it answers, and Strands' own `status` flag."""
+    trajectory = []
+    for message in messages:
+        blocks = message.get("content", [])
+        texts = "".join(b["text"] for b in blocks if "text" in b) or None
+        for block in blocks:
+            if "toolUse" in block:
+                calls[block["toolUse"]["toolUseId"]] = (texts, block["toolUse"])
+            elif "toolResult" in block:
+                result = block["toolResult"]
+                thought, use = calls.get(result["toolUseId"], (None, {}))
+                trajectory.append(Step(
+                    thought=thought, tool_name=str(use.get("name")),
+                    tool_args=translate.tool_args(use.get("input")),
+                    observation=json_value("".join(c.get("text", "") for c in result.get("content", []))),
+                    is_error=result.get("status") == "error", call_id=result["toolUseId"]))
+    return trajectory
+
+
+def _outcome(agent: _Agent, target: Agent, start: int, result: AgentResult | None) -> Outcome:
+    added = list(target.messages[start:])
+    agent.last = added
+    trajectory = _trajectory(added, {})
+    if result is None:
+        return Outcome(trajectory=trajectory)
+    invocation = result.metrics.latest_agent_invocation
+    steps = len(invocation.cycles) if invocation else None
+    stop = _STOP_REASONS.get(result.stop_reason, result.stop_reason)
+    if stop != "finish":
+        return Outcome(trajectory=trajectory, iterations=steps, stop_reason=stop)
+    text = "".join(b.get("text", "") for b in result.message.get("content", []))
+    return translate.finished(agent.spec.signature, text, trajectory, steps)
+
+
+def _failed(agent: _Agent, target: Agent, start: int, exc: Exception) -> Outcome:
+    """An exception the Agent let escape, with the steps it had taken."""
+    added = list(target.messages[start:])
+    agent.last = added
+    return Outcome(trajectory=_trajectory(added, {}), error=ErrorInfo.from_exception(exc))
