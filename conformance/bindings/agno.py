@@ -33,7 +33,16 @@ import httpx
 from conformance import server, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
-from conformance.binding import AgentSpec, Binding, CallRequest, ErrorInfo, Event, Outcome, Step
+from conformance.binding import (
+    AgentSpec,
+    Binding,
+    CallRequest,
+    ErrorInfo,
+    Event,
+    Outcome,
+    ResumeRequest,
+    Step,
+)
 from conformance.render import json_value, user_message
 
 os.environ.setdefault("AGNO_TELEMETRY", "false")
@@ -44,6 +53,7 @@ from agno.models.message import Message
 from agno.models.openai import OpenAIChat
 from agno.run.agent import RunOutput, ToolCallCompletedEvent
 from agno.run.base import RunStatus
+from agno.tools import tool
 
 #: Every request is a step: the Agent makes no tool-less extraction call.
 _CALL_FOR = partial(server.native_call, kind="step")
@@ -82,6 +92,8 @@ _KNOWN: dict[str, str] = {
         "An argument the schema does not declare is refused, naming it, not dropped",
         "A raising tool becomes an error observation bound to its call, and the loop goes on",
         "A tool that raises on its second call still has each error bound to its own call",
+        "A plain tool runs without approval by default",
+        "Rejecting never runs the pending call and the agent chooses again",
         *(f"{_MALFORMED}[{row}]" for row in ('{"amount": 50, "recipient": "Ann"',
                                              "{amount: 50, recipient: Ann}",
                                              '{"amount": 50,, "recipient": "Ann"}', "not json at all")),
@@ -104,7 +116,10 @@ _KNOWN: dict[str, str] = {
         "A step cap of one allows exactly one step",
         "An unknown tool name never crashes the run, also when it is the last step",
         "After the step cap the steps appear in the order they ran, one observation each",
-        "After repeated tool errors the steps appear in the order they ran, one observation each"), _NO_CAP),
+        "After repeated tool errors the steps appear in the order they ran, one observation each",
+        "Resuming keeps the budget the steps before the pause used"), _NO_CAP),
+    "A pause's trajectory is a snapshot": "the paused RunOutput handed to the caller is the run itself: "
+        "continue_run sends its messages on as they are (agent/_run.py continue_run)",
     **dict.fromkeys((
         f"{_MALFORMED}[{{'amount': 50, 'recipient': 'Ann'}}]",
         f'{_MALFORMED}[{{"amount": 50, "recipient": "Ann",}}]',
@@ -123,10 +138,8 @@ _NOT_CLAIMED = {
                            "Model.run_function_call): no count of repeated failures and no stop",
     "ask-user": "no ask-the-user tool is on by default: UserControlFlowTools (tools/user_control_flow.py, "
                 "get_user_input) is a toolkit the user adds",
-    **dict.fromkeys(("tool-approval", "approval-edit", "durable-approvals"),
-                    "not bound yet: Agno pauses a @tool(requires_confirmation=True) call (RunOutput status "
-                    "PAUSED, its requirements) and resumes with Agent.continue_run; this binding does not "
-                    "drive it yet"),
+    "durable-approvals": "not bound yet: Agno persists a paused run in its db (continue_run(run_id=...)); "
+                         "this binding keeps the paused RunOutput in memory only",
 }
 
 
@@ -145,12 +158,14 @@ def _model(base_url: str | None) -> OpenAIChat:
 
 @dataclass
 class _Agent:
-    """A built Agno `Agent`, its spec and tools, and the messages its last call handed out."""
+    """A built Agno `Agent`, its spec and tools, the messages its last call handed out, its pauses."""
 
     agent: Agent
     spec: AgentSpec
     tools: list[Any]
     last: list[Message] = field(default_factory=list)
+    #: Each pause it reported, by interrupt id: the paused run, the agent it ran on, the call's inputs.
+    pauses: dict[str, tuple[RunOutput, Agent, Any]] = field(default_factory=dict)
 
 
 def _agent(spec: AgentSpec, tools: list[Any], base_url: str | None) -> Agent:
@@ -164,7 +179,8 @@ class AgnoBinding(Binding):
     name = "agno"
     dependencies = ("agno", "openai", "pydantic", "httpx")
     contract_version = 3
-    capabilities = frozenset({"async", "streaming", "parallel-tool-calls", "lm-retry", "http"})
+    capabilities = frozenset({"tool-approval", "approval-edit", "async", "streaming", "parallel-tool-calls",
+                              "lm-retry", "http"})
     not_claimed: ClassVar[Mapping[str, str]] = _NOT_CLAIMED
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
 
@@ -173,7 +189,9 @@ class AgnoBinding(Binding):
         return version("agno")
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
-        functions = [translate.documented_function(t) for t in tools]
+        # A tool that needs approval is declared with Agno's documented @tool(requires_confirmation=True).
+        functions = [tool(requires_confirmation=True)(translate.documented_function(t))
+                     if t.spec.interruptible else translate.documented_function(t) for t in tools]
         return translate.built(lambda: _Agent(_agent(spec, functions, None), spec, functions))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
@@ -181,7 +199,8 @@ class AgnoBinding(Binding):
         target = _target(agent, call)
         message = user_message(call.inputs)
         with translate.serving(model):
-            return translate.reported(model, call.mode, partial(_outcome, agent), partial(_failed, agent),
+            return translate.reported(model, call.mode, partial(_outcome, agent, target, call.inputs),
+                                      partial(_failed, agent),
                                       sync=lambda: target.run(message),
                                       asynchronous=lambda: target.arun(message),
                                       stream=lambda events: _stream(target, message, model, events))
@@ -189,8 +208,28 @@ class AgnoBinding(Binding):
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         with translate.serving(model):
-            return await translate.areported(_target(agent, call).arun(user_message(call.inputs)),
-                                             partial(_outcome, agent), partial(_failed, agent))
+            target = _target(agent, call)
+            return await translate.areported(target.arun(user_message(call.inputs)),
+                                             partial(_outcome, agent, target, call.inputs),
+                                             partial(_failed, agent))
+
+    def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        if request.interrupt_id not in agent.pauses:  # a pause it never reported: Agno says what it does
+            with translate.serving(model):
+                return translate.reported(
+                    model, request.mode, partial(_outcome, agent, agent.agent, None), partial(_failed, agent),
+                    sync=lambda: agent.agent.continue_run(run_id=request.interrupt_id),
+                    asynchronous=lambda: agent.agent.acontinue_run(run_id=request.interrupt_id))
+        run, target, inputs = agent.pauses[request.interrupt_id]
+        for requirement in run.active_requirements:
+            if requirement.tool_execution and requirement.tool_execution.tool_call_id == request.interrupt_id:
+                _decide(requirement, request.response)
+        with translate.serving(model):
+            return translate.reported(
+                model, request.mode, partial(_outcome, agent, target, inputs), partial(_failed, agent),
+                sync=lambda: target.continue_run(run_response=run, requirements=run.requirements),
+                asynchronous=lambda: target.acontinue_run(run_response=run, requirements=run.requirements))
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
@@ -200,6 +239,19 @@ class AgnoBinding(Binding):
             if isinstance(message.tool_args, dict):
                 message.tool_args[marker] = marker
         agent.last.append(Message(role="user", content=marker))
+
+
+def _decide(requirement: Any, response: str) -> None:
+    """The person's answer on Agno's requirement: confirm, reject (with a message as its note), or
+    confirm with the edited args."""
+    answer = translate.approval(response)
+    if answer.decision == "edit" and answer.name in (None, requirement.tool_execution.tool_name):
+        requirement.tool_execution.tool_args = answer.args if isinstance(answer.args, dict) else {}
+        requirement.confirm()
+    elif answer.decision == "approve":
+        requirement.confirm()
+    else:
+        requirement.reject(answer.text if answer.decision in ("message", "edit") else None)
 
 
 def _target(agent: _Agent, call: CallRequest) -> Agent:
@@ -243,7 +295,7 @@ def _trajectory(messages: Sequence[Message]) -> list[Step]:
     return trajectory
 
 
-def _outcome(agent: _Agent, result: RunOutput | None) -> Outcome:
+def _outcome(agent: _Agent, target: Agent, inputs: Any, result: RunOutput | None) -> Outcome:
     if result is None:
         agent.last = []
         return Outcome()
@@ -251,6 +303,15 @@ def _outcome(agent: _Agent, result: RunOutput | None) -> Outcome:
     agent.last = messages
     trajectory = _trajectory(messages)
     steps = sum(m.role == "assistant" for m in messages)
+    pending = [r.tool_execution for r in result.active_requirements if r.tool_execution is not None]
+    if result.status == RunStatus.paused and pending:
+        call = pending[0]
+        agent.pauses[call.tool_call_id or ""] = (result, target, inputs)
+        return translate.paused(
+            "RunOutput(status=PAUSED)", f"{call.tool_name} requires confirmation",
+            interrupt_id=call.tool_call_id or "", tool=call.tool_name or "", args=call.tool_args,
+            call_id=call.tool_call_id, trajectory=[s for s in trajectory if s.call_id != call.tool_call_id],
+            iterations=steps, inputs=inputs)
     if result.status == RunStatus.error:  # what Agno caught and returned in place of raising
         return Outcome(trajectory=trajectory, iterations=steps, error=ErrorInfo(
             type=f"RunOutput(status={result.status.value})", message=str(result.content)))

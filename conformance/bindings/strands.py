@@ -29,12 +29,22 @@ import httpx
 import openai
 from strands import Agent, tool
 from strands.agent.agent_result import AgentResult
+from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
 from strands.models.openai import OpenAIModel
 
 from conformance import server, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
-from conformance.binding import AgentSpec, Binding, CallRequest, ErrorInfo, Event, Outcome, Step
+from conformance.binding import (
+    AgentSpec,
+    Binding,
+    CallRequest,
+    ErrorInfo,
+    Event,
+    Outcome,
+    ResumeRequest,
+    Step,
+)
 from conformance.render import json_value, user_message
 
 #: Every request is a step: the Agent makes no tool-less extraction call.
@@ -47,6 +57,9 @@ _KNOWN: dict[str, str] = {
                "processing a request' (agent/agent.py, concurrent_invocation_mode 'throw' by default)",
     "ARGS-6": "an undeclared arg is dropped silently: the tool's pydantic input model ignores extra fields "
               "and model_dump() passes the declared ones on (tools/decorator.py validate_input)",
+    "Resuming keeps the budget the steps before the pause used": "a resumed call is a new invocation, "
+        "and limits={'turns': N} bound one invocation only: the turns before the pause are not counted "
+        "(types/agent.py Limits)",
     "TRJ-2": "a call hands out no trajectory of its own: the steps are read from agent.messages, the agent's "
              "live conversation, which the next call sends as it is (agent/agent.py Agent.messages)",
     **{f"{_ARGS5}[store-{row}]": "json.loads of deeply nested tool input raises RecursionError, which "
@@ -68,10 +81,8 @@ _NOT_CLAIMED = {
                            "repeated failures and no stop",
     "ask-user": "no ask-the-user tool is on by default: handoff_to_user (vended_tools/handoff_to_user) is "
                 "a tool the user adds",
-    **dict.fromkeys(("tool-approval", "approval-edit", "durable-approvals"),
-                    "not bound yet: Strands pauses a tool call through an interrupt raised in a "
-                    "BeforeToolCallEvent hook (stop_reason 'interrupt', resumed with interruptResponse "
-                    "blocks); this binding does not drive it yet"),
+    "durable-approvals": "not bound yet: Strands keeps a pause's interrupt state in a session "
+                         "manager's storage; this binding keeps pauses in memory only",
 }
 
 
@@ -84,19 +95,47 @@ def _model(base_url: str | None) -> OpenAIModel:
     return OpenAIModel(client=client, model_id="scripted")
 
 
+class _Approvals(HookProvider):  # type: ignore[misc]
+    """Strands' documented approval: a `BeforeToolCallEvent` hook raises an interrupt for a call of a
+    tool that needs approval; the person's answer (given when the call is resumed) approves it,
+    edits its input, or cancels it with a message the model is shown."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+
+    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+        registry.add_callback(BeforeToolCallEvent, self.ask)
+
+    def ask(self, event: BeforeToolCallEvent) -> None:
+        use = event.tool_use
+        if use["name"] not in self.names:
+            return
+        pending = {"name": use["name"], "input": use["input"], "toolUseId": use["toolUseId"]}
+        answer = translate.approval(str(event.interrupt("approval", reason=pending)))
+        if answer.decision == "edit" and answer.name in (None, use["name"]):
+            use["input"] = answer.args if isinstance(answer.args, dict) else {}
+        elif answer.decision == "edit":
+            event.cancel_tool = f"the person's edit names {answer.name!r}, not the pending {use['name']!r}"
+        elif answer.decision != "approve":
+            event.cancel_tool = answer.text if answer.decision == "message" else True
+
+
 @dataclass
 class _Agent:
-    """A built Strands `Agent`, its spec and tools, and the messages its last call added."""
+    """A built Strands `Agent`, its spec and tools, the messages its last call added, and its
+    pauses by interrupt id (the agent they belong to, the call's inputs, step cap and first message)."""
 
     agent: Agent
     spec: AgentSpec
     tools: list[Any]
     last: list[dict[str, Any]] = field(default_factory=list)
+    pauses: dict[str, tuple[Agent, Any, int, int]] = field(default_factory=dict)
 
 
 def _agent(spec: AgentSpec, tools: list[Any], base_url: str | None) -> Agent:
+    approvals = frozenset(t.name for t in spec.tools if t.interruptible)
     return Agent(model=_model(base_url), tools=tools, system_prompt=spec.signature.instructions or None,
-                 callback_handler=None)
+                 callback_handler=None, hooks=[_Approvals(approvals)] if approvals else None)
 
 
 class StrandsBinding(Binding):
@@ -105,8 +144,8 @@ class StrandsBinding(Binding):
     name = "strands-agents"
     dependencies = ("strands-agents", "openai", "pydantic", "httpx")
     contract_version = 3
-    capabilities = frozenset({"max-steps-return", "per-call-cap", "async", "streaming",
-                              "parallel-tool-calls", "lm-retry", "http"})
+    capabilities = frozenset({"max-steps-return", "per-call-cap", "tool-approval", "approval-edit", "async",
+                              "streaming", "parallel-tool-calls", "lm-retry", "http"})
     not_claimed: ClassVar[Mapping[str, str]] = _NOT_CLAIMED
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
 
@@ -121,24 +160,25 @@ class StrandsBinding(Binding):
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         target, prompt = _target(agent, call), user_message(call.inputs)
-        limits = {"turns": translate.step_cap(agent.spec, call)}
-        start = len(target.messages)
-        with translate.serving(model):
-            return translate.reported(
-                model, call.mode, partial(_outcome, agent, target, start),
-                partial(_failed, agent, target, start),
-                sync=lambda: target(prompt, limits=limits),
-                asynchronous=lambda: target.invoke_async(prompt, limits=limits),
-                stream=lambda events: _stream(target.stream_async(prompt, limits=limits), model, events))
+        cap = translate.step_cap(agent.spec, call)
+        return _call(agent, target, prompt, call.mode, model, call.inputs, cap)
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        target = _target(agent, call)
-        start, limits = len(target.messages), {"turns": translate.step_cap(agent.spec, call)}
+        target, cap = _target(agent, call), translate.step_cap(agent.spec, call)
+        report = partial(_outcome, agent, target, len(target.messages), call.inputs, cap)
         with translate.serving(model):
             return await translate.areported(
-                target.invoke_async(user_message(call.inputs), limits=limits),
-                partial(_outcome, agent, target, start), partial(_failed, agent, target, start))
+                target.invoke_async(user_message(call.inputs), limits={"turns": cap}),
+                report, partial(_failed, agent, target, len(target.messages)))
+
+    def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, _Agent)
+        # A pause this agent never reported goes to it all the same: Strands says what it does.
+        unknown = (agent.agent, None, agent.spec.max_steps, len(agent.agent.messages))
+        target, inputs, cap, start = agent.pauses.get(request.interrupt_id, unknown)
+        prompt = [{"interruptResponse": {"interruptId": request.interrupt_id, "response": request.response}}]
+        return _call(agent, target, prompt, request.mode, model, inputs, cap, start)
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
@@ -147,6 +187,20 @@ class StrandsBinding(Binding):
                 if "toolUse" in block and isinstance(block["toolUse"].get("input"), dict):
                     block["toolUse"]["input"][marker] = marker
         agent.last.append({"role": "user", "content": [{"text": marker}]})
+
+
+def _call(agent: _Agent, target: Agent, prompt: Any, mode: str, model: ScriptedModel, inputs: Any,
+          cap: int, start: int | None = None) -> Outcome:
+    """`target` called with `prompt` in the form `mode` names, its step cap `cap`; what it did since
+    its message `start` (a resumed call's: where the call it resumes began)."""
+    start, limits = len(target.messages) if start is None else start, {"turns": cap}
+    with translate.serving(model):
+        return translate.reported(
+            model, mode, partial(_outcome, agent, target, start, inputs, cap),
+            partial(_failed, agent, target, start),
+            sync=lambda: target(prompt, limits=limits),
+            asynchronous=lambda: target.invoke_async(prompt, limits=limits),
+            stream=lambda events: _stream(target.stream_async(prompt, limits=limits), model, events))
 
 
 def _target(agent: _Agent, call: CallRequest) -> Agent:
@@ -191,7 +245,8 @@ def _trajectory(messages: Sequence[dict[str, Any]], calls: dict[str, tuple[str |
     return trajectory
 
 
-def _outcome(agent: _Agent, target: Agent, start: int, result: AgentResult | None) -> Outcome:
+def _outcome(agent: _Agent, target: Agent, start: int, inputs: Any, cap: int,
+             result: AgentResult | None) -> Outcome:
     added = list(target.messages[start:])
     agent.last = added
     trajectory = _trajectory(added, {})
@@ -199,6 +254,14 @@ def _outcome(agent: _Agent, target: Agent, start: int, result: AgentResult | Non
         return Outcome(trajectory=trajectory)
     invocation = result.metrics.latest_agent_invocation
     steps = len(invocation.cycles) if invocation else None
+    if result.stop_reason == "interrupt" and result.interrupts:
+        pause = result.interrupts[0]
+        agent.pauses[pause.id] = (target, inputs, cap, start)
+        use = pause.reason  # the pending call, as the approval hook put it
+        return translate.paused("Interrupt", f"interrupt {pause.name!r} of {use['name']!r}",
+                                interrupt_id=pause.id, tool=use["name"], args=use["input"],
+                                call_id=use["toolUseId"], trajectory=trajectory, iterations=steps or 0,
+                                inputs=inputs)
     stop = _STOP_REASONS.get(result.stop_reason, result.stop_reason)
     if stop != "finish":
         return Outcome(trajectory=trajectory, iterations=steps, stop_reason=stop)
