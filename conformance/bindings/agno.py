@@ -87,6 +87,7 @@ _KNOWN: dict[str, str] = {
         "Over HTTP, a rate limit or a server error is retried and the run succeeds",
         "Tool args that are JSON but not an object never reach the tool",
         "A final answer on the last allowed step is accepted",
+        "A final answer on step N of a cap of N is reported as a final answer",
         "Tool args that break the tool's schema never reach it with a wrong or missing value",
         "An unknown tool name is never run, and the loop goes on",
         "An argument the schema does not declare is refused, naming it, not dropped",
