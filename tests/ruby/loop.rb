@@ -50,6 +50,10 @@ module TinyLoop
       cap = max_steps || @max_steps
       raise ArgumentError, "max_steps must be at least 1, not #{cap}" if cap < 1
 
+      # A library that prints to stdout, as many do: the protocol module keeps it off the wire.
+      puts "tinyloop: a run with a cap of #{cap} steps"
+      STDOUT.write("tinyloop: (and through STDOUT)\n")
+
       messages = []
       messages << { 'role' => 'system', 'content' => @instructions } unless @instructions.empty?
       messages << { 'role' => 'user', 'content' => user }
