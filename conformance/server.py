@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
@@ -209,6 +210,10 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
 
         def _body(self) -> dict[str, Any] | None:
             """The request body as a JSON object; None once a 400 or 413 has answered it."""
+            coding = self.headers.get("Transfer-Encoding", "").split(",")[-1].strip().lower()
+            if coding == "chunked":  # takes precedence over any Content-Length (RFC 9112 6.3)
+                raw = self._chunked()
+                return None if raw is None else self._json_body(raw)
             length = self.headers.get("Content-Length", "0").strip()
             if not (length.isascii() and length.isdigit()):  # a sign too: read(-1) waits for EOF
                 self.close_connection = True  # where the body ends is unknown
@@ -219,8 +224,37 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._refuse(413, f"the body is {length} bytes; this server reads at most "
                                   f"{MAX_BODY_BYTES} bytes")
                 return None
+            return self._json_body(self.rfile.read(int(length)))
+
+        def _chunked(self) -> bytes | None:
+            """A chunked body, read chunk by chunk up to the cap; None once a 400 or 413 answered."""
+            chunks, size = [], 0
+            while True:
+                line = self.rfile.readline(1024)
+                digits = line.split(b";", 1)[0].strip()  # a chunk extension is ignored
+                if not line.endswith(b"\n") or not re.fullmatch(rb"[0-9a-fA-F]{1,16}", digits):
+                    self.close_connection = True
+                    self._refuse(400, f"the chunk size line {line[:40]!r} is not a hexadecimal size")
+                    return None
+                length = int(digits, 16)
+                size += length
+                if size > MAX_BODY_BYTES:
+                    self.close_connection = True  # the rest is left unread
+                    self._refuse(413, f"the chunked body is over {MAX_BODY_BYTES} bytes; this "
+                                      f"server reads at most {MAX_BODY_BYTES} bytes")
+                    return None
+                if length == 0:
+                    break
+                chunks.append(self.rfile.read(length))
+                self.rfile.readline(3)  # the chunk's CRLF
+            for _ in range(100):  # trailer fields, up to the empty line
+                if self.rfile.readline(8192).strip() == b"":
+                    break
+            return b"".join(chunks)
+
+        def _json_body(self, raw: bytes) -> dict[str, Any] | None:
             try:
-                body = json.loads(self.rfile.read(int(length)) or b"{}")
+                body = json.loads(raw or b"{}")
             except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
                 self._refuse(400, f"the body is not valid JSON: {exc}")
                 return None

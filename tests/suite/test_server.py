@@ -174,3 +174,30 @@ def test_a_stalled_client_is_dropped_after_the_socket_timeout() -> None:
         assert _post(server, messages=[CHAT_SYSTEM]).status_code == 200  # still serving
     assert waited < 2.0
     assert reply == b"" or _status_and_error(reply)[0] == 408
+
+
+def _chunked(body: bytes, size: int = 7) -> bytes:
+    parts = [body[i:i + size] for i in range(0, len(body), size)]
+    return b"".join(b"%x;ext=1\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\nX-Trailer: t\r\n\r\n"
+
+
+def test_a_chunked_request_body_is_read_whole() -> None:
+    # A chunked body was once read as empty (only Content-Length was honoured).
+    body = json.dumps({"model": "m", "messages": [CHAT_SYSTEM, {"role": "user", "content": "1 + 2"}]})
+    model = ScriptedModel([STEP])
+    with ScriptedServer(model) as server:
+        reply = _raw(server, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                     b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + _chunked(body.encode()))
+    assert reply.startswith(b"HTTP/1.1 200"), reply[:300]
+    assert model.calls and "1 + 2" in json.dumps(model.calls[0].model_dump())
+
+
+def test_a_chunked_body_with_a_bad_size_or_over_the_cap_is_refused() -> None:
+    with ScriptedServer(ScriptedModel([STEP])) as server:
+        bad = _raw(server, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                   b"Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n")
+        over = _raw(server, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                    b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n{" % (MAX_BODY_BYTES + 1))
+    assert _status_and_error(bad)[0] == 400
+    status, message = _status_and_error(over)
+    assert status == 413 and str(MAX_BODY_BYTES) in message
