@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import atexit
 import codecs
+import contextlib
 import io
 import itertools
+import os
 import shlex
+import signal
 import subprocess
 import threading
 from collections import deque
@@ -100,6 +103,9 @@ class _Harness:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 text=True, encoding="utf-8", bufsize=1,
+                # Its own process group, ended whole: what it starts (a runtime's workers, a shell's
+                # children) never outlives it, nor holds its pipes open after it is gone.
+                start_new_session=os.name == "posix",
             )
         except OSError as exc:
             raise HarnessError(f"could not start the harness {shlex.join(argv)!r}: {exc}") from exc
@@ -107,8 +113,10 @@ class _Harness:
         self._stderr_reader = threading.Thread(target=self._read_stderr, args=(self.proc.stderr,),
                                                daemon=True, name="harness stderr")
         self._stderr_reader.start()
+        self._stdout_done = threading.Event()
         threading.Thread(target=self._read_stdout, args=(self.proc.stdout,), daemon=True,
                          name="harness stdout").start()
+        threading.Thread(target=self._watch, daemon=True, name="harness exit").start()
 
     # -- commands ---------------------------------------------------------------------------
 
@@ -193,6 +201,24 @@ class _Harness:
                 raise HarnessError(self.failure or "") from exc
 
     def _read_stdout(self, stream: IO[str]) -> None:
+        try:
+            self._read_messages(stream)
+        except UnicodeDecodeError as exc:
+            self.fail(f"sent a line that is not valid UTF-8 ({exc.reason} at byte {exc.start}: "
+                      f"{exc.object[max(0, exc.start - 20):exc.end + 20]!r}), a protocol error: every "
+                      "line on stdout must be one JSON message in UTF-8; write logs to stderr")
+        finally:
+            self._stdout_done.set()
+
+    def _watch(self) -> None:
+        """Fail the harness when it exits, even if its stdout stays open (a process it started
+        holds it): the suite then never waits out a command's time limit for a reply."""
+        code = self.proc.wait()
+        if not self._stdout_done.wait(1.0):
+            self.fail(f"exited with code {code}, but its stdout stayed open: a process it started "
+                      "still held it (that process group was ended)")
+
+    def _read_messages(self, stream: IO[str]) -> None:
         while line := stream.readline(MAX_LINE_CHARS + 1):  # bounded: a line cannot fill memory
             if self.failure is not None:
                 return
@@ -284,6 +310,11 @@ class _Harness:
             log.write(f"{who} {line.rstrip()}\n")
 
     def _kill(self) -> None:
+        """End the harness and its whole process group (also once the harness itself has exited:
+        what it started may live on)."""
+        if os.name == "posix":
+            with contextlib.suppress(OSError):  # the group is gone already
+                os.killpg(self.proc.pid, signal.SIGKILL)
         if self.proc.poll() is None:
             self.proc.kill()
             try:

@@ -5,13 +5,15 @@ so every model answer and every tool call crosses the process boundary to the su
 other language: the verdicts must equal the in-process reference binding's. `--break` makes it
 misbehave the ways a real harness can: `invalid-json` (a line that is not JSON), `bad-message`
 (JSON that is not a protocol message), `crash` (exits in the middle of a call), `stall` (never
-replies to a call).
+replies to a call), `invalid-utf8` (a line of bytes that are not UTF-8), `orphan-crash` (starts a
+process that holds its stdout, writes that process's id to $ORPHAN_PID_FILE, then exits).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import threading
 from typing import TextIO
@@ -40,6 +42,18 @@ class Harness(Worker):
             threading.Event().wait()
         elif self.broken == "invalid-json":
             self.write("this is not JSON\n")
+        elif self.broken == "invalid-utf8":
+            self._out.flush()
+            self._out.buffer.write(b'{"type": "ran", "note": "\xff\xfe"}\n')
+            self._out.buffer.flush()
+        elif self.broken == "orphan-crash":
+            fd = self._out.fileno()
+            orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                                      stdout=fd, stderr=fd, stdin=subprocess.DEVNULL)
+            with open(os.environ["ORPHAN_PID_FILE"], "w", encoding="utf-8") as out:
+                out.write(str(orphan.pid))
+            print("harness: leaving a process behind", file=sys.stderr, flush=True)
+            os._exit(3)
         elif self.broken == "bad-message":
             self.write('{"type": "ran", "id": "not a number", "outcome": 5}\n')
         else:
@@ -49,7 +63,8 @@ class Harness(Worker):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--break", dest="broken",
-                        choices=["invalid-json", "bad-message", "crash", "stall"])
+                        choices=["invalid-json", "bad-message", "crash", "stall", "invalid-utf8",
+                                 "orphan-crash"])
     parser.add_argument("--when", default="", help="break only calls whose command holds this text")
     args = parser.parse_args()
     Harness(protocol_stdout(), args.broken, args.when).serve_forever(sys.stdin)

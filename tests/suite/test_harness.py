@@ -129,3 +129,45 @@ def test_a_harness_that_speaks_another_protocol_version_is_a_usage_error(
     run = run_suite(f"cmd:{shlex.join([sys.executable, str(script)])}")
     assert run.returncode == 4, run.output[-2000:]
     assert f"speaks protocol version 0; this suite speaks versions 1 to {p.PROTOCOL_VERSION}" in run.output
+
+
+_BROKEN_ONE = "The chosen tool runs with exactly the chosen args and its result becomes an observation"
+
+
+def _message_of(run: SuiteRun, name: str) -> str:
+    assert run.report is not None, run.output[-3000:]
+    found = [s for s in run.report["scenarios"] if s["name"] == name]
+    assert found and found[0]["verdict"] == "errored", found
+    return str(found[0]["message"])
+
+
+def test_invalid_utf8_from_a_harness_is_a_protocol_error_named_as_such(run_suite: RunSuite) -> None:
+    # It once killed the reader thread, and the harness was reported as having "did not reply".
+    run = run_suite(f"cmd:{HARNESS} --break invalid-utf8 --when '{MARKED}'", *LOOP)
+    message = _message_of(run, _BROKEN_ONE)
+    assert "sent a line that is not valid UTF-8" in message and "a protocol error" in message, message
+    assert "did not reply" not in message
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc to tell a process is gone")
+def test_a_harness_is_ended_with_its_process_group_and_an_orphan_holding_its_pipe_hangs_nothing(
+    run_suite: RunSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A process the harness started once outlived the run, and, holding the harness's stdout,
+    # made the suite wait out the command's time limit ("did not reply") instead of seeing the exit.
+    pid_file = tmp_path / "orphan.pid"
+    monkeypatch.setenv("ORPHAN_PID_FILE", str(pid_file))
+    run = run_suite(f"cmd:{HARNESS} --break orphan-crash --when '{MARKED}'",
+                    "--conformance-timeout", "20", *LOOP)
+    message = _message_of(run, _BROKEN_ONE)
+    assert "exited with code 3" in message and "did not reply" not in message, message
+    assert "harness: leaving a process behind" in message
+    assert not _alive(int(pid_file.read_text()))
