@@ -31,7 +31,14 @@ class Blocked(Exception):
         self.requirement = requirement
 
 
-class ImplementationHung(AssertionError):
+class CheckFailed(AssertionError):
+    """A check of the suite's own that failed while the binding was running (an unexpected model
+    call, a request the cassette does not hold): the library's failure. Any other exception that
+    escapes a binding call, an `AssertionError` too (a binding's `assert isinstance(...)`), is the
+    binding's: `call` makes it a BindingError, so a scenario fails only on the suite's own checks."""
+
+
+class ImplementationHung(CheckFailed):
     """A binding operation did not return in time: the implementation (or its binding) hangs."""
 
 
@@ -127,8 +134,9 @@ def _settle(operation: str, box: dict[str, Any]) -> Any:
 
 def fault(operation: str, error: BaseException) -> BaseException:
     """What to raise for an exception that escaped `binding.<operation>`: the suite's own checks as
-    they are, a `KeyboardInterrupt` as it is (it stops the run), anything else as a BindingError."""
-    if isinstance(error, AssertionError | BindingError | Blocked | KeyboardInterrupt):
+    they are, a `KeyboardInterrupt` as it is (it stops the run), anything else (a plain
+    `AssertionError` too) as a BindingError."""
+    if isinstance(error, CheckFailed | BindingError | Blocked | KeyboardInterrupt):
         return error
     binding_error = _binding_error(operation, error)
     binding_error.__cause__ = error
@@ -145,12 +153,13 @@ def _binding_error(operation: str, exc: BaseException) -> BindingError:
 
 
 def validated(operation: str, model: type[M], value: object) -> M:
-    """`value` as `model`, or a BindingError naming the field that is wrong."""
-    if isinstance(value, model):
-        return value
+    """`value` as `model`, or a BindingError naming the field that is wrong. An instance is checked
+    too: `model_construct` makes one that skipped validation."""
     try:
+        if isinstance(value, model):
+            return model.model_validate(value.model_dump(round_trip=True, warnings=False))
         return model.model_validate(value)
-    except ValidationError as exc:
+    except (ValidationError, TypeError, ValueError, AttributeError) as exc:
         raise BindingError(
             f"binding.{operation} returned {type(value).__name__}, not a valid {model.__name__}:\n"
             f"{exc}"

@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
-from conformance._guard import BindingError
+from conformance._guard import BindingError, CheckFailed
 from conformance._model import ScriptedModel
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class HttpProfile:
         self._replay.model, self._replay.unmatched = model, []
         result = operation(model)
         if self._replay.unmatched:
-            raise AssertionError(
+            raise CheckFailed(
                 f"the implementation sent a model request that the cassette {self.cassette.name} does "
                 "not hold: its request changed since the cassette was recorded. If the change is "
                 "intended, re-record (--conformance-cassettes=record; nox -s cassettes for the "

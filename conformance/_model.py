@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from pydantic import JsonValue
 
+from conformance._guard import CheckFailed
 from conformance.binding import ExtractTurn, FaultTurn, FinalTurn, LMCall, StepTurn, Turn
 
 #: The neutral standing answer to every auxiliary call: "go on, unchanged". A binding renders it
@@ -20,7 +21,7 @@ AUXILIARY_ANSWER = "continue"
 _CLOCK = itertools.count()
 
 
-class UnexpectedModelCall(AssertionError):
+class UnexpectedModelCall(CheckFailed):
     """The implementation asked the model something the scenario did not script."""
 
 

@@ -485,11 +485,27 @@ def _verdict(
             return "errored", str(call.excinfo.value)
         if call.excinfo is not None and call.excinfo.errisinstance(StepDefinitionNotFoundError):
             return "errored", f"suite bug, please report it: {call.excinfo.value}"
+        if call.excinfo is not None and not _is_check(call.excinfo.value):
+            # Not a check of the suite's: what a binding returned broke the checks (or the suite
+            # has a bug); either way the library was not judged.
+            error = call.excinfo.value
+            return "errored", (f"{type(error).__name__}: {error}\nThe suite could not judge this "
+                               "scenario: something the binding returned broke its checks, or the "
+                               "suite has a bug (please report it).")
         message = str(call.excinfo.value) if call.excinfo is not None else longrepr
         return "failed", message
     if report.failed:
         return "errored", longrepr
     return None, ""
+
+
+def _is_check(error: BaseException) -> bool:
+    """Whether `error` is a check of the suite's failing (an `AssertionError`: the steps' own
+    asserts, and `_guard.call` lets none through from a binding), or a group of only those
+    (hypothesis reports several distinct failures as one)."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(_is_check(inner) for inner in error.exceptions)
+    return isinstance(error, AssertionError)
 
 
 def _tidy_longrepr(report: pytest.TestReport) -> None:

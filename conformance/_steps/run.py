@@ -63,8 +63,12 @@ def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Con
     examples = _fuzz.example_count(pytestconfig, count)
     seed = fuzz_seed(pytestconfig.getoption("conformance_seed", None))
     last: list[dict[str, JsonValue]] = []
+    #: The first hang or binding fault, with its arguments: no example runs after it.
+    stopped: list[tuple[_guard.BindingError | _guard.ImplementationHung, dict[str, JsonValue]]] = []
 
     def send(text: str, data: dict[str, Any]) -> None:
+        if stopped:
+            return
         _fuzz.forget_earlier_output(pytestconfig)
         args: dict[str, JsonValue] = {"text": text, "data": data}
         last[:] = [args]
@@ -74,7 +78,14 @@ def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Con
             FinalTurn(thought="done", outputs={"answer": "recorded"}),
         ])
         before = len(recorder.calls)
-        world.call({"question": "Record this"})
+        try:
+            world.call({"question": "Record this"})
+        except (_guard.BindingError, _guard.ImplementationHung) as exc:
+            # Never shrunk: each hang would cost the time limit again (minutes in all), and a
+            # harness or worker restarted after a crash may not crash on the replay, which
+            # hypothesis then reports as its own "inconsistent results" instead of the fault.
+            stopped.append((exc, args))
+            return
         got = recorder.calls[before:]
         assert [json_key(c) for c in got] == [json_key(args)], (
             f"the tool {tool!r} was sent {canonical(args)}\nbut received {got!r}"
@@ -89,6 +100,10 @@ def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Con
         exc.add_note(_reproduce(seed, examples, last))
         _fuzz.trim_tracebacks(exc)
         raise
+    if stopped:
+        error, args = stopped[0]
+        how = _reproduce(seed, examples, [args]).replace("shrunk example", "on the example", 1)
+        raise type(error)(f"{error}\n\n{how}") from None
 
 
 def fuzz_seed(option: str | None) -> int | None:

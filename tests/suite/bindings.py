@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -1104,3 +1105,64 @@ class RepeatsTheLastStreamStep(ReferenceBinding):
             steps = [e for e in events if e.kind == "step"]
             events.insert(len(events) - 1, steps[-1].model_copy())
         return outcome
+
+
+class AssertsInRun(ReferenceBinding):
+    """An `assert` of its own fails in its run, as the bundled bindings' `assert isinstance(...)`
+    would on an agent they did not build."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        assert isinstance(agent, int), "not the agent this binding built"
+        return super().run(agent, call, model)
+
+
+class ConstructsAnInvalidOutcome(ReferenceBinding):
+    """Returns an Outcome that skipped validation (`model_construct`), its outputs not a mapping."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        return Outcome.model_construct(outputs=5, trajectory="all good")
+
+
+def _note(variable: str, what: str) -> None:
+    """Append a line to the file the environment variable names (the test reads it afterwards)."""
+    with open(os.environ[variable], "a", encoding="utf-8") as out:
+        out.write(f"{what}\n")
+
+
+class CrashesOnTheThirdFuzzedCall(ReferenceBinding):
+    """Its process ends on the third fuzzed call it runs: a crash on one input that a restarted
+    worker does not repeat when the input is replayed."""
+
+    fuzzed: ClassVar[int] = 0
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        if call.inputs.get("question") == "Record this":
+            CrashesOnTheThirdFuzzedCall.fuzzed += 1
+            if CrashesOnTheThirdFuzzedCall.fuzzed == 3:
+                sys.stderr.write("segfault in the native parser\n")
+                sys.stderr.flush()
+                os._exit(11)
+        return super().run(agent, call, model)
+
+
+class HangsOnFuzzedData(ReferenceBinding):
+    """Hangs on every fuzzed call whose `data` is not empty, noting each hang in the file
+    $HANGS_FILE names."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        if call.inputs.get("question") == "Record this":
+            turn = model.unused[0] if model.unused else None
+            if isinstance(turn, StepTurn) and isinstance(turn.tool_args, dict) and turn.tool_args.get("data"):
+                _note("HANGS_FILE", "hang")
+                time.sleep(3600)
+        return super().run(agent, call, model)
+
+
+class SpeaksAtLength(KnowsItIgnoresTheCap):
+    """Megabytes in everything it says: a 20 MB name, a 5 MB reason for a capability it lacks, and
+    for its known failures."""
+
+    name = "n" * 20_000_000
+    not_claimed: ClassVar[Mapping[str, str]] = {
+        **ReferenceBinding.not_claimed, "parallel-tool-calls": "r" * 5_000_000}
+    known_failures: ClassVar[Mapping[str, str]] = {"LOOP-3": "k" * 5_000_000}

@@ -104,3 +104,19 @@ def test_every_message_is_capped_once_whatever_its_size() -> None:
     huge = "x" * 20_000_000
     assert len(_text.safe(huge)) < _text.MESSAGE_LIMIT + 40
     assert len(_text.name(huge)) < _text.NAME_LIMIT + 40
+
+
+def test_megabytes_from_a_binding_are_capped_before_every_writer(
+    run_suite: RunSuite, tmp_path: Path
+) -> None:
+    # A 20 MB name made the JSON report 21 MB, rewritten after every scenario; skip and xfail
+    # reasons reached JUnit whole.
+    junit, markdown = tmp_path / "junit.xml", tmp_path / "r.md"
+    run = run_suite(f"{B}:SpeaksAtLength", "--junitxml", str(junit), "--conformance-markdown",
+                    str(markdown), "-ra", "-k", "step_cap or parallel")
+    assert run.report is not None, run.output[-3000:]
+    assert {"known-failure", "not-claimed"} <= {s["verdict"] for s in run.report["scenarios"]}
+    for path in (junit, markdown, tmp_path / "report.json"):
+        assert path.stat().st_size < 300_000, path.name
+    assert len(run.output) < 300_000
+    assert "more chars)" in junit.read_text(encoding="utf-8")
