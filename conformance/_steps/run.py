@@ -12,6 +12,7 @@ from pytest_bdd import parsers, when
 
 from conformance import _guard
 from conformance._model import ScriptedModel
+from conformance._process import HarnessError
 from conformance._steps import parse_json
 from conformance._values import canonical, json_key
 from conformance._world import World
@@ -63,8 +64,9 @@ def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Con
     examples = _fuzz.example_count(pytestconfig, count)
     seed = fuzz_seed(pytestconfig.getoption("conformance_seed", None))
     last: list[dict[str, JsonValue]] = []
-    #: The first hang or binding fault, with its arguments: no example runs after it.
-    stopped: list[tuple[_guard.BindingError | _guard.ImplementationHung, dict[str, JsonValue]]] = []
+    #: The first hang or harness (or isolated worker) fault, with its arguments: no example runs
+    #: after it.
+    stopped: list[tuple[HarnessError | _guard.ImplementationHung, dict[str, JsonValue]]] = []
 
     def send(text: str, data: dict[str, Any]) -> None:
         if stopped:
@@ -80,10 +82,11 @@ def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Con
         before = len(recorder.calls)
         try:
             world.call({"question": "Record this"})
-        except (_guard.BindingError, _guard.ImplementationHung) as exc:
+        except (HarnessError, _guard.ImplementationHung) as exc:
             # Never shrunk: each hang would cost the time limit again (minutes in all), and a
             # harness or worker restarted after a crash may not crash on the replay, which
-            # hypothesis then reports as its own "inconsistent results" instead of the fault.
+            # hypothesis then reports as its own "inconsistent results" instead of the fault. An
+            # in-process binding fault is shrunk as any failure is.
             stopped.append((exc, args))
             return
         got = recorder.calls[before:]
