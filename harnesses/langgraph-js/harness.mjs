@@ -67,10 +67,10 @@ const KNOWN_FAILURES = {
   'EXH-2': CAP,
   'A run stopped by the step cap reports that the cap stopped it': CAP,
   'When no tool ran, tools_used is empty': CAP,
-  'After steps with thoughts, partial_final_answer is present': CAP,
-  'A budget of zero steps raises with an empty history and no last observation':
-    'a cap of 0 steps is recursionLimit 0, which Pregel refuses with a plain Error(\'Passed "recursionLimit" must be at least 1.\') before any model call (pregel/index.js, _defaults), not its GraphRecursionError',
   'After the step cap the steps appear in the order they ran, one observation each': CAP,
+  'After steps with thoughts, a partial final answer the library gives is not empty': CAP,
+  'A run that raises on the step cap is identified by its error, with its step count': CAP,
+  'After repeated tool errors the steps appear in the order they ran, one observation each': CAP,
   'Resuming keeps the budget the steps before the pause used':
     'a resume (Command({ resume })) is a new invoke whose recursionLimit counts afresh from the checkpoint (pregel/loop.js: stop = step + recursionLimit + 1): the steps before the pause do not count',
   'ARGS-3': "malformed JSON becomes an invalid_tool_call (@langchain/core parseToolCall), which createReactAgent's agent edge ignores: no tool_calls routes to END (prebuilt/react_agent_executor.js), so the run ends silently with the thought as its answer",

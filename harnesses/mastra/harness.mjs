@@ -80,6 +80,7 @@ const KNOWN_FAILURES = {
     'An async resume gives the same result as a sync resume',
     'A final answer on the last allowed step is not flagged as stopped by the cap',
     'A final answer on the last allowed step is accepted',
+    'A final answer on step N of a cap of N is reported as a final answer',
     'A plain tool runs without approval by default',
     'Approving runs the pending call exactly once',
     'Rejecting never runs the pending call and the agent chooses again',
