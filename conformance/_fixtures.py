@@ -28,6 +28,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip(f"not claimed: {binding.name} asks for approval through a callback during the "
                     f"run (approval_form = \"callback\"): no pause is returned or resumed, and "
                     f"{requirement} judges pause-and-resume only")
+#: Where a scenario's World is kept on its item, for the plugin's report of it.
+WORLD = pytest.StashKey[World]()
 
 
 @pytest.fixture
@@ -40,6 +42,7 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
     mark = request.node.get_closest_marker("conformance_req")
     state = World(session_of(config).binding, config.getoption("conformance_timeout"),
                   requirement=str(mark.args[0]) if mark is not None else None)
+    request.node.stash[WORLD] = state
     if any(m.args[0] == "http" for m in request.node.iter_markers("conformance_capability")):
         state.http = http_profile(request.node, state.binding)
     try:

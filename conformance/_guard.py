@@ -38,6 +38,12 @@ class CheckFailed(AssertionError):
     binding's: `call` makes it a BindingError, so a scenario fails only on the suite's own checks."""
 
 
+class RunawayRun(BaseException):
+    """A run kept calling the model long after its script was spent and its step cap should have
+    stopped it: the suite ends it there, rather than at the scenario's timeout with a core spinning.
+    A BaseException, so that a library's `except Exception` retry loop does not swallow it."""
+
+
 class ImplementationHung(CheckFailed):
     """A binding operation did not return in time: the implementation (or its binding) hangs."""
 
@@ -136,6 +142,8 @@ def fault(operation: str, error: BaseException) -> BaseException:
     """What to raise for an exception that escaped `binding.<operation>`: the suite's own checks as
     they are, a `KeyboardInterrupt` as it is (it stops the run), anything else (a plain
     `AssertionError` too) as a BindingError."""
+    if isinstance(error, RunawayRun):
+        return CheckFailed(str(error))
     if isinstance(error, CheckFailed | BindingError | Blocked | KeyboardInterrupt):
         return error
     binding_error = _binding_error(operation, error)

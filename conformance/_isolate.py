@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from conformance import _protocol as p
 from conformance._model import ScriptedModel, UnexpectedModelCall
@@ -59,6 +59,12 @@ class RemoteModel(ScriptedModel):
             raise UnexpectedModelCall(answer.error or "no answer to the auxiliary call")
         return answer.auxiliary
 
+    def approve(self, name: str, args: JsonValue, call_id: str | None) -> str:
+        answer = self.worker.ask(lambda i: p.ApprovalRequest(id=i, run=self.run, name=name,
+                                                             args=args, call_id=call_id))
+        assert isinstance(answer, p.ApprovalAnswer)
+        return answer.response
+
 
 def _error(info: ErrorInfo) -> Exception:
     """The tool's error as an exception of the same name whose text is the same message."""
@@ -93,7 +99,8 @@ class Worker:
             self._out.write(line)
             self._out.flush()
 
-    def ask(self, make: Callable[[str], p.ModelRequest | p.ToolRequest]) -> BaseModel:
+    def ask(self, make: Callable[[str], p.ModelRequest | p.ToolRequest | p.ApprovalRequest]
+            ) -> BaseModel:
         """Send a request to the suite and wait for its answer (read by the main loop)."""
         done, box = threading.Event(), list[BaseModel]()
         with self._state_lock:
@@ -107,7 +114,7 @@ class Worker:
         """Read the suite's lines (an iterable of str) until `stop` or the end of input."""
         for line in lines:
             message = p.to_harness.validate_json(line)
-            if isinstance(message, p.TurnAnswer | p.ToolAnswer):
+            if isinstance(message, p.TurnAnswer | p.ToolAnswer | p.ApprovalAnswer):
                 with self._state_lock:
                     done, box = self._waiting.pop(str(message.id))
                 box.append(message)
@@ -129,7 +136,7 @@ class Worker:
                          version=b.version, capabilities=sorted(b.capabilities),
                          not_claimed=dict(b.not_claimed), known_failures=dict(b.known_failures),
                          fuzz_known_failures=dict(b.fuzz_known_failures),
-                         auxiliary_calls=dict(b.auxiliary_calls))
+                         auxiliary_calls=dict(b.auxiliary_calls), approval_form=b.approval_form)
 
     def _binding_thread(self) -> None:
         while True:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from pydantic import JsonValue
 
-from conformance._guard import CheckFailed
+from conformance._guard import CheckFailed, RunawayRun
 from conformance.binding import ExtractTurn, FaultTurn, FinalTurn, LMCall, StepTurn, Turn
 
 #: The neutral standing answer to every auxiliary call: "go on, unchanged". A binding renders it
@@ -74,6 +74,9 @@ class ScriptedModel:
         #: every approval the library asked for: `{"name", "args", "call_id"}`.
         self.approvals: deque[str] = deque()
         self.approval_requests: list[dict[str, JsonValue]] = []
+        #: How many calls (in `calls`) the current run may make before it counts as a run that
+        #: never stops (`RunawayRun`); None: no limit. Set by the suite before each run.
+        self.call_limit: int | None = None
         self._lock = threading.Lock()
 
     def sleep(self, seconds: float) -> None:
@@ -129,6 +132,13 @@ class ScriptedModel:
     def answer(self, call: LMCall) -> Turn:
         """Log `call` and return the turn that answers it."""
         with self._lock:
+            if self.call_limit is not None and len(self.calls) >= self.call_limit:
+                message = (
+                    f"the run never stopped: it made {len(self.calls)} model calls, well past its "
+                    "script and its step cap, and went on calling the model; the suite ended it "
+                    f"there. The last request was:\n{_show(self.calls[-1]) if self.calls else ''}")
+                self.violation = self.violation or message
+                raise RunawayRun(message)
             self.calls.append(call)
             self.stamps.append(next(_CLOCK))
             self.times.append(self.clock)

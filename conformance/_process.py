@@ -33,7 +33,7 @@ from typing import IO, Any, ClassVar, TextIO, TypeVar, cast
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from conformance import _protocol as p
-from conformance._guard import BindingError
+from conformance._guard import BindingError, RunawayRun
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance._tools import SuiteTool
 from conformance.binding import (
@@ -236,7 +236,7 @@ class _Harness:
                           f"{_errors(exc)}\nEvery line on stdout must be one message "
                           "(see harnesses/protocol.schema.json); write logs to stderr")
                 return
-            if isinstance(message, p.ModelRequest | p.ToolRequest):
+            if isinstance(message, p.ModelRequest | p.ToolRequest | p.ApprovalRequest):
                 self._answer(message)
             elif isinstance(message, p.Sleep | p.Hang):
                 self._clock(message)
@@ -280,7 +280,7 @@ class _Harness:
         else:
             model.hang(notice.timeout)
 
-    def _answer(self, request: p.ModelRequest | p.ToolRequest) -> None:
+    def _answer(self, request: p.ModelRequest | p.ToolRequest | p.ApprovalRequest) -> None:
         with self._state_lock:
             route = self._runs.get(request.run)
         if route is None:
@@ -288,14 +288,17 @@ class _Harness:
             return
         model, agent = route
         answer: BaseModel
-        if isinstance(request, p.ModelRequest):
+        if isinstance(request, p.ApprovalRequest):
+            answer = p.ApprovalAnswer(id=request.id, response=model.approve(
+                request.name, request.args, request.call_id))
+        elif isinstance(request, p.ModelRequest):
             try:
                 if request.call.kind == "auxiliary":
                     text = model.auxiliary(request.call.auxiliary or "", request.call)
                     answer = p.TurnAnswer(id=request.id, auxiliary=text)
                 else:
                     answer = p.TurnAnswer(id=request.id, turn=model.answer(request.call))
-            except UnexpectedModelCall as exc:
+            except (UnexpectedModelCall, RunawayRun) as exc:
                 answer = p.TurnAnswer(id=request.id, error=str(exc))
         else:
             answer = p.ToolAnswer(id=request.id, **_run_tool(agent, request.name, request.args))
@@ -517,7 +520,8 @@ def process_binding(command: str, *, timeout: float, transcript: Path | None = N
          "contract_version": welcome.protocol, "not_claimed": dict(welcome.not_claimed),
          "known_failures": dict(welcome.known_failures),
          "fuzz_known_failures": dict(welcome.fuzz_known_failures),
-         "auxiliary_calls": dict(welcome.auxiliary_calls), "__doc__": ProcessBinding.__doc__},
+         "auxiliary_calls": dict(welcome.auxiliary_calls), "approval_form": welcome.approval_form,
+         "__doc__": ProcessBinding.__doc__},
     )
     binding: ProcessBinding = declared(argv, timeout, transcript, first, welcome)
     return binding

@@ -175,9 +175,18 @@ class ToolAnswer(BaseModel):
     error: ErrorInfo | None = None
 
 
+class ApprovalAnswer(BaseModel):
+    """Answers an `ApprovalRequest` (protocol 3): the person's `response`, as in `ResumeRequest`."""
+
+    model_config = _Message
+    type: Literal["approval"] = "approval"
+    id: int | str
+    response: str
+
+
 ToHarness = Annotated[
     Hello | Configure | GetGlobalAdapter | Build | Run | Resume | RunConcurrently
-    | GetStepToolNames | MutateLastResult | Stop | TurnAnswer | ToolAnswer,
+    | GetStepToolNames | MutateLastResult | Stop | TurnAnswer | ToolAnswer | ApprovalAnswer,
     Field(discriminator="type"),
 ]
 
@@ -207,6 +216,8 @@ class Welcome(BaseModel):
     #: The library's auxiliary model calls (neither steps nor extractions), each with a one-line
     #: description (see `Binding.auxiliary_calls`).
     auxiliary_calls: dict[str, str] = Field(default_factory=dict)
+    #: How the library asks a person to approve a tool call (protocol 3; `Binding.approval_form`).
+    approval_form: Literal["pause", "callback"] = "pause"
 
 
 class Done(BaseModel):
@@ -296,6 +307,19 @@ class ToolRequest(BaseModel):
     args: JsonValue
 
 
+class ApprovalRequest(BaseModel):
+    """The library's approval callback asked a person to approve the call `name(args)` during run
+    `run` (protocol 3, `approval_form = "callback"`); the suite answers `ApprovalAnswer`."""
+
+    model_config = _Message
+    type: Literal["approve"] = "approve"
+    id: int | str
+    run: str
+    name: str
+    args: JsonValue
+    call_id: str | None = None
+
+
 class Sleep(BaseModel):
     """The library's model client waited `seconds` before a retry during run `run` (NET-1): the
     suite passes it on the scenario model's clock (`ScriptedModel.sleep`). No answer; send it
@@ -326,7 +350,7 @@ Reply = Welcome | Done | Adapter | Built | Ran | RanAll | Names | Failed
 
 FromHarness = Annotated[
     Welcome | Done | Adapter | Built | Ran | RanAll | Names | Failed | ModelRequest | ToolRequest
-    | Sleep | Hang,
+    | ApprovalRequest | Sleep | Hang,
     Field(discriminator="type"),
 ]
 
@@ -366,11 +390,11 @@ def schema() -> dict[str, Any]:
 
 _TO_HARNESS: tuple[type[BaseModel], ...] = (
     Hello, Configure, GetGlobalAdapter, Build, Run, Resume, RunConcurrently, GetStepToolNames,
-    MutateLastResult, Stop, TurnAnswer, ToolAnswer,
+    MutateLastResult, Stop, TurnAnswer, ToolAnswer, ApprovalAnswer,
 )
 _FROM_HARNESS: tuple[type[BaseModel], ...] = (
-    Welcome, Done, Adapter, Built, Ran, RanAll, Names, Failed, ModelRequest, ToolRequest, Sleep,
-    Hang,
+    Welcome, Done, Adapter, Built, Ran, RanAll, Names, Failed, ModelRequest, ToolRequest,
+    ApprovalRequest, Sleep, Hang,
 )
 _MESSAGES = _TO_HARNESS + _FROM_HARNESS
 

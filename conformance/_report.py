@@ -18,6 +18,7 @@ from conformance._text import MESSAGE_LIMIT, capped
 __all__ = ["MESSAGE_LIMIT", "capped"]  # where they were first defined
 
 Verdict = Literal["passed", "failed", "errored", "not-claimed", "known-failure", "blocked"]
+Level = Literal["must", "should"]
 
 #: When scenarios of one requirement disagree, the first verdict of this list wins.
 _PRECEDENCE: tuple[Verdict, ...] = ("errored", "failed", "known-failure", "blocked", "passed",
@@ -42,6 +43,12 @@ class ScenarioResult(BaseModel):
     message: Message = ""
     #: For a `blocked` scenario, the requirement whose failure blocked it.
     blocked_by: Name | None = None
+    #: For a known failure, what the library did (the failure the scenario observed); `message` is
+    #: the binding's declared reason. Both are shown, so a reason that no longer matches is seen.
+    observed: str = ""
+    #: How many auxiliary model calls of each kind the scenario's runs made (answered with the
+    #: neutral standing answer, never from the script).
+    auxiliary_calls: dict[str, int] = Field(default_factory=dict)
 
 
 class BindingInfo(BaseModel):
@@ -56,18 +63,29 @@ class BindingInfo(BaseModel):
     #: The installed version of each distribution the binding names in `Binding.dependencies`
     #: ("not installed" for one that is missing).
     dependencies: dict[Name, Name] = Field(default_factory=dict)
+    #: The auxiliary model calls the binding named, each with its description (contract 3).
+    auxiliary_calls: dict[str, str] = Field(default_factory=dict)
 
 
 class Report(BaseModel):
-    """The whole run: `format_version` 2 (1 lacks `generated`, `reasons`, `not_claimed`,
-    `blocked_by` and the `blocked` verdict)."""
+    """The whole run: `format_version` 3 (2 lacks `levels`, `conforms`, `judged`, `observed` and
+    `auxiliary_calls`; 1 also lacks `generated`, `reasons`, `not_claimed`, `blocked_by` and the
+    `blocked` verdict)."""
 
-    format_version: Literal[1, 2] = 2
+    format_version: Literal[1, 2, 3] = 3
     binding: BindingInfo
     suite_version: Name
     #: When the run ended, ISO 8601 in UTC.
     generated: str | None = None
     requirements: dict[Name, Verdict]
+    #: The level of every requirement in `requirements`: `must` or `should`.
+    levels: dict[str, Level] = Field(default_factory=dict)
+    #: Whether the library conforms: every MUST requirement of the core and of the capabilities
+    #: it claims passed. None in a partial report, or when a run judged none of them.
+    conforms: bool | None = None
+    #: For a requirement that passed on only some of its scenarios (the others not claimed):
+    #: `[k, n]`, k of its n scenarios judged.
+    judged: dict[str, list[int]] = Field(default_factory=dict)
     #: For every requirement not passed, one line saying why: the known failure's reason, the
     #: unclaimed capability's reason, the requirement that blocked it, or the first failure.
     reasons: dict[Name, Message] = Field(default_factory=dict)
@@ -88,6 +106,81 @@ def requirement_verdicts(
         by_id.setdefault(result.requirement, []).append(result.verdict)
     ordered = [rid for rid in catalogue if rid in by_id] + sorted(set(by_id) - set(catalogue))
     return {rid: next(v for v in _PRECEDENCE if v in by_id[rid]) for rid in ordered}
+
+
+def resolve_blocked(results: list[ScenarioResult]) -> list[ScenarioResult]:
+    """`results`, with every scenario blocked by a requirement that passed turned into a failure:
+    the precondition that requirement judges held there, so the scenario's own failure stands.
+    Repeated until nothing changes (a requirement can fail through such a scenario)."""
+    while True:
+        verdicts = requirement_verdicts(results, {})
+        changed = False
+        for i, r in enumerate(results):
+            if r.verdict == "blocked" and r.blocked_by and verdicts.get(r.blocked_by) == "passed":
+                results[i] = r.model_copy(update={
+                    "verdict": "failed", "blocked_by": None,
+                    "message": f"{r.message}\n(reported as blocked by {r.blocked_by}, but "
+                               f"{r.blocked_by} passed: the scenario's failure is its own)"})
+                changed = True
+        if not changed:
+            return results
+
+
+def levels(verdicts: dict[str, Verdict], catalogue: dict[str, Requirement]) -> dict[str, Level]:
+    """The level of each judged requirement (`must` for one the catalogue does not know)."""
+    return {rid: catalogue[rid].level if rid in catalogue else "must" for rid in verdicts}
+
+
+def conforms(verdicts: dict[str, Verdict], catalogue: dict[str, Requirement]) -> bool | None:
+    """Every MUST requirement that applies (core, or of a claimed capability) passed; None when
+    no MUST requirement was judged."""
+    must = [v for rid, v in verdicts.items()
+            if (catalogue[rid].level if rid in catalogue else "must") == "must" and v != "not-claimed"]
+    return all(v == "passed" for v in must) if must else None
+
+
+def judged(results: Iterable[ScenarioResult], verdicts: dict[str, Verdict]) -> dict[str, list[int]]:
+    """For each requirement passed on part of its scenarios, `[judged, selected]`."""
+    tally: dict[str, list[int]] = {}
+    for r in results:
+        k_n = tally.setdefault(r.requirement, [0, 0])
+        k_n[0] += r.verdict != "not-claimed"
+        k_n[1] += 1
+    return {rid: k_n for rid, k_n in tally.items()
+            if verdicts.get(rid) == "passed" and k_n[0] < k_n[1]}
+
+
+def verdict_text(report: Report, rid: str) -> str:
+    """A requirement's verdict in words: `passed (2 of 3)` where it passed on part of its
+    scenarios."""
+    verdict = report.requirements[rid]
+    k_n = report.judged.get(rid)
+    return f"{verdict} ({k_n[0]} of {k_n[1]})" if k_n else verdict
+
+
+def level_counts(report: Report) -> dict[Level, dict[str, int]]:
+    """How many requirements of each level got each verdict."""
+    tally: dict[Level, dict[str, int]] = {"must": {}, "should": {}}
+    for rid, verdict in report.requirements.items():
+        per = tally[report.levels.get(rid, "must")]
+        per[verdict] = per.get(verdict, 0) + 1
+    return tally
+
+
+def conformance_line(report: Report, catalogue: dict[str, Requirement]) -> str:
+    """One line: whether the library conforms, and the MUST and SHOULD tallies (an older report,
+    which says neither, is read with the catalogue's levels)."""
+    if not report.levels:
+        report = report.model_copy(update={"levels": levels(report.requirements, catalogue)})
+    if report.conforms is None and report.complete:
+        report = report.model_copy(update={"conforms": conforms(report.requirements, catalogue)})
+    parts = []
+    for level, per in level_counts(report).items():
+        if per:
+            parts.append(f"{level.upper()}: " + ", ".join(f"{n} {v}" for v, n in sorted(per.items())))
+    verdict = {True: "conforms", False: "does not conform", None: "conformance not judged"}[
+        report.conforms]
+    return f"{report.binding.name} {verdict} ({'; '.join(parts) or 'nothing judged'})"
 
 
 def requirement_reasons(
@@ -134,6 +227,9 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
     lines = [
         f"# Conformance of {_text.code(b.name)} {md(b.version)}",
         "",
+        f"**{md(conformance_line(report, catalogue))}**: a library conforms when every MUST "
+        "requirement of the core and of the capabilities it claims passes.",
+        "",
         f"Suite {md(report.suite_version)}; capabilities claimed: "
         f"{md(', '.join(b.capabilities)) or 'none'}.",
         *(["", "Installed: " + md(", ".join(f"{d} {v}" for d, v in b.dependencies.items())) + "."]
@@ -143,16 +239,21 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
           if not report.complete else []),
         *(["", "Not claimed:", "", *(f"- {_text.code(c)}: {md(r)}" for c, r in b.not_claimed.items())]
           if b.not_claimed else []),
+        *(["", "Auxiliary model calls (answered with a neutral standing answer, never scripted):",
+           "", *(f"- `{n}`: {d}" for n, d in b.auxiliary_calls.items())]
+          if b.auxiliary_calls else []),
         "",
-        "| Requirement | Profile | Verdict | Why | What it asks |",
-        "|---|---|---|---|---|",
+        "| Requirement | Level | Profile | Verdict | Why | What it asks |",
+        "|---|---|---|---|---|---|",
     ]
     for rid, verdict in report.requirements.items():
         req = catalogue.get(rid)
         title = req.title.replace("|", "\\|") if req else ""
         why = md(report.reasons.get(rid, "")) if verdict != "failed" else ""
-        lines.append(f"| {md(rid)} | {_cell(req.profile) if req else '?'} | {_ICONS[verdict]} | {why} "
-                     f"| {title} |")
+        k_n = report.judged.get(rid)
+        shown = _ICONS[verdict] + (f" ({k_n[0]} of {k_n[1]})" if k_n else "")
+        lines.append(f"| {md(rid)} | {report.levels.get(rid, 'must').upper()} "
+                     f"| {_cell(req.profile) if req else '?'} | {shown} | {why} | {title} |")
     failures = [s for s in report.scenarios
                 if s.verdict in ("failed", "errored", "known-failure", "blocked")]
     if failures:
@@ -160,8 +261,11 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
         for s in failures:
             first = s.message.strip().splitlines()[0] if s.message.strip() else ""
             example = s.id[s.id.index("["):] if s.id.endswith("]") and "[" in s.id else ""
+            observed = s.observed.strip().splitlines()[0] if s.observed.strip() else ""
+            seen = f" Observed: {md(observed)}" if observed else ""
             lines.append(f"- **{md(s.requirement)}** {md(s.name)}"
-                         f"{f' {_text.code(example)}' if example else ''} ({s.verdict}): {md(first)}")
+                         f"{f' {_text.code(example)}' if example else ''} ({s.verdict}): {md(first)}"
+                         f"{seen}")
     return "\n".join(lines) + "\n"
 
 
@@ -182,8 +286,8 @@ def comparison(reports: list[Report], catalogue: dict[str, Requirement]) -> str:
         "",
         "Legend: " + "; ".join(f"{icon}: {meaning}" for icon, meaning in _LEGEND) + ".",
         "",
-        "| Requirement | What it asks | Profile | " + " | ".join(links) + " |",
-        "|---|---|---|" + "---|" * len(names),
+        "| Requirement | Level | What it asks | Profile | " + " | ".join(links) + " |",
+        "|---|---|---|---|" + "---|" * len(names),
     ]
     notes: list[str] = []
     for rid, req in catalogue.items():
@@ -193,18 +297,19 @@ def comparison(reports: list[Report], catalogue: dict[str, Requirement]) -> str:
             if verdict is None:
                 cells.append("not run")
                 continue
-            cell = _ICONS[verdict]
+            k_n = report.judged.get(rid)
+            cell = _ICONS[verdict] + (f" ({k_n[0]} of {k_n[1]})" if k_n else "")
             reason = report.reasons.get(rid)
             if verdict != "passed" and reason:
                 notes.append(f"{len(notes) + 1}. **{name}**, {rid}: {md(reason)}")
                 cell += f" [{len(notes)}]"
             cells.append(cell)
-        lines.append(f"| {rid} | {_cell(req.title)} | {_cell(req.profile)} | " + " | ".join(cells) + " |")
-    totals = [", ".join(f"{n} {v}" for v, n in sorted(counts(r).items())) for r in reports]
-    lines += ["", "Totals, and when each report was generated:", "",
-              *(f"- **{name}** ({md(r.generated or 'date unknown')}, suite {md(r.suite_version)}): "
-                f"{total}"
-                for name, r, total in zip(names, reports, totals, strict=True))]
+        lines.append(f"| {rid} | {req.level.upper()} | {_cell(req.title)} | {_cell(req.profile)} | "
+                     + " | ".join(cells) + " |")
+    lines += ["", "Whether each library conforms (every MUST requirement of the core and of its "
+              "claims passed), its MUST and SHOULD tallies, and when its report was generated:", "",
+              *(f"- {md(conformance_line(r, catalogue))} ({md(r.generated or 'date unknown')}, "
+                f"suite {md(r.suite_version)})" for r in reports)]
     for report, name in zip(reports, names, strict=True):
         if report.binding.not_claimed:
             lines += ["", f"Not claimed by **{name}**:", "",

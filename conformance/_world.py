@@ -26,6 +26,10 @@ from conformance.binding import (
     effective_capabilities,
 )
 
+#: How many model calls past its script and step cap a run may make before it counts as one that
+#: never stops (parse retries, retries of transient faults).
+RUNAWAY_MARGIN = 20
+
 
 class World:
     """What a scenario has set up and observed. Step definitions read and write only this."""
@@ -161,7 +165,8 @@ class World:
         # per-call, async or streamed count it spoils is blocked by LOOP-3, and failed where LOOP-3
         # itself passed (the library's agent cap counts right, so that form's count is its own).
         cap = self.max_steps if max_steps is None else max_steps
-        return self._record("run", lambda model: self.binding.run(agent, request, model), cap=cap)
+        return self._record("run", lambda model: self.binding.run(agent, request, model), cap=cap,
+                            steps=max_steps)
 
     def resume(self, response: str, mode: Literal["sync", "async"] = "sync",
                interrupt: ErrorInfo | None = None) -> Outcome:
@@ -179,9 +184,12 @@ class World:
                             check=not again)
 
     def _record(self, operation: str, run: Callable[[ScriptedModel], object],
-                check: bool = True, cap: int | None = None) -> Outcome:
+                check: bool = True, cap: int | None = None, steps: int | None = None) -> Outcome:
         model = self.model
         calls, turns = len(model.calls), model.unused
+        # A loop that never stops ends here, not at the timeout: room for every scripted turn (a
+        # final answer may be two calls), every step the cap allows, and some retries.
+        model.call_limit = calls + 2 * (len(turns) + max(steps or 0, self.max_steps)) + RUNAWAY_MARGIN
         runs = {name: len(t.calls) for name, t in self.tools.items()}
         raised = {name: len(t.raised) for name, t in self.tools.items()}
         http = self.http

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -25,6 +26,7 @@ from pytest_bdd.exceptions import StepDefinitionNotFoundError
 
 from conformance import _guard, _http, _report, _text
 from conformance._features import catalogue
+from conformance._fixtures import WORLD
 from conformance._loader import load_binding
 from conformance._report import Report, ScenarioResult, Verdict
 from conformance._steps import MODULES
@@ -269,7 +271,7 @@ class _Session:
         requirement = _requirement(item)
         if requirement is None:
             return report
-        verdict, message = _verdict(report, call, self.broken)
+        verdict, message, observed = _verdict(report, call, self.broken)
         if verdict is None:
             return report
         # Capped and made safe before any writer sees it: the terminal, JUnit, xdist's channel.
@@ -277,6 +279,13 @@ class _Session:
         _tidy_longrepr(report)
         blocked = call.excinfo.value if call.excinfo is not None and report.when == "call" else None
         blocked_by = blocked.requirement if isinstance(blocked, _guard.Blocked) else None
+        world = item.stash.get(WORLD, None)
+        if isinstance(blocked, _guard.ImplementationHung) and world is not None:
+            # A call that hung before its precondition could be checked: the requirement the
+            # scenario names for that call judges the hang, not this one.
+            blocked_by = _precondition_of_call(item, len(world.outcomes) + 1, requirement)
+            if blocked_by is not None:
+                verdict, message, observed = "blocked", f"blocked by {blocked_by}: {message}", ""
         if blocked_by is not None:
             # Not a failure of its own: the run fails (or not) on the requirement that blocked it.
             report.outcome = "skipped"
@@ -293,6 +302,8 @@ class _Session:
             verdict=verdict,
             message=message,
             blocked_by=blocked_by,
+            observed=_report.capped(observed),
+            auxiliary_calls=_auxiliary_calls(world),
         )
         report.user_properties.append((_PROPERTY, result.model_dump_json()))
         if not any(key == "verdict" for key, _ in item.user_properties):
@@ -332,7 +343,7 @@ class _Session:
     # -- reporting --------------------------------------------------------------------------
 
     def report(self, complete: bool = True) -> Report:
-        results = list(self.results.values())
+        results = _report.resolve_blocked(list(self.results.values()))
         b = self.binding
         verdicts = _report.requirement_verdicts(results, catalogue())
         if not complete:
@@ -347,10 +358,14 @@ class _Session:
                 name=b.name, version=_safe_version(b), capabilities=sorted(self.capabilities),
                 not_claimed=dict(sorted(b.not_claimed.items())), contract_version=b.contract_version,
                 dependencies=_dependency_versions(b),
+                auxiliary_calls=dict(b.auxiliary_calls),
             ),
             suite_version=_suite_version(),
             generated=datetime.now(UTC).isoformat(timespec="seconds"),
             requirements=verdicts,
+            levels=_report.levels(verdicts, catalogue()),
+            conforms=_report.conforms(verdicts, catalogue()) if complete else None,
+            judged=_report.judged(results, verdicts),
             reasons=_report.requirement_reasons(results, verdicts),
             scenarios=results,
             complete=complete,
@@ -375,6 +390,10 @@ class _Session:
             self.stopped_by = f"{len(never_ran)} of the {len(selected)} selected scenarios never ran{why}"
         self.complete = self.stopped_by is None and exitstatus != pytest.ExitCode.INTERRUPTED
         self._write(self.complete)
+        if exitstatus == pytest.ExitCode.OK and not hasattr(self.config, "workerinput") and any(
+                r.verdict == "failed" for r in self.report(self.complete).scenarios):
+            # A scenario blocked by a requirement that passed is a failure of its own.
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary and not hasattr(self.config, "workerinput"):
             # GitHub Actions shows this file on the run's page: the requirement-by-verdict table.
@@ -422,12 +441,18 @@ class _Session:
         report = self.report(self.complete)
         tr = terminalreporter
         tr.section(_text.terminal(f"conformance of {report.binding.name} {report.binding.version}"))
-        for rid, verdict in report.requirements.items():
+        for rid in report.requirements:
             reason = report.reasons.get(rid)
             why = _report.one_line(reason, 100) if reason else ""
-            tr.write_line(_text.terminal(f"{rid:<9} {verdict:<13} {why}".rstrip()))
+            level = report.levels.get(rid, "must").upper()
+            tr.write_line(_text.terminal(
+                f"{rid:<9} {level:<6} {_report.verdict_text(report, rid):<20} {why}".rstrip()))
         tally = ", ".join(f"{n} {v}" for v, n in sorted(_report.counts(report).items()))
         tr.write_line(f"requirements: {tally or 'none ran'}")
+        if report.requirements:
+            tr.write_line(_text.terminal(_report.conformance_line(report, catalogue())),
+                          green=report.conforms is True,
+                          red=report.conforms is False)
         if self.broken:
             tr.write_line(_text.terminal(
                 f"the binding looks broken ({self.broken}): no other scenario ran. Fix the binding "
@@ -455,7 +480,8 @@ class _Session:
 
 def _verdict(
     report: pytest.TestReport, call: pytest.CallInfo[None], broken: str | None
-) -> tuple[Verdict | None, str]:
+) -> tuple[Verdict | None, str, str]:
+    """The scenario's verdict, its message, and for a known failure what was observed."""
     longrepr = str(report.longrepr or "")
     if report.when == "setup":
         if report.skipped:
@@ -463,40 +489,63 @@ def _verdict(
             reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else longrepr
             reason = reason.removeprefix("Skipped: ")
             if "binding broken" in reason:
-                return "errored", f"{_NOT_RUN}{broken})"
-            return "not-claimed", reason
+                return "errored", f"{_NOT_RUN}{broken})", ""
+            return "not-claimed", reason, ""
         if report.failed:
-            return "errored", longrepr
-        return None, ""
+            return "errored", longrepr, ""
+        return None, "", ""
     if report.when == "call":
         if call.excinfo is not None and call.excinfo.errisinstance(_guard.Blocked):
             # Before the known-failure check: a precondition that failed judges nothing here.
-            return "blocked", str(call.excinfo.value)
+            return "blocked", str(call.excinfo.value), ""
+        if call.excinfo is not None and call.excinfo.errisinstance(_guard.BindingError):
+            # Before the known-failure check too: a broken binding is no verdict on the library.
+            return "errored", str(call.excinfo.value), ""
         if hasattr(report, "wasxfail"):
             reason = str(report.wasxfail).removeprefix("known failure: ")
-            return ("known-failure", reason) if report.skipped else ("passed", "")
+            observed = str(call.excinfo.value) if call.excinfo is not None else ""
+            return ("known-failure", reason, observed) if report.skipped else ("passed", "", "")
         if report.passed:
-            return "passed", ""
+            return "passed", "", ""
         if "XPASS(strict)" in longrepr:
             return "failed", (
                 "listed as a known failure but passed: remove it from the binding's known_failures"
-            )
-        if call.excinfo is not None and call.excinfo.errisinstance(_guard.BindingError):
-            return "errored", str(call.excinfo.value)
+            ), ""
         if call.excinfo is not None and call.excinfo.errisinstance(StepDefinitionNotFoundError):
-            return "errored", f"suite bug, please report it: {call.excinfo.value}"
+            return "errored", f"suite bug, please report it: {call.excinfo.value}", ""
         if call.excinfo is not None and not _is_check(call.excinfo.value):
             # Not a check of the suite's: what a binding returned broke the checks (or the suite
             # has a bug); either way the library was not judged.
             error = call.excinfo.value
             return "errored", (f"{type(error).__name__}: {error}\nThe suite could not judge this "
                                "scenario: something the binding returned broke its checks, or the "
-                               "suite has a bug (please report it).")
+                               "suite has a bug (please report it)."), ""
         message = str(call.excinfo.value) if call.excinfo is not None else longrepr
-        return "failed", message
+        return "failed", message, ""
     if report.failed:
-        return "errored", longrepr
-    return None, ""
+        return "errored", longrepr, ""
+    return None, "", ""
+
+
+def _precondition_of_call(item: pytest.Item, number: int, own: str) -> str | None:
+    """The requirement a scenario names for call `number` ("Then call 1 stopped with ..., as ERR-2
+    requires"), if it is not the scenario's own."""
+    template = _template(item)
+    for step in getattr(template, "steps", ()):
+        match = re.search(rf"\bcall {number}\b.*\bas ([A-Z]+-\d+) requires$", str(getattr(step, "name", "")))
+        if match and match.group(1) != own:
+            return match.group(1)
+    return None
+
+
+def _auxiliary_calls(world: object) -> dict[str, int]:
+    """How many auxiliary model calls of each kind the scenario's runs made."""
+    tally: dict[str, int] = {}
+    for calls in getattr(world, "calls_per_run", ()):
+        for c in calls:
+            if c.kind == "auxiliary":
+                tally[c.auxiliary or "unnamed"] = tally.get(c.auxiliary or "unnamed", 0) + 1
+    return tally
 
 
 def _is_check(error: BaseException) -> bool:
@@ -561,6 +610,8 @@ def _record_junit_properties(item: pytest.Item) -> None:
         scenario = f"{Path(template.feature.filename).name}:{template.line_number}"
         item.user_properties.append(("scenario", scenario))
     item.user_properties.append(("requirement", _requirement(item)))
+    requirement = catalogue().get(str(_requirement(item)))
+    item.user_properties.append(("level", requirement.level if requirement else "must"))
     item.user_properties.append(("capability", ", ".join(sorted(_capabilities(item))) or "core"))
 
 

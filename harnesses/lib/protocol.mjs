@@ -73,6 +73,13 @@ export async function askAuxiliary(name, call) {
   return answer.auxiliary;
 }
 
+/** The person's answer to the library's approval callback for the call `name(args)` (protocol 3,
+ * `approval_form: "callback"`): `yes`, `no`, free text, or an edit as JSON text. */
+export async function askApproval(name, args, callId = null) {
+  const answer = await ask('approve', { name, args: json(args), call_id: callId });
+  return answer.response;
+}
+
 // The suite's JSON parser refuses a message nested deeper than about 200 levels.
 const DEEPEST = 150;
 
@@ -165,7 +172,7 @@ export function serve(handlers) {
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   lines.on('line', (line) => {
     const message = JSON.parse(line);
-    if (message.type === 'turn' || message.type === 'observation') {
+    if (message.type === 'turn' || message.type === 'observation' || message.type === 'approval') {
       const resolve = waiting.get(message.id);
       waiting.delete(message.id);
       resolve(message);

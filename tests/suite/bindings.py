@@ -188,6 +188,23 @@ class IgnoresTheCap(ReferenceBinding):
         return super().run(agent, call, model)
 
 
+class NeverStops(ReferenceBinding):
+    """A ReAct whose step cap never binds: a model that never gives its final answer keeps it
+    going for ever."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        return super().build(spec.model_copy(update={"max_steps": 10**9}), tools)
+
+
+class HangsOnTheFirstTry(ReferenceBinding):
+    """Hangs in the call that ERR-3 needs to stop on repeated errors (its precondition, ERR-2's)."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        if call.inputs.get("question") == "First try":
+            time.sleep(30)
+        return super().run(agent, call, model)
+
+
 class StopsAStepEarly(ReferenceBinding):
     """A ReAct that raises on its cap, and whose cap of N asks the model for step N, then stops
     without acting on its reply (it counts the request before reading it)."""

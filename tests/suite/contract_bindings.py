@@ -21,7 +21,7 @@ class VersionOne(ReferenceBinding):
 
 
 class VersionOneClaimingSignature(VersionOne):
-    """Forgot `contract_version = 2` while claiming a version-2 capability."""
+    """Forgot `contract_version` while claiming a capability of a later version."""
 
     capabilities = frozenset({"signature", "async"})
 
@@ -41,7 +41,7 @@ class UnclaimsTheCore(ReferenceBinding):
 class FromTheFuture(ReferenceBinding):
     """Written against a contract this suite does not know yet."""
 
-    contract_version = 3
+    contract_version = 4
 
 
 class ClaimsAndUnclaims(ReferenceBinding):

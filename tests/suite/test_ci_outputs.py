@@ -107,8 +107,8 @@ def test_every_message_is_capped_and_says_how_much_was_cut(ci_run: CiRun) -> Non
 def test_the_github_step_summary_gets_the_requirement_table(ci_run: CiRun) -> None:
     summary = (ci_run.out / "summary.md").read_text()
     assert summary.startswith("earlier steps' summary\n")  # appended, not overwritten
-    assert "| Requirement | Profile | Verdict |" in summary
-    assert re.search(r"^\| ARGS-5 \| core \| ❌ failed \|", summary, re.M)
+    assert "| Requirement | Level | Profile | Verdict |" in summary
+    assert re.search(r"^\| ARGS-5 \| MUST \| core \| ❌ failed \|", summary, re.M)
 
 
 def test_failed_requirements_are_annotated_with_their_scenario(ci_run: CiRun) -> None:

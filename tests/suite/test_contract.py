@@ -17,22 +17,25 @@ def test_a_version_one_binding_runs_unchanged_and_passes_what_it_passed(run_suit
     assert run.report is not None
     binding = run.report["binding"]
     assert binding["contract_version"] == 1
-    # Its capabilities read in version 2: signature implied, human-in-the-loop split in two, the
-    # ones that became core dropped.
+    # Its capabilities read in version 3: signature implied, human-in-the-loop split in two, the
+    # ones that became core in version 2 dropped, and what version 3 split out of version 2's
+    # judgement added (so it is judged as before).
     assert set(binding["capabilities"]) == {"signature", "max-steps-extract", "max-steps-error",
                                             "lm-retry", "ask-user", "tool-approval", "async",
-                                            "streaming", "http"}
+                                            "streaming", "http", "adapters", "per-call-cap",
+                                            "repeated-error-stop", "cap-summary", "approval-edit",
+                                            "durable-approvals"}
     assert run.requirements("not-claimed") == {"LOOP-6", "EXH-7"}
     assert run.requirements("passed") == set(catalogue()) - {"LOOP-6", "EXH-7"}
 
 
 @pytest.mark.parametrize(("binding", "says"), [
     ("VersionOneClaimingSignature", "declares no contract_version (so version 1). Add "
-                                    "`contract_version = 2`"),
+                                    "`contract_version = 3`"),
     ("VersionTwoClaimingToolErrors", "capabilities of contract version 1: tool-errors, tool-args and "
                                      "stop-reason are core now"),
     ("UnclaimsTheCore", "core requirements cannot be unclaimed"),
-    ("FromTheFuture", "contract_version = 3; this react-conformance speaks contract versions 1 to 2"),
+    ("FromTheFuture", "contract_version = 4; this react-conformance speaks contract versions 1 to 3"),
     ("ClaimsAndUnclaims", "both claimed and listed in not_claimed"),
 ])
 def test_a_confused_binding_fails_at_load_saying_what_to_change(

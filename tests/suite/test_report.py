@@ -8,9 +8,14 @@ from conformance._report import (
     Report,
     ScenarioResult,
     comparison,
+    conformance_line,
+    conforms,
+    judged,
+    levels,
     markdown,
     requirement_reasons,
     requirement_verdicts,
+    resolve_blocked,
 )
 
 
@@ -66,10 +71,63 @@ def test_the_comparison_shows_a_known_failure_as_a_failure_with_its_reason() -> 
     assert "| [lib](lib.md) 1 |" in table
     assert catalogue()["ERR-1"].title.split("`")[0] in row
     assert "Legend: ✅ passed: " in table and "⛔ blocked: " in table
-    assert "- **lib 1** (date unknown, suite 0): " in table
+    assert "- lib does not conform (MUST: " in table and "(date unknown, suite 0)" in table
 
 
 def test_the_markdown_report_lists_reasons_and_what_is_not_claimed() -> None:
     text = markdown(_report("lib", RESULTS, {"ask-user": "no such tool"}), catalogue())
     assert "- `ask-user`: no such tool" in text
-    assert "| ERR-3 | core | ⛔ blocked | blocked by ERR-2" in text
+    assert "| ERR-3 | MUST | repeated-error-stop | ⛔ blocked | blocked by ERR-2" in text
+
+
+def test_a_scenario_blocked_by_a_requirement_that_passed_is_a_failure_of_its_own() -> None:
+    results = resolve_blocked([_result("ERR-2", "passed"),
+                               _result("ERR-3", "blocked", "blocked by ERR-2: it never stopped",
+                                       "ERR-2"),
+                               _result("TRJ-3", "blocked", "blocked by ERR-1: crashed", "ERR-1"),
+                               _result("ERR-1", "failed", "crashed")])
+    err3 = next(r for r in results if r.requirement == "ERR-3")
+    assert (err3.verdict, err3.blocked_by) == ("failed", None)
+    assert "but ERR-2 passed" in err3.message
+    # blocked by a requirement that failed: still blocked
+    assert next(r for r in results if r.requirement == "TRJ-3").verdict == "blocked"
+
+
+def test_blocked_by_passed_resolves_through_a_chain() -> None:
+    results = resolve_blocked([_result("LOOP-3", "passed"),
+                               _result("EXH-4", "blocked", "x", "LOOP-3"),
+                               _result("EXH-6", "blocked", "y", "EXH-4")])
+    # EXH-4 fails on its own, so EXH-6, blocked by it, stays blocked
+    assert [r.verdict for r in results] == ["passed", "failed", "blocked"]
+
+
+def test_a_library_conforms_when_every_must_requirement_that_applies_passed() -> None:
+    cat = catalogue()
+    assert cat["ERR-4"].level == "should" and cat["ERR-1"].level == "must"
+    assert conforms({"ERR-1": "passed", "ERR-4": "failed", "HITL-1": "not-claimed"}, cat) is True
+    assert conforms({"ERR-1": "known-failure", "ERR-4": "passed"}, cat) is False
+    assert conforms({"ERR-1": "blocked"}, cat) is False
+    assert conforms({"HITL-1": "not-claimed", "ERR-4": "passed"}, cat) is None
+    assert levels({"ERR-1": "passed", "ERR-4": "failed"}, cat) == {"ERR-1": "must", "ERR-4": "should"}
+
+
+def test_a_requirement_passed_on_part_of_its_scenarios_says_k_of_n() -> None:
+    results = [_result("NET-1", "passed"), _result("NET-1", "not-claimed"), _result("NET-1", "passed"),
+               _result("LOOP-1", "passed")]
+    verdicts = requirement_verdicts(results, catalogue())
+    assert judged(results, verdicts) == {"NET-1": [2, 3]}
+    report = _report("lib", results, {})
+    report = report.model_copy(update={"judged": judged(results, verdicts),
+                                       "levels": levels(verdicts, catalogue()),
+                                       "conforms": conforms(verdicts, catalogue())})
+    assert "✅ passed (2 of 3)" in markdown(report, catalogue())
+    assert "✅ passed (2 of 3)" in comparison([report], catalogue())
+    assert conformance_line(report, catalogue()) == "lib conforms (MUST: 2 passed)"
+
+
+def test_a_known_failure_shows_what_was_observed_beside_the_declared_reason() -> None:
+    result = _result("ERR-1", "known-failure", "declared: the tool error ends the run").model_copy(
+        update={"observed": "the call raised ValueError: the disk is on fire"})
+    text = markdown(_report("lib", [result], {}), catalogue())
+    assert ("(known-failure): declared: the tool error ends the run Observed: the call raised "
+            "ValueError: the disk is on fire") in text

@@ -147,6 +147,18 @@ def test_a_cap_that_stops_a_step_early_fails_loop_3_and_blocks_what_counts_steps
     assert not run.requirements("errored")
 
 
+def test_a_run_that_never_stops_ends_once_its_script_is_spent_and_fails_saying_so(
+    run_suite: RunSuite,
+) -> None:
+    run = run_suite(f"{B}:NeverStops", "-k", "never_chooses_finish", "--conformance-timeout", "120")
+    assert run.report is not None, run.output[-3000:]
+    (scenario,) = [s for s in run.report["scenarios"]
+                   if s["name"] == "The step cap stops a loop that never chooses finish"]
+    assert scenario["verdict"] == "failed", scenario
+    assert scenario["message"].startswith("the run never stopped: it made "), scenario["message"]
+    assert "did not return within" not in scenario["message"]
+
+
 def test_a_hanging_binding_fails_its_scenario_and_the_run_goes_on(run_suite: RunSuite) -> None:
     # Not the smoke tier: a hang there would (rightly) report the whole binding as broken.
     run = run_suite(f"{B}:Hanging", "--conformance-timeout", "0.2", "-k", "malformed or lacks_a_required")
@@ -154,6 +166,25 @@ def test_a_hanging_binding_fails_its_scenario_and_the_run_goes_on(run_suite: Run
     hung = [s for s in run.report["scenarios"] if "did not return within 0.2 s" in s["message"]]
     assert hung and all(s["verdict"] in ("failed", "errored") for s in hung)
     assert run.requirements("passed") >= {"SIG-5"}  # scenarios that never call run still pass
+
+
+def test_a_precondition_that_hangs_blocks_the_scenario_by_the_requirement_it_names(
+    run_suite: RunSuite,
+) -> None:
+    alone = run_suite(f"{B}:HangsOnTheFirstTry", "--conformance-timeout", "0.5", "-k",
+                      "clean_error_tracking")
+    assert alone.report is not None, alone.output[-2000:]
+    (err3,) = [s for s in alone.report["scenarios"] if s["requirement"] == "ERR-3"]
+    assert (err3["verdict"], err3["blocked_by"]) == ("blocked", "ERR-2"), err3
+    assert "did not return within 0.5 s" in err3["message"]
+    # With ERR-2 judged and passed, the hang is ERR-3's own failure.
+    both = run_suite(f"{B}:HangsOnTheFirstTry", "--conformance-timeout", "0.5", "-k",
+                     "clean_error_tracking or similar_failures_in_a_row")
+    assert both.report is not None, both.output[-2000:]
+    assert both.report["requirements"]["ERR-2"] == "passed"
+    (err3,) = [s for s in both.report["scenarios"] if s["requirement"] == "ERR-3"]
+    assert err3["verdict"] == "failed" and "but ERR-2 passed" in err3["message"], err3
+    assert both.returncode == 1
 
 
 @pytest.mark.parametrize(("binding", "says"), [
