@@ -25,14 +25,22 @@
 
 import { readFileSync } from 'node:fs';
 import { AxAIOpenAI, AxGen, AxMemory, AxSignature } from '@ax-llm/ax';
-import { askModel, callTool, currentRun, errorInfo, faultResponse, json, notifyHang, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, faultResponse, json, notifyHang, serve, wire } from '../lib/protocol.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@ax-llm/ax/package.json', import.meta.url), 'utf-8')).version;
 const FIELD_TYPES = { str: 'string', int: 'number', float: 'number', bool: 'boolean', list: 'json', dict: 'json' };
 const JSON_TYPES = { str: 'string', int: 'integer', float: 'number', bool: 'boolean', list: 'array', dict: 'object' };
 
-const CAPABILITIES = ['signature', 'max-steps-error', 'async', 'parallel-tool-calls', 'lm-retry'];
+// The contract this harness is written against: catalogue 3's capabilities, and each step's
+// is_error (the function result's own isError in Ax's memory) and call_id (the native call id).
+const PROTOCOL = 3;
+const CAPABILITIES = ['signature', 'max-steps-error', 'per-call-cap', 'async', 'parallel-tool-calls', 'lm-retry'];
 const NOT_CLAIMED = {
+  adapters: 'no pluggable format-and-parse layer: AxGen always uses native function calling through its AxAI client',
+  'cap-summary': "on the step cap AxGen throws 'Max steps reached: N' (dsp/generate.ts, AxGen._forward2): no run returns on a cap to summarise",
+  'repeated-error-stop': 'AxGen keeps no count of function failures: an AxFunctionError goes back to the model on every step until maxSteps, any other error makes forward() throw at once (dsp/functions.ts, processFunctions)',
+  'approval-edit': 'AxGen runs every function the model calls at once (dsp/functions.ts, processFunctions): no approval to edit',
+  'durable-approvals': 'AxGen runs every function the model calls at once (dsp/functions.ts, processFunctions): no approval to persist',
   'max-steps-extract': "on the step cap AxGen throws 'Max steps reached: N' (dsp/generate.ts, AxGen._forward2): no extraction",
   'max-steps-return': "on the step cap AxGen throws 'Max steps reached: N' (dsp/generate.ts, AxGen._forward2): it never returns normally",
   'ask-user': 'AxGen has no built-in tool through which the agent asks the person a question',
@@ -41,35 +49,36 @@ const NOT_CLAIMED = {
   http: "AxAIOpenAI takes a base URL (apiURL), but the suite's endpoint answers a signature binding's finish step as a native 'finish' tool call, which Ax (no finish tool) rejects as an unknown function: it cannot render Ax's one final reply",
 };
 
-const NO_ADAPTERS = 'Ax has no adapters: every request uses native function calling';
 const RAISES = 'a function that throws anything but an AxFunctionError makes forward() throw (dsp/functions.ts, processFunctions rethrows it): the run crashes';
 const NO_ARGS_CHECK = "the arguments are JSON.parse'd and handed to the function as they are (dsp/functions.ts, AxFunctionProcessor.executeFunction): no check against the parameter schema";
 const BAD_JSON = "malformed arguments make executeFunction throw 'Invalid function arguments: ...' (dsp/functions.ts), which forward() rethrows: the run crashes";
-const NO_STOP = 'forward() returns the output values only, or throws: no stop reason beyond that, and no tool-error tracking';
+const DEEP = "not the library's alone: Ax hands the function these args as JSON.parse gives them (dsp/functions.ts, executeFunction), but the harness protocol cannot carry a message nested deeper than about 200 levels, so harnesses/lib/protocol.mjs sends them to the suite as their JSON text, which the suite's tool refuses as not an object; that error is not an AxFunctionError, so forward() throws (dsp/functions.ts, processFunctions rethrows it)";
 const KNOWN_FAILURES = {
   'test_a_malformed_signature_string_fails_at_construction_with_a_clear_error[-> answer-input]':
     'Ax refuses \'-> answer\' but names the wrong culprit: \'Invalid field name "->"\', not the missing inputs (dsp/sig.ts, AxSignature)',
   'The outputs come from the extraction call, not from a step':
     'no separate extraction call: the output values the model writes in the reply that ends the loop are the prediction',
-  'ADP-1': NO_ADAPTERS,
-  'ADP-2': NO_ADAPTERS,
-  'ADP-3': NO_ADAPTERS,
   'ERR-1': RAISES,
-  'ERR-2': `${RAISES}; ${NO_STOP}`,
   'Fifty overlapping async runs share no state':
     "the runs share no state, but the scenario also checks each run's adapter, and Ax has none: every request uses native function calling",
   'An unknown tool name never crashes the run, also when it is the last step':
     'an unknown function is a ValidationError (dsp/functions.ts, executeWithDetails) that AxGen answers with a correction and another model request within the same step (dsp/generate.ts, AxGen._forward2): on the last step that is a model call beyond the cap',
   'ARGS-2': NO_ARGS_CHECK,
+  'ARGS-6': NO_ARGS_CHECK,
   'ARGS-3': BAD_JSON,
   'A hung endpoint times out and the call is retried':
     'apiCall (util/apicall.ts) arms its abort timer only when a timeout is set (n&&setTimeout(...)), and AxAIOpenAI sets none by default: a request to an endpoint that never answers waits for ever',
-  "Tool args that break the tool's schema never reach it, and the error names the field": NO_ARGS_CHECK,
-  'ARGS-5': NO_ARGS_CHECK,
+  "Tool args that break the tool's schema never reach it with a wrong or missing value": NO_ARGS_CHECK,
   'test_a_nontransient_model_failure_is_not_retried_and_fails_the_call_clearly[401]':
     "a 401 is not retried, but the error says 'Authentication failed' without the status (util/apicall.ts, AxAIServiceAuthenticationError)",
   'EXH-2': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no iterations, tools_used, history or last_observation",
   'After steps with thoughts, a partial final answer the library gives is not empty': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no structured fields",
+  ...Object.fromEntries([
+    'store-an object nested 100000 levels deep', 'store-an object nested 5000 levels deep',
+    'store-an object nested 5000 levels deep after an escaped quote', 'store-arrays nested 5000 levels deep inside its object',
+    'store-arrays nested 5000 levels deep, each beside an empty one',
+  ].map((example) => [`test_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why[${example}]`, DEEP])),
+  'test_under_the_json_adapter_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why[store-an object nested 100000 levels deep]': DEEP,
   'STEP-4': `a function call written without its arguments runs the function with none: ${NO_ARGS_CHECK}; the function's exception then makes forward() throw (dsp/functions.ts, processFunctions rethrows it): the run crashes`,
 };
 
@@ -197,8 +206,10 @@ function trajectory(history) {
     if (entry.role !== 'assistant' || !entry.functionCalls?.length) continue;
     for (const call of entry.functionCalls) {
       const result = results.get(call.id);
+      // Ax reads a result without isError as a success (dsp/functions.ts: 'isError' in c ? !!c.isError : false).
       steps.push({ thought: entry.content ?? entry.thought ?? null, tool_name: call.function.name,
-                   tool_args: parsed(call.function.params), observation: result ? parsed(result.result) : null });
+                   tool_args: wire(parsed(call.function.params)), observation: result ? parsed(result.result) : null,
+                   is_error: result ? Boolean(result.isError) : null, call_id: call.id ?? null });
     }
   }
   return steps;
@@ -218,7 +229,7 @@ function failure(error) {
 const agents = new Map();
 
 serve({
-  hello: () => ({ name: 'ax', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+  hello: () => ({ protocol: PROTOCOL, name: 'ax', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
                   known_failures: KNOWN_FAILURES }),
   // Ax has no adapters: there is nothing to configure, and nothing to read back.
   configure: () => ({}),
