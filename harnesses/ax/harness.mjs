@@ -25,7 +25,7 @@
 
 import { readFileSync } from 'node:fs';
 import { AxAIOpenAI, AxGen, AxMemory, AxSignature } from '@ax-llm/ax';
-import { askModel, callTool, currentRun, errorInfo, faultResponse, json, notifyHang, serve, wire } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, faultResponse, json, notifyHang, serve, wire } from '../lib/protocol.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@ax-llm/ax/package.json', import.meta.url), 'utf-8')).version;
 const FIELD_TYPES = { str: 'string', int: 'number', float: 'number', bool: 'boolean', list: 'json', dict: 'json' };
@@ -73,12 +73,7 @@ const KNOWN_FAILURES = {
     "a 401 is not retried, but the error says 'Authentication failed' without the status (util/apicall.ts, AxAIServiceAuthenticationError)",
   'EXH-2': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no iterations, tools_used, history or last_observation",
   'After steps with thoughts, a partial final answer the library gives is not empty': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no structured fields",
-  ...Object.fromEntries([
-    'store-an object nested 100000 levels deep', 'store-an object nested 5000 levels deep',
-    'store-an object nested 5000 levels deep after an escaped quote', 'store-arrays nested 5000 levels deep inside its object',
-    'store-arrays nested 5000 levels deep, each beside an empty one',
-  ].map((example) => [`test_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why[${example}]`, DEEP])),
-  'test_under_the_json_adapter_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why[store-an object nested 100000 levels deep]': DEEP,
+  ...deepArgsFailures(DEEP, { jsonAdapter: true }),
   'STEP-4': `a function call written without its arguments runs the function with none: ${NO_ARGS_CHECK}; the function's exception then makes forward() throw (dsp/functions.ts, processFunctions rethrows it): the run crashes`,
 };
 

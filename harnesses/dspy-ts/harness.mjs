@@ -20,7 +20,7 @@
 // a final answer when they hold the thought that matched ReAct's own 'answer:' test.
 
 import { createRequire } from 'node:module';
-import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, json, serve } from '../lib/protocol.mjs';
 
 const require = createRequire(import.meta.url);
 const { ReAct } = require('dspy.ts/dist/src/modules/react.js');
@@ -99,12 +99,7 @@ const KNOWN_FAILURES = {
   'ARGS-6': "executeTool (modules/react.js) hands the input text to the tool: a key the tool does not declare reaches it, nothing refuses it",
   'After the step cap the steps appear in the order they ran, one observation each':
     'after the step cap extractFallbackAnswer reverses the returned steps in place (steps.reverse())',
-  ...Object.fromEntries([
-    'store-an object nested 100000 levels deep', 'store-an object nested 5000 levels deep',
-    'store-an object nested 5000 levels deep after an escaped quote', 'store-arrays nested 5000 levels deep inside its object',
-    'store-arrays nested 5000 levels deep, each beside an empty one',
-  ].map((example) => [`test_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why[${example}]`, DEEP])),
-  'test_under_the_json_adapter_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why[store-an object nested 100000 levels deep]': DEEP,
+  ...deepArgsFailures(DEEP, { jsonAdapter: true }),
 };
 
 // The turn each run's last thought request got: its action request is answered from it.

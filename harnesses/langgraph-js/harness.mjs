@@ -38,7 +38,7 @@ import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import { Command, GraphRecursionError, MemorySaver, interrupt } from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
-import { askModel, callTool, currentRun, errorInfo, json, serve, unknownPause } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, json, serve, unknownPause } from '../lib/protocol.mjs';
 import { replyOutputs, replyText, text, userMessage, zodObject } from '../lib/render.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@langchain/langgraph/package.json', import.meta.url), 'utf-8')).version;
@@ -74,11 +74,7 @@ const KNOWN_FAILURES = {
   'Resuming keeps the budget the steps before the pause used':
     'a resume (Command({ resume })) is a new invoke whose recursionLimit counts afresh from the checkpoint (pregel/loop.js: stop = step + recursionLimit + 1): the steps before the pause do not count',
   'ARGS-3': "malformed JSON becomes an invalid_tool_call (@langchain/core parseToolCall), which createReactAgent's agent edge ignores: no tool_calls routes to END (prebuilt/react_agent_executor.js), so the run ends silently with the thought as its answer",
-  ...Object.fromEntries([
-    'store-an object nested 100000 levels deep', 'store-an object nested 5000 levels deep',
-    'store-an object nested 5000 levels deep after an escaped quote', 'store-arrays nested 5000 levels deep inside its object',
-    'store-arrays nested 5000 levels deep, each beside an empty one',
-  ].map((example) => [`test_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why[${example}]`, DEEP])),
+  ...deepArgsFailures(DEEP),
 };
 
 // ---------------------------------------------------------------------------------------------
