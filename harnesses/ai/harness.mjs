@@ -38,42 +38,39 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, isStepCount, streamText, tool } from 'ai';
 import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
-import { askModel, callTool, currentRun, errorInfo, json, serve, unknownPause } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, json, serve, unknownPause } from '../lib/protocol.mjs';
 import { faultFetch, generated, lmCall, observation, streamChunks, trajectory } from '../lib/ai-sdk.mjs';
 import { replyOutputs, text, userMessage, zodObject } from '../lib/render.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/ai/package.json', import.meta.url), 'utf-8')).version;
 
-const CAPABILITIES = ['max-steps-return', 'tool-approval', 'async', 'streaming', 'parallel-tool-calls', 'lm-retry', 'http'];
+// The contract this harness is written against: catalogue 3's capabilities, and each step's
+// is_error (a tool result's error-text/error-json output, a stream's tool-error part) and call_id
+// (the native toolCallId).
+const PROTOCOL = 3;
+const CAPABILITIES = ['max-steps-return', 'per-call-cap', 'tool-approval', 'durable-approvals', 'async', 'streaming',
+                      'parallel-tool-calls', 'lm-retry', 'http'];
 const NOT_CLAIMED = {
+  adapters: 'no pluggable format-and-parse layer: the provider package (here @ai-sdk/openai-compatible) formats and parses every call',
+  'cap-summary': "on the stop condition generateText returns the steps and the last step's text (generate-text.ts, DefaultGenerateTextResult): no message of what was tried",
+  'repeated-error-stop': "a throwing tool becomes a tool-error result and the loop goes on until the stop condition (generate-text.ts, generateText's do-while): no repeated-failure stop",
+  'approval-edit': "a tool-approval-response carries only approvalId, approved and reason (provider-utils types/tool-approval-response.ts): the pending call's args cannot be changed",
   signature: 'a native tool-calling loop: generateText takes instructions, a prompt and tools, no signature',
   'max-steps-error': 'on the stop condition generateText returns normally (generate-text.ts, generateText: the do-while loop ends on isStopConditionMet): it has no max-iterations error',
   'max-steps-extract': 'on the stop condition generateText returns the steps so far; it makes no tool-less final call',
   'ask-user': 'the SDK has no built-in tool through which the agent asks the person a question',
 };
 
-const TOOL_ERROR = "a throwing tool's error becomes the tool result {type: 'error-text', value: error.toString()} (prompt/create-tool-model-output.ts, createToolModelOutput via getErrorMessage)";
+const DEEP = "generateText throws RangeError 'Maximum call stack size exceeded' (a direct run at 5,000 levels: cloneValue in prompt/clone-model-message.ts recurses into the tool call's args): the run crashes instead of running the tool or refusing the args";
+const STATELESS = "approvals are stateless message history: the SDK keeps no pause of its own, a resume is a new generateText over the messages the caller holds (generate-text/collect-tool-approvals.ts reads the approvals from them)";
 const KNOWN_FAILURES = {
-  'ERR-1': `${TOOL_ERROR}: 'ValueError: the disk is on fire' carries the message but does not name the tool`,
-  'Three similar failures in a row stop the retries with a suggestion':
-    `${TOOL_ERROR} and the loop goes on until the stop condition (generate-text.ts, generateText's do-while): no repeated-failure stop, no stop reason for it`,
-  'The error history keeps the last ten errors':
-    'the result keeps each step\'s tool-error parts and no error history of its own (generate-text.ts, DefaultGenerateTextResult)',
-  'Any JSON object the model writes reaches the tool intact':
-    "the arguments are JSON.parse'd in JavaScript (provider-utils parse-json.ts, safeParseJSON, from parseToolCall), where a float with no fraction is an integer: 0.0 reaches the tool as 0",
-  'Tool args nested a hundred thousand levels deep fail fast with a clear error':
-    "JSON.parse accepts the 100,000 levels and the tool runs; then cloneModelMessages (prompt/clone-model-message.ts, cloneValue) recurses into the args and generateText throws RangeError 'Maximum call stack size exceeded'",
-  'Tool args of several megabytes fail fast with a clear error':
-    'parseToolCall (generate-text/parse-tool-call.ts) puts no size limit on tool args: the 5 MB string is parsed, validated and reaches the tool',
-  'EXH-5': "on the stop condition generateText returns the steps and the last step's (empty) text (generate-text.ts, DefaultGenerateTextResult): no message telling the user what was tried",
-  'An edit changes the call before it runs':
-    "a tool-approval-response carries only approvalId, approved and reason (provider-utils types/tool-approval-response.ts): the pending call's args cannot be changed",
-  'An edit that names no tool never runs anything, and the agent sees an error':
-    'a tool-approval-response carries only approvalId, approved and reason (provider-utils types/tool-approval-response.ts): an edit cannot be given to the SDK',
   'Resuming keeps the budget the steps before the pause used':
     "a resume is a new generateText over the paused messages, and its stop conditions see only that call's own steps (generate-text.ts, generateText: `const steps = []`, then isStopConditionMet({ stopConditions, steps })); isStepCount (stop-condition.ts) compares steps.length, so the resumed call gets the whole cap again and asks the model once more",
   'A hung endpoint times out and the call is retried':
     "the SDK sets no request timeout: generateText's `timeout` option is unset by default, so setAbortTimeout (util/set-abort-timeout.ts) arms no timer, and postToApi (provider-utils post-to-api.ts) hands fetch only the caller's abortSignal, undefined here: a request to an endpoint that never answers waits for ever",
+  ...deepArgsFailures(DEEP),
+  'HITL-8': `${STATELESS}: replaying the answer to a serialised pause whose call already ran runs it again (collect-tool-approvals.ts skips only approvals whose tool result is in the messages given)`,
+  "A pause's trajectory is a snapshot": `${STATELESS}, so a change the caller makes to the returned messages is what the resumed call shows the model`,
   'HITL-6': "approvals are stateless message history: resuming from the paused run's messages twice executes the approved call twice (generate-text/collect-tool-approvals.ts skips only approvals whose tool result is already in those messages)",
 };
 
@@ -166,7 +163,7 @@ function outcome(state, result, before, capOf, inputs) {
   const handed = result.responseMessages;
   const messages = [...before, ...handed];
   state.last = { result, messages: handed };
-  const base = { trajectory: trajectory(messages), iterations: steps.length };
+  const base = { trajectory: trajectory(messages, { bound: true }), iterations: steps.length };
   const waiting = steps.length ? pending(steps.at(-1)) : [];
   if (waiting.length) {
     const request = waiting[0];
@@ -227,14 +224,16 @@ async function call(state, prompt, before, capOf, inputs, mode, baseURL) {
       } else if (part.type === 'tool-call') {
         calls.push(part);
       } else if (part.type === 'tool-result') {
-        results.set(part.toolCallId, { type: 'json', value: part.output });
+        results.set(part.toolCallId, { type: 'json', value: part.output, isError: false });
       } else if (part.type === 'tool-error') {
-        results.set(part.toolCallId, { type: 'error-text', value: part.error instanceof Error ? part.error.message : text(part.error) });
+        results.set(part.toolCallId, { type: 'error-text', value: part.error instanceof Error ? part.error.message : text(part.error),
+                                       isError: true });
       } else if (part.type === 'finish-step') {
         for (const c of calls) {
           events.push({ kind: 'step', model_calls: modelCalls.get(run) ?? 0, step: {
             thought: thought || null, tool_name: c.toolName, tool_args: json(c.input),
-            observation: results.has(c.toolCallId) ? observation(results.get(c.toolCallId)) : null } });
+            observation: results.has(c.toolCallId) ? observation(results.get(c.toolCallId)) : null,
+            is_error: results.get(c.toolCallId)?.isError ?? null, call_id: c.toolCallId } });
         }
       } else if (part.type === 'error') {
         failure = part.error;
@@ -268,7 +267,7 @@ function approval(request, response) {
 }
 
 serve({
-  hello: () => ({ name: 'ai', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+  hello: () => ({ protocol: PROTOCOL, name: 'ai', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
                   known_failures: KNOWN_FAILURES }),
   // The SDK has no adapters: nothing to configure, nothing to read back.
   configure: () => ({}),
