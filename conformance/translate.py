@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from conformance._tools import SuiteTool
 
 __all__ = [
+    "ARGS5_DEEP",
     "PYTHON_TYPES",
     "Approval",
     "NativeCall",
@@ -71,6 +72,15 @@ PYTHON_TYPES: Mapping[str, type] = _PY_TYPES
 
 #: A tool call as a binding reads it from the library: (call id, thought, tool name, args).
 NativeCall = tuple[str | None, str | None, str, Any]
+
+#: The test ids of ARGS-5's deeply nested cases, for a binding whose library fails those (and not
+#: the long string) to name them in its known failures.
+ARGS5_DEEP: tuple[str, ...] = tuple(
+    f"test_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why[store-{case}]"
+    for case in ("an object nested 100000 levels deep", "an object nested 5000 levels deep",
+                 "an object nested 5000 levels deep after an escaped quote",
+                 "arrays nested 5000 levels deep inside its object",
+                 "arrays nested 5000 levels deep, each beside an empty one"))
 
 _Built = TypeVar("_Built")
 
@@ -172,18 +182,25 @@ def tool_args(value: Any) -> JsonValue:
     return data
 
 
-def step(tool_name: Any, tool_args: Any = None, observation: Any = None, thought: Any = None) -> Step:
+def step(tool_name: Any, tool_args: Any = None, observation: Any = None, thought: Any = None, *,
+         is_error: bool | None = None, call_id: str | None = None) -> Step:
     """A Step from the values a library keeps: the tool name and thought as text (a None thought stays
-    None), the args and observation as JSON data."""
+    None), the args and observation as JSON data, the library's own error flag and call id as given."""
     return Step(thought=None if thought is None else str(thought), tool_name=str(tool_name),
-                tool_args=json_value(tool_args), observation=json_value(observation))
+                tool_args=json_value(tool_args), observation=json_value(observation),
+                is_error=is_error, call_id=call_id)
 
 
-def steps(calls: Iterable[NativeCall], results: Mapping[str, Any]) -> list[Step]:
+def steps(calls: Iterable[NativeCall], results: Mapping[str, Any],
+          errors: Mapping[str, bool] | None = None) -> list[Step]:
     """One Step per tool call `(call id, thought, tool name, args)`, in order, its observation the
-    result filed under its call id (None while it has none)."""
+    result filed under its call id (None while it has none), bound to the call by that id.
+
+    `errors` holds the library's own error flag of each result by call id, for a library that has
+    one: a call without a result yet has no flag (None); without `errors` every flag is None."""
     return [Step(thought=thought or None, tool_name=name, tool_args=tool_args(args),
-                 observation=json_value(results.get(call_id or "")))
+                 observation=json_value(results.get(call_id or "")), call_id=call_id or None,
+                 is_error=None if errors is None else errors.get(call_id or ""))
             for call_id, thought, name, args in calls]
 
 

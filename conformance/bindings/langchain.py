@@ -4,8 +4,10 @@ middleware), with its defaults and with the opt-in `ToolErrorMiddleware` (`langc
 Seam: `_ScriptedChat`, a `BaseChatModel` subclass (the documented way to plug in a chat model); its
 `bind_tools` keeps the tool declarations as OpenAI function dicts, and `translate.serving` (a
 contextvar) gives each run its `ScriptedModel`, so one agent serves concurrent runs. A step turn
-becomes an `AIMessage` through langchain-core's own `parse_tool_call` (as the OpenAI integration
-does): malformed arguments become `invalid_tool_calls`, as they would from a provider.
+becomes an `AIMessage` exactly as langchain-openai's `_convert_dict_to_message` builds one: each call
+through langchain-core's `parse_tool_call`, any exception it raises (malformed JSON, RecursionError)
+making the call an `invalid_tool_call`, and the AIMessage validated as built (non-object args raise).
+A step's error flag is its ToolMessage's `status == "error"`; its call id the tool call's id.
 
 Step cap: LangGraph's recursion limit counts graph super-steps, not model calls. A step is one
 super-step per node of the loop: the model node, one per `before_model`/`after_model` middleware
@@ -36,7 +38,6 @@ from langchain.agents.middleware import (
     ModelCallLimitMiddleware,
     ToolErrorMiddleware,
 )
-from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.output_parsers.openai_tools import make_invalid_tool_call, parse_tool_call
@@ -45,6 +46,7 @@ from langchain_core.tools import StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
+from langgraph.prebuilt.tool_node import TOOL_CALL_ERROR_TEMPLATE
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -72,6 +74,9 @@ _RAISES = ("a raising tool's exception escapes invoke: ToolNode's default handle
            "argument errors (langgraph/prebuilt/tool_node.py, _default_handle_tool_errors)")
 _CAP = ("GraphRecursionError carries no fields (no count, history, tools used, last observation) and "
         "the run's messages are lost (langgraph/pregel/main.py, Pregel.stream)")
+_ENDS = ("create_agent ignores an invalid_tool_call: no tool_calls routes to the end, so the run ends "
+         "silently with the thought as its answer (langchain/agents/factory.py, "
+         "_make_model_to_tools_edge)")
 #: Known failures of every configuration (each checked by a direct run of create_agent).
 _COMMON: dict[str, str] = {
     "Resuming keeps the budget the steps before the pause used":
@@ -84,24 +89,18 @@ _COMMON: dict[str, str] = {
     "A run stopped by the step cap reports that the cap stopped it": _CAP,
     "A run that raises on the step cap is identified by its error, with its step count": _CAP,
     "After the step cap the steps appear in the order they ran, one observation each": _CAP,
-    "EXH-5": "ModelCallLimitMiddleware ends the run with the canned AIMessage 'Model call limits "
-             "exceeded: run limit (N/N)': no tools tried, no last error, and no extraction call "
-             "(langchain/agents/middleware/model_call_limit.py, before_model)",
-    **dict.fromkeys(
-        [f"test_tool_args_that_are_json_but_not_an_object_never_reach_the_tool[{a}]"
-         for a in ('[50, "Ann"]', '"amount=50, recipient=Ann"', "50")],  # null becomes {}: passes
-        "parse_tool_call keeps non-object JSON and AIMessage rejects it (tool_calls.args must be a "
-        "dict): ValidationError escapes the model call and the run (langchain_core/messages/ai.py)"),
-    "ARGS-3": "malformed JSON becomes an invalid_tool_call that create_agent ignores: no tool_calls "
-              "routes to the end, so the run ends silently with the thought as its answer "
-              "(langchain/agents/factory.py, _make_model_to_tools_edge)",
-    'test_tool_args_that_break_the_tools_schema_never_reach_it_and_the_error_names_the_field'
-    '[{"amount": "50", "recipient": "Ann"}-amount]':
-        "tool args are validated by pydantic in lax mode: '50' is coerced to 50 and the tool runs "
-        "(langchain_core/tools/base.py, BaseTool._parse_input)",
-    "ARGS-5": "no size or depth limit on tool args: megabytes reach the tool, and 100k-deep nesting "
-              "raises RecursionError out of parse_tool_call's json.loads "
-              "(langchain_core/output_parsers/openai_tools.py)",
+    **dict.fromkeys([
+        f"test_tool_args_that_are_json_but_not_an_object_never_reach_the_tool[{case}]"
+        for case in ('[50, "Ann"]', '"amount=50, recipient=Ann"', "50")],
+        "parse_tool_call keeps non-object JSON and AIMessage rejects it (tool_calls.args must be "
+        "a dict): ValidationError escapes the model call and the run, as it does from "
+        "langchain-openai's _convert_dict_to_message (langchain_core/messages/ai.py); null becomes {}"),
+    "ARGS-3": "args that are not JSON make parse_tool_call raise, and langchain-openai's "
+              "_convert_dict_to_message keeps the call as an invalid_tool_call; " + _ENDS,
+    **dict.fromkeys(translate.ARGS5_DEEP,
+                    "args nested thousands deep make parse_tool_call's json.loads raise RecursionError, "
+                    "and langchain-openai's _convert_dict_to_message keeps the call as an "
+                    "invalid_tool_call; " + _ENDS),
 }
 
 
@@ -137,9 +136,9 @@ def _reply(turn: Any, number: int) -> AIMessage:
     raw = message.get("tool_calls", [])
     parsed, invalid = [], []
     for call in raw:
-        try:
+        try:  # any exception, as langchain-openai's _convert_dict_to_message catches
             parsed.append(parse_tool_call(call, return_id=True))
-        except OutputParserException as exc:
+        except Exception as exc:
             invalid.append(make_invalid_tool_call(call, str(exc)))
     return AIMessage(content=message["content"], tool_calls=parsed, invalid_tool_calls=invalid,
                      additional_kwargs={"tool_calls": raw} if raw else {})
@@ -183,11 +182,19 @@ class LangChainBinding(Binding):
 
     name = "langchain"
     dependencies = ("langchain", "langchain-core", "langgraph")
-    contract_version = 2
-    capabilities = frozenset({"max-steps-error", "max-steps-return", "tool-approval", "async",
-                              "streaming", "parallel-tool-calls"})
+    contract_version = 3
+    capabilities = frozenset({"max-steps-error", "max-steps-return", "per-call-cap", "tool-approval",
+                              "approval-edit", "durable-approvals", "async", "streaming",
+                              "parallel-tool-calls"})
     not_claimed: ClassVar[Mapping[str, str]] = {
         "signature": "a native tool-calling loop: no signature, step predictor or adapters",
+        "adapters": "no pluggable format-and-parse layer: the chat model integration owns the wire "
+                    "format (langchain_core/language_models/chat_models.py, BaseChatModel)",
+        "cap-summary": "ModelCallLimitMiddleware, the cap that returns, ends the run with a canned "
+                       "'Model call limits exceeded: run limit (N/N)' naming no tool tried "
+                       "(langchain/agents/middleware/model_call_limit.py, before_model)",
+        "repeated-error-stop": "nothing counts repeated tool errors or stops on them: no middleware "
+                               "of langchain.agents.middleware keeps an error history",
         "max-steps-extract": "no cap behaviour makes a final tool-less call: GraphRecursionError "
                              "or ModelCallLimitMiddleware's canned AIMessage",
         "ask-user": "no built-in ask-the-user tool (HumanInTheLoopMiddleware only gates tools)",
@@ -195,14 +202,7 @@ class LangChainBinding(Binding):
                     "opt-in; transport retries live in provider packages such as langchain-openai)",
         "http": "create_agent ships no HTTP client; the provider packages own it",
     }
-    known_failures: ClassVar[Mapping[str, str]] = {
-        "ERR-1": _RAISES,
-        "ERR-2": _RAISES + "; nothing counts repeated tool errors or keeps their history",
-        **_COMMON,
-        "An edit that names no tool never runs anything, and the agent sees an error":
-            "an edit naming an unknown tool raises ValueError out of the resumed run "
-            "(langchain/agents/middleware/human_in_the_loop.py, HumanInTheLoopMiddleware._apply_edit)",
-    }
+    known_failures: ClassVar[Mapping[str, str]] = {"ERR-1": _RAISES, **_COMMON}
 
     @property
     def version(self) -> str:
@@ -309,9 +309,11 @@ def _decision(answer: translate.Approval) -> dict[str, Any]:
 
 def _trajectory(messages: Sequence[BaseMessage]) -> list[Step]:
     """One Step per tool call the AIMessages made (valid or not), with its ToolMessage's content."""
-    results = {m.tool_call_id: m.content for m in messages if isinstance(m, ToolMessage)}
+    answers = [m for m in messages if isinstance(m, ToolMessage)]
+    results = {m.tool_call_id: m.content for m in answers}
+    errors = {m.tool_call_id: m.status == "error" for m in answers}
     return translate.steps([(c["id"], m.text, str(c["name"]), c["args"]) for m in messages
-                            if isinstance(m, AIMessage) for c in _calls(m)], results)
+                            if isinstance(m, AIMessage) for c in _calls(m)], results, errors)
 
 
 def _finished(agent: _Agent, call: CallRequest, thread: str, state: Any) -> Outcome:
@@ -346,26 +348,19 @@ def _interrupt(agent: _Agent, interrupt: Any, call: CallRequest, thread: str, an
         call_id=ids[0] if ids else None, trajectory=trajectory, iteration=len(answers), inputs=call.inputs)
 
 
-_REPEATS = ("ToolErrorMiddleware returns every error to the model and never stops: no count of "
-            "repeated errors, no error history (langchain/agents/middleware/tool_error.py)")
-
-
 def _tool_error(exc: Exception, request: Any) -> str:
-    return f"Error executing {request.tool_call['name']}: {type(exc).__name__}: {exc}"
+    """The error text of langgraph's own `handle_tool_errors=True` (ToolNode's documented opt-in,
+    which create_agent does not expose): the library's wording, not the suite's."""
+    return TOOL_CALL_ERROR_TEMPLATE.format(error=repr(exc))
 
 
 class LangChainToolErrorsBinding(LangChainBinding):
     """`create_agent` with `ToolErrorMiddleware`, the documented opt-in that returns a raising tool's
-    exception to the model as an error ToolMessage instead of ending the run."""
+    exception to the model as an error ToolMessage (status="error") instead of ending the run; its
+    handler writes what langgraph's own `handle_tool_errors=True` writes."""
 
     name = "langchain+tool-errors"
-    known_failures: ClassVar[Mapping[str, str]] = {
-        **_COMMON,
-        "Three similar failures in a row stop the retries with a suggestion": _REPEATS,
-        "The error history keeps the last ten errors": _REPEATS,
-        "After repeated tool errors the steps appear in the order they ran, one observation each":
-            _CAP,
-    }
+    known_failures: ClassVar[Mapping[str, str]] = _COMMON
 
     def _middleware(self) -> list[AgentMiddleware[Any, Any, Any]]:
         return [ToolErrorMiddleware(_tool_error)]
