@@ -86,7 +86,7 @@ PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "openai-agents-js"
 #: The bundled bindings whose `http` cassettes ship in cassettes/ (dspy and the Node harnesses claim
 #: `http` too, and run those scenarios live on loopback: vcrpy cannot record them).
 HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai", "openai-agents", "openai-agents+tool-not-found",
-                 "haystack")
+                 "haystack", "smolagents")
 
 
 @nox.session

@@ -156,9 +156,15 @@ class DSPyBinding(Binding):
 
     name = "dspy"
     dependencies = ("dspy", "litellm", "pydantic")
-    contract_version = 2
-    capabilities = frozenset({"signature", "max-steps-extract", "async", "streaming", "lm-retry", "http"})
+    contract_version = 3
+    capabilities = frozenset({"signature", "adapters", "max-steps-extract", "per-call-cap", "async",
+                              "streaming", "lm-retry", "http"})
     not_claimed: ClassVar[Mapping[str, str]] = {
+        "cap-summary": "on the cap ReAct.forward extracts the outputs from the trajectory "
+                       "(predict/react.py): nothing tells the user which tools were tried",
+        "repeated-error-stop": "a failing tool's 'Execution error in <tool>: ...' observation goes "
+                               "back to the model every time (predict/react.py forward): no count of "
+                               "repeated errors, no stop",
         "max-steps-error": "ReAct.forward always extracts on the cap (predict/react.py); it raises no "
                            "max-iterations error and has no option to",
         "max-steps-return": "ReAct.forward always makes the extraction call on the cap (predict/react.py); "

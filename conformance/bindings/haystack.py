@@ -18,8 +18,11 @@ answer on call N is accepted, and after N tool steps the run returns normally wi
 `exit_reason="max_agent_steps"` (`max-steps-return`). `Agent.run` takes no cap of its own: the cap
 is an `__init__` parameter only, so a call's own cap (LOOP-4) is not passed (a known failure).
 Streaming is `Agent.run(streaming_callback=...)`: a step event for each chunk carrying a tool result.
-Human in the loop (`ConfirmationHook`) blocks inside the run on a `ConfirmationUI`: no pause is
-returned to the caller and there is no resume, so `tool-approval` is not claimed.
+Approval (`approval_form = "callback"`): the documented `ConfirmationHook` at `before_tool`, with a
+`BlockingConfirmationStrategy(AlwaysAskPolicy(), ui)` for each interruptible tool; `ui` is a
+`ConfirmationUI` whose `get_user_confirmation` asks the running call's `ScriptedModel.approve`. The
+UI is given the tool's name, description and params, not the call id (strategies.py,
+`BlockingConfirmationStrategy.run`), so the approval request carries none.
 
 Telemetry: importing haystack creates its posthog `Telemetry` (it writes ~/.haystack/config.yaml);
 events are sent only by `Pipeline.run` (telemetry/_telemetry.py `pipeline_running`), never by a
@@ -35,19 +38,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from importlib.metadata import version
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from conformance import server, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import AgentSpec, Binding, CallRequest, ErrorInfo, Event, Outcome, Step
-from conformance.render import user_message
+from conformance.render import json_value, user_message
 
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 
 from haystack.components.agents import Agent
 from haystack.components.generators.chat import OpenAIChatGenerator
 from haystack.dataclasses import ChatMessage, StreamingChunk
+from haystack.hooks.human_in_the_loop import (
+    AlwaysAskPolicy,
+    BlockingConfirmationStrategy,
+    ConfirmationHook,
+    ConfirmationUIResult,
+)
 from haystack.tools import create_tool_from_function
 from haystack.utils import Secret
 
@@ -55,21 +64,16 @@ from haystack.utils import Secret
 _CALL_FOR = partial(server.native_call, kind="step")
 #: Haystack's exit reasons (agent.py `_EXIT_REASON_*`) as the contract's stop reasons.
 _STOP_REASONS = {"text": "finish", "max_agent_steps": "max_steps"}
-_ARGS4 = "test_tool_args_that_break_the_tools_schema_never_reach_it_and_the_error_names_the_field"
+_ARGS4 = "test_tool_args_that_break_the_tools_schema_never_reach_it_with_a_wrong_or_missing_value"
 _UNVALIDATED = ("Tool.invoke calls the function with the model's args unvalidated (tools/tool.py): a wrong "
                 "type reaches the tool; only a missing or extra arg fails, as the call's TypeError")
+_PER_CALL = ("Agent.run takes no step cap: max_agent_steps is an __init__ parameter only, and a "
+             "max_agent_steps keyword given to run is taken for State data and dropped (agent.py "
+             "Agent.run, _initialize_fresh_execution)")
+_NO_STOP = ("a failing tool's ToolInvocationError goes back to the model every time (agents/"
+            "tool_calling.py _finalize_tool_result): no count of repeated failures, no stop, no error "
+            "history; the run goes on until max_agent_steps")
 _KNOWN: dict[str, str] = {
-    "LOOP-4": "Agent.run takes no step cap: max_agent_steps is an __init__ parameter only, and a "
-              "max_agent_steps keyword given to run is taken for State data and dropped (agent.py "
-              "Agent.run, _initialize_fresh_execution)",
-    **dict.fromkeys(["Three similar failures in a row stop the retries with a suggestion",
-                     "The error history keeps the last ten errors"],
-                    "a failing tool's ToolInvocationError goes back to the model every time (agents/"
-                    "tool_calling.py _finalize_tool_result): no count of repeated failures, no stop, "
-                    "no error history; the run goes on until max_agent_steps"),
-    "EXH-5": "on max_agent_steps the run returns its messages, exit_reason 'max_agent_steps' and "
-             "tool_call_counts, but no message for the user: the last message is the last tool result "
-             "(agent.py Agent.run)",
     "ARGS-2": "the generator keeps non-object JSON args (chat_message.py _parse_openai_tool_call_arguments), "
               "and preparing the call fails outside the tool's error handling: TypeError or AttributeError "
               "escapes Agent.run (agents/tool_calling.py _prepare_tool_args, _inject_state_args)",
@@ -79,12 +83,17 @@ _KNOWN: dict[str, str] = {
               "never told",
     **{f"{_ARGS4}[{row}]": _UNVALIDATED for row in (
         '{"amount": "fifty", "recipient": "Ann"}-amount', '{"amount": "50", "recipient": "Ann"}-amount',
-        '{"amount": 50, "recipient": ["Ann", "Bob"]}-recipient')},
-    "Tool args nested a hundred thousand levels deep fail fast with a clear error":
-        "json.loads of the args raises RecursionError, which _convert_chat_completion_to_chat_message "
-        "(generators/chat/openai.py) does not catch (only JSONDecodeError): it escapes Agent.run",
-    "Tool args of several megabytes fail fast with a clear error":
-        "no size limit on tool args: the 5 MB string reaches the tool (tools/tool.py Tool.invoke)",
+        '{"amount": 50, "recipient": ["Ann", "Bob"]}-recipient',
+        '{"amount": 50.5, "recipient": "Ann"}-amount',
+        '{"amount": null, "recipient": "Ann"}-amount')},
+    **dict.fromkeys(translate.ARGS5_DEEP,
+                    "json.loads of the args raises RecursionError, which "
+                    "_convert_chat_completion_to_chat_message (generators/chat/openai.py) does not catch "
+                    "(only JSONDecodeError): it escapes Agent.run"),
+    "An interruptible tool does not run before approval":
+        "BlockingConfirmationStrategy.run hands its ConfirmationUI the tool's name, description and "
+        "params, not the tool_call_id it was given (hooks/human_in_the_loop/strategies.py): the "
+        "person's approval request carries no call id",
 }
 
 
@@ -95,6 +104,33 @@ def _generator(base_url: str | None) -> OpenAIChatGenerator:
     if base_url is not None:
         kwargs = {"api_base_url": base_url}
     return OpenAIChatGenerator(api_key=Secret.from_token(server.API_KEY), model="scripted", **kwargs)
+
+
+class _PersonUI:
+    """A `ConfirmationUI` whose person is the running call's `ScriptedModel.approve`."""
+
+    def get_user_confirmation(self, tool_name: str, tool_description: str,
+                              tool_params: dict[str, Any]) -> ConfirmationUIResult:
+        answer = translate.approval(translate.serving_model().approve(
+            tool_name, json_value(tool_params), None))  # the UI is given no call id
+        if answer.decision == "edit" and answer.name not in (None, tool_name):
+            # ConfirmationUIResult's "modify" takes new params only: the person is told here.
+            raise ValueError(f"haystack's ConfirmationUIResult can modify the params of {tool_name}; "
+                             f"it cannot make the call run another tool ({answer.name!r})")
+        if answer.decision == "edit":
+            params = answer.args if isinstance(answer.args, dict) else {}
+            return ConfirmationUIResult(action="modify", new_tool_params=params)
+        if answer.decision == "approve":
+            return ConfirmationUIResult(action="confirm")
+        return ConfirmationUIResult(action="reject",
+                                    feedback=answer.text if answer.decision == "message" else None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": f"{__name__}._PersonUI", "init_parameters": {}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> _PersonUI:
+        return cls()
 
 
 @dataclass
@@ -111,9 +147,9 @@ class HaystackBinding(Binding):
 
     name = "haystack"
     dependencies = ("haystack-ai", "openai", "pydantic")
-    contract_version = 2
-    capabilities = frozenset({"max-steps-return", "async", "streaming", "parallel-tool-calls",
-                              "lm-retry", "http"})
+    contract_version = 3
+    capabilities = frozenset({"max-steps-return", "tool-approval", "approval-edit", "async",
+                              "streaming", "parallel-tool-calls", "lm-retry", "http"})
     not_claimed: ClassVar[Mapping[str, str]] = {
         "signature": "a native tool-calling loop: Agent takes a system prompt, messages and tools, "
                      "no signature",
@@ -123,10 +159,17 @@ class HaystackBinding(Binding):
                              "tool-less final call (agent.py Agent.run)",
         "ask-user": "no built-in tool for asking the person a question: its human in the loop "
                     "(ConfirmationHook) only confirms, edits or rejects tool calls",
-        "tool-approval": "its human in the loop (hooks/human_in_the_loop ConfirmationHook with "
-                         "BlockingConfirmationStrategy) asks a ConfirmationUI synchronously inside "
-                         "the run: Agent.run has no pause that returns to the caller and no resume",
+        "adapters": "no pluggable format-and-parse layer: each chat generator owns its wire "
+                    "format (components/generators/chat/openai.py)",
+        "per-call-cap": _PER_CALL,
+        "cap-summary": "on max_agent_steps the run returns its messages, exit_reason "
+                       "'max_agent_steps' and tool_call_counts, but no message for the user: the last "
+                       "message is the last tool result (agent.py Agent.run)",
+        "repeated-error-stop": _NO_STOP,
+        "durable-approvals": "approval is a ConfirmationUI called inside the run (hooks/"
+                             "human_in_the_loop/strategies.py): there is no pause to keep or replay",
     }
+    approval_form: ClassVar[Literal["pause", "callback"]] = "callback"
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
 
     @property
@@ -134,11 +177,15 @@ class HaystackBinding(Binding):
         return version("haystack-ai")
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        gated = [t.name for t in tools if t.spec.interruptible]
+        hooks = {"before_tool": [ConfirmationHook(confirmation_strategies={
+            name: BlockingConfirmationStrategy(confirmation_policy=AlwaysAskPolicy(),
+                                               confirmation_ui=_PersonUI()) for name in gated})]}
         return translate.built(lambda: _Agent(Agent(
             chat_generator=_generator(None), system_prompt=spec.signature.instructions or None,
             tools=[create_tool_from_function(t.as_function(), name=t.name, description=t.spec.description)
                    for t in tools],
-            max_agent_steps=spec.max_steps), spec))
+            max_agent_steps=spec.max_steps, **({"hooks": hooks} if gated else {})), spec))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -183,7 +230,8 @@ def _stream(target: Agent, messages: list[ChatMessage], model: ScriptedModel, ev
         if result is not None:
             origin = result.origin
             events.append(translate.step_event(model, translate.step(
-                origin.tool_name, origin.arguments, result.result, "".join(thought) or None)))
+                origin.tool_name, origin.arguments, result.result, "".join(thought) or None,
+                is_error=result.error, call_id=origin.id)))
         elif chunk.finish_reason == "tool_call_results":  # the end of a step's tool results
             thought.clear()
         else:
@@ -194,9 +242,11 @@ def _stream(target: Agent, messages: list[ChatMessage], model: ScriptedModel, ev
 
 def _trajectory(messages: Sequence[ChatMessage]) -> list[Step]:
     """One Step per tool call the assistant messages made, its observation the tool message's result."""
-    results = {r.origin.id or "": r.result for m in messages for r in m.tool_call_results}
+    answers = [r for m in messages for r in m.tool_call_results]
+    results = {r.origin.id or "": r.result for r in answers}
+    errors = {r.origin.id or "": r.error for r in answers}  # ToolCallResult's own error flag
     return translate.steps([(c.id, m.text, c.tool_name, c.arguments) for m in messages
-                            for c in m.tool_calls], results)
+                            for c in m.tool_calls], results, errors)
 
 
 def _outcome(agent: _Agent, result: dict[str, Any]) -> Outcome:

@@ -9,7 +9,11 @@ runs the SDK's own request building, reply parsing and retry layer, as a user's 
 switched off per run (`RunConfig(tracing_disabled=True)`): there is nowhere to export it.
 
 Tools are the SDK's own `function_tool` over the suite tool's function (schema, lax pydantic
-validation and the default `failure_error_function` are the SDK's). The step cap is `max_turns`:
+validation and the default `failure_error_function` are the SDK's). Its default `strict_mode=True`
+cannot declare a free-form object argument (strict_schema.py, ensure_strict_json_schema refuses
+`additionalProperties`), so a tool taking a dict gets the documented `strict_mode=False`; every other
+tool keeps the default. A step's call id is its function call's `call_id`; the SDK has no error flag
+on a tool's output item (a failed call's output is text), so `is_error` is None. The step cap is `max_turns`:
 one turn is one model call (run.py checks `current_turn > max_turns` before each call), so N steps
 map to `max_turns=N`, a final answer on call N is accepted, and call N+1 raises `MaxTurnsExceeded`
 before reaching the model. It is an argument of `Runner.run`, so the per-call override is native.
@@ -72,44 +76,47 @@ _GENERIC = ("function_tool's default failure_error_function, default_tool_error_
             "Please try again.'")
 _NO_STOP = ("the Runner has no repeated-failure stop: it asks the model again after every tool error "
             "until max_turns raises MaxTurnsExceeded (run.py)")
-_DICT_ARG = ("function_tool's default strict_mode refuses a dict-typed argument (strict_schema.py "
-             "ensure_strict_json_schema: 'additionalProperties should not be set for object types'): "
-             "the agent cannot be built")
 _NO_EDIT = "RunState offers approve and reject only (run_state.py): the SDK cannot edit a pending call"
+_REPLAY = ("a RunState snapshot (to_string/from_string, run_state.py) keeps no record that its "
+           "approval was used: approving the same pause again runs the tool again")
 _UNKNOWN = ("run_internal/turn_resolution.py process_model_response raises ModelBehaviorError('Tool "
             "<name> not found in agent <agent>') out of Runner.run unless tool_not_found_behavior opts out")
+_ARGS4 = "test_tool_args_that_break_the_tools_schema_never_reach_it_with_a_wrong_or_missing_value"
 _KNOWN: dict[str, str] = {
-    "A raising tool becomes an error observation and the loop goes on": _GENERIC,
-    "An async call shows a raising tool's error to the agent as a sync call does": _GENERIC,
-    "Tool args that break the tool's schema never reach it, and the error names the field":
-        "function_tool validates with the function's pydantic model (tool.py), lax and ignoring "
-        "extra fields: '50' is coerced and 'memo' dropped, and the tool runs; a rejected call gets "
-        "default_tool_error_function's fixed message, which names no field",
-    "Three similar failures in a row stop the retries with a suggestion": _NO_STOP,
-    "The error history keeps the last ten errors": "the SDK keeps no tool-error history: a failed call "
-                                                   "is only its function_call_output (items.py)",
-    "Any JSON object the model writes reaches the tool intact": _DICT_ARG,
-    "Wide but shallow tool args reach the tool intact": _DICT_ARG,
-    "Tool args nested a hundred thousand levels deep fail fast with a clear error": _DICT_ARG,
-    "Tool args of several megabytes fail fast with a clear error":
-        "the SDK puts no size limit on tool arguments: the 5 MB string passes validation and the tool runs",
+    "ERR-4": _GENERIC + ": the exception's message is redacted by design (its docstring: 'without "
+             "exposing the exception to the model')",
+    **dict.fromkeys(
+        [f"{_ARGS4}[{case}]" for case in (
+            '{"amount": 50}-recipient', '{"amount": "fifty", "recipient": "Ann"}-amount',
+            '{"amount": 50, "recipient": ["Ann", "Bob"]}-recipient',
+            '{"amount": 50.5, "recipient": "Ann"}-amount', '{"amount": null, "recipient": "Ann"}-amount')],
+        "function_tool refuses the call with pydantic's ValidationError (tool.py, _on_invoke_tool_impl), "
+        "and default_tool_error_function answers it with its fixed 'An error occurred while running "
+        "the tool. Please try again.', which names no field"),
+    "An argument the schema does not declare is refused, naming it, not dropped":
+        "function_tool validates with the function's pydantic model (function_schema.py), which "
+        "ignores extra fields: 'memo' is dropped and the tool runs",
+    **dict.fromkeys(
+        translate.ARGS5_DEEP,
+        "before running a call the SDK derives its identity from the args "
+        "(run_internal/tool_planning.py, _dedupe_processed_response_invocations, "
+        "tool_invocation_identity), recursively: RecursionError escapes Runner.run"),
     "MaxIterationsError carries the run's structured context":
         "MaxTurnsExceeded carries its message and run_data (exceptions.py RunErrorDetails: input, "
         "new_items, raw_responses, ...): no max_iterations, the limit it reached",
     "An unknown tool name is never run, and the loop goes on": _UNKNOWN,
     "An unknown tool name never crashes the run, also when it is the last step": _UNKNOWN,
     "The agent is told that the tool it chose does not exist": _UNKNOWN,
-    "An edit changes the call before it runs": _NO_EDIT,
-    "An edit that names no tool never runs anything, and the agent sees an error": _NO_EDIT,
-    "HITL-6": "a RunState snapshot (to_string/from_string, run_state.py) keeps no record that its "
-              "approval was used: approving the same pause again runs the tool again",
+    "HITL-6": _REPLAY,
+    "HITL-8": _REPLAY,
 }
-_KNOWN_OPT_IN: dict[str, str] = {
-    **{k: v for k, v in _KNOWN.items() if v != _UNKNOWN},
-    "The user's answer to ask_to_user is the observation of that step":
-        "the SDK has no ask_to_user tool: the call gets the output \"Tool 'ask_to_user' not found.\" "
-        "and the run asks the model again instead of pausing (run_internal/turn_resolution.py)",
-}
+_KNOWN_OPT_IN: dict[str, str] = {k: v for k, v in _KNOWN.items() if v != _UNKNOWN}
+
+
+def _strict(tool: SuiteTool) -> bool:
+    """function_tool's default strict mode, unless the tool takes a free-form object, which a strict
+    schema cannot declare: then the documented `strict_mode=False`."""
+    return not any(p.type == "dict" for p in tool.spec.parameters)
 
 
 @dataclass
@@ -136,11 +143,17 @@ class OpenAIAgentsBinding(Binding):
 
     name = "openai-agents"
     dependencies = ("openai-agents", "openai", "pydantic")
-    contract_version = 2
-    capabilities = frozenset({"max-steps-error", "tool-approval", "async", "streaming",
-                              "parallel-tool-calls", "lm-retry", "http"})
+    contract_version = 3
+    capabilities = frozenset({"max-steps-error", "per-call-cap", "tool-approval", "durable-approvals",
+                              "async", "streaming", "parallel-tool-calls", "lm-retry", "http"})
     not_claimed: ClassVar[Mapping[str, str]] = {
         "signature": "a native tool-calling loop: instructions and a user message, no signature",
+        "adapters": "no pluggable format-and-parse layer: each Model class (models/"
+                    "openai_chatcompletions.py, openai_responses.py) owns its wire format",
+        "cap-summary": "the cap raises MaxTurnsExceeded (run.py): there is no cap that returns, so no "
+                       "message of what was tried",
+        "repeated-error-stop": _NO_STOP,
+        "approval-edit": _NO_EDIT,
         "max-steps-extract": "on max_turns the run raises MaxTurnsExceeded (run.py); it makes no "
                              "tool-less final call",
         "max-steps-return": "by default max_turns raises MaxTurnsExceeded; its error_handlers "
@@ -161,7 +174,8 @@ class OpenAIAgentsBinding(Binding):
             name="agent",
             instructions=spec.signature.instructions or None,
             tools=[function_tool(translate.documented_function(t), name_override=t.name,
-                                 needs_approval=t.spec.interruptible) for t in tools],
+                                 needs_approval=t.spec.interruptible, strict_mode=_strict(t))
+                   for t in tools],
         ), spec))
 
     def _config(self, model: ScriptedModel, base_url: str | None) -> RunConfig:
@@ -258,7 +272,7 @@ def _steps(items: Sequence[Any]) -> list[Step]:
             calls.append((item.raw_item.call_id, thought, item.raw_item.name, item.raw_item.arguments))
         elif isinstance(item, ToolCallOutputItem):
             thought = None
-    return translate.steps(calls, outputs)
+    return translate.steps(calls, outputs)  # no error flag: a failed tool's output is plain text
 
 
 def _outcome(agent: _Agent, base_url: str | None, result: RunResult | RunResultStreaming) -> Outcome:

@@ -45,6 +45,7 @@ from pydantic_ai import (
 from pydantic_ai import __version__ as _VERSION
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.messages import (
+    ERROR_OUTCOMES,
     BaseToolReturnPart,
     ModelMessage,
     ModelRequest,
@@ -80,31 +81,22 @@ from conformance.render import json_value, user_message
 _IDS = itertools.count(1)
 _CRASH = ("only ModelRetry and ToolFailed raised in a tool go back to the model (tool_manager.py "
           "ToolManager._raw_execute); any other exception escapes Agent.run: the run crashes")
-_ARGS4 = "test_tool_args_that_break_the_tools_schema_never_reach_it_and_the_error_names_the_field"
 _NO_FIELDS = ("UsageLimitExceeded carries only its message (exceptions.py): no iterations, max_iterations, "
               "tools_used, history or last_observation")
+_REPLAY = ("a resume is a new run with message_history and DeferredToolResults, and pydantic-ai keeps "
+           "no record of answered approvals (_agent_graph.py _handle_deferred_tool_results): "
+           "replaying the same approval runs the tool again")
 _KNOWN: dict[str, str] = {
     "ERR-1": _CRASH,
-    "ERR-2": _CRASH + ", at the first failure; there is no repeated-failure stop or error history",
     "EXH-2": _NO_FIELDS,
     "When no tool ran, tools_used is empty": _NO_FIELDS,
     "After steps with thoughts, a partial final answer the library gives is not empty": _NO_FIELDS,
-    _ARGS4 + '[{"amount": "50", "recipient": "Ann"}-amount]':
-        "_function_schema.function_schema builds the args validator with pydantic's default lax config: "
-        "the string \"50\" is coerced to 50 and the tool runs",
-    "Tool args nested a hundred thousand levels deep fail fast with a clear error":
-        "the first call gets a clear retry prompt ('recursion limit exceeded'), but with the default "
-        "retries=1 the second invalid call of the same tool ends the run: ToolManager._check_max_retries "
-        "raises UnexpectedModelBehavior 'exceeded max retries count of 1' (tool_manager.py)",
-    "Tool args of several megabytes fail fast with a clear error":
-        "pydantic-ai puts no size limit on tool args (tool_manager.py validates them like any other): "
-        "the 5 MB string reaches the tool",
-    "An edit that names no tool never runs anything, and the agent sees an error":
-        "ToolApproved(override_args=...) only replaces the pending call's args (_deferred.py): an edit "
-        "naming another tool cannot be given to the library",
-    "HITL-6": "a resume is a new run with message_history and DeferredToolResults, and pydantic-ai keeps "
-              "no record of answered approvals (_agent_graph.py _handle_deferred_tool_results): "
-              "replaying the same approval runs the tool again",
+    "HITL-6": _REPLAY,
+    "HITL-8": _REPLAY + ", also from its serialised form (ModelMessagesTypeAdapter)",
+    "A pause's trajectory is a snapshot":
+        "a pause is the caller's message list: the result's all_messages() hands out the run's own "
+        "message objects (run.py AgentRun.all_messages returns ctx.state.message_history), and the "
+        "resume runs on what the caller holds (message_history=...)",
 }
 
 
@@ -134,11 +126,20 @@ class PydanticAIBinding(Binding):
 
     name = "pydantic-ai"
     dependencies = ("pydantic-ai-slim", "pydantic", "openai", "httpx")
-    contract_version = 2
-    capabilities = frozenset({"max-steps-error", "tool-approval", "async", "streaming",
-                              "parallel-tool-calls", "lm-retry", "http"})
+    contract_version = 3
+    capabilities = frozenset({"max-steps-error", "per-call-cap", "tool-approval", "approval-edit",
+                              "durable-approvals", "async", "streaming", "parallel-tool-calls",
+                              "lm-retry", "http"})
     not_claimed: ClassVar[Mapping[str, str]] = {
         "signature": "a native tool-calling loop: Agent takes instructions and tools, no signature",
+        "adapters": "no pluggable format-and-parse layer: each Model class (models/openai.py, ...) "
+                    "owns its wire format",
+        "cap-summary": "the request_limit raises UsageLimitExceeded (usage.py): there is no cap that "
+                       "returns, so no message of what was tried",
+        "repeated-error-stop": "no stop after repeated tool failures the run reports: a tool's "
+                               "`retries` budget counts only ModelRetry and validation retries and "
+                               "raises UnexpectedModelBehavior when spent (tool_manager.py "
+                               "ToolManager._check_max_retries); no stop reason or error history",
         "max-steps-extract": "on the request_limit the run raises UsageLimitExceeded; it never makes a "
                              "tool-less final call (usage.py UsageLimits.check_before_request)",
         "max-steps-return": "on the request_limit the run raises UsageLimitExceeded; it never returns "
@@ -274,15 +275,17 @@ def _trajectory(messages: Sequence[ModelMessage]) -> list[Step]:
     """One Step per tool call in the messages, its observation the tool return the model was shown."""
     calls: list[translate.NativeCall] = []
     results: dict[str, str] = {}
+    errors: dict[str, bool] = {}  # the return's own outcome: 'failed' or 'retried' is an error
     for message in messages:
         if isinstance(message, ModelResponse):
             thought = "".join(p.content for p in message.parts if isinstance(p, TextPart))
             calls += [(p.tool_call_id, thought, p.tool_name, p.args) for p in message.parts
                       if isinstance(p, ToolCallPart)]
         else:
-            results.update({p.tool_call_id: p.model_response_str() for p in message.parts
-                            if isinstance(p, BaseToolReturnPart)})
-    return translate.steps(calls, results)
+            returns = [p for p in message.parts if isinstance(p, BaseToolReturnPart)]
+            results.update({p.tool_call_id: p.model_response_str() for p in returns})
+            errors.update({p.tool_call_id: p.outcome in ERROR_OUTCOMES for p in returns})
+    return translate.steps(calls, results, errors)
 
 
 def _lm_call(messages: list[ModelMessage], info: AgentInfo) -> LMCall:

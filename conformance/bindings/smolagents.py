@@ -66,10 +66,18 @@ class SmolagentsBinding(Binding):
 
     name = "smolagents"
     dependencies = ("smolagents", "openai", "huggingface-hub")
-    contract_version = 2
-    capabilities = frozenset({"max-steps-extract", "streaming", "parallel-tool-calls", "lm-retry"})
+    contract_version = 3
+    capabilities = frozenset({"max-steps-extract", "per-call-cap", "streaming", "parallel-tool-calls",
+                              "lm-retry", "http"})
     not_claimed: ClassVar[Mapping[str, str]] = {
         "signature": "a native tool-calling loop: no signatures, step predictor or adapters",
+        "adapters": "no pluggable format-and-parse layer: each Model class (models.py) owns its wire "
+                    "format",
+        "cap-summary": "on the cap MultiStepAgent._handle_max_steps_reached returns only the text of "
+                       "the tool-less provide_final_answer call: no word of the tools tried or the "
+                       "last error",
+        "repeated-error-stop": "no repeated-error stop: MultiStepAgent._run_stream records each "
+                               "AgentToolExecutionError on its ActionStep and loops on to max_steps",
         "max-steps-error": "on the cap MultiStepAgent._handle_max_steps_reached always makes a final "
                            "tool-less call and returns its text; no option raises",
         "max-steps-return": "on the cap the run always makes the extra provide_final_answer model call; "
@@ -78,9 +86,6 @@ class SmolagentsBinding(Binding):
                     "stdin with input() inside the run: no pause, interrupt id or resume",
         "tool-approval": "no approval step: ToolCallingAgent.execute_tool_call runs every call at once",
         "async": "no async form: MultiStepAgent.run is synchronous only",
-        "http": "OpenAIModel(api_base=...) reaches the endpoint, but the suite's endpoint renders a final "
-                "answer as a reply with no tool call, which ToolCallingAgent (it ends only through its "
-                "final_answer tool) parses as a malformed tool call and asks again (_step_stream)",
     }
     known_failures: ClassVar[Mapping[str, str]] = {
         "Eleven parallel calls keep the order the model gave them":
@@ -117,8 +122,11 @@ class SmolagentsBinding(Binding):
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         smol = agent.agent
-        smol.model = OpenAIModel(model_id="scripted",
-                                 client=server.openai_client(model, server.native_call, asynchronous=False))
+        if call.base_url is None:
+            smol.model = OpenAIModel(model_id="scripted", client=server.openai_client(
+                model, server.native_call, asynchronous=False))
+        else:  # `http`: smolagents' own OpenAI client, at the suite's endpoint
+            smol.model = OpenAIModel(model_id="scripted", api_base=call.base_url, api_key=server.API_KEY)
         task = user_message(call.inputs)
 
         def whole() -> tuple[Any, str]:
@@ -212,9 +220,10 @@ def _trajectory(agent: ToolCallingAgent) -> list[Step]:
 def _steps(step: ActionStep) -> list[Step]:
     """One Step per tool call of an action step: `tool_calls` once they all ran, else the calls of
     the model's message (a step that failed); the final answer's own call is not a tool step."""
-    calls: list[tuple[str, Any]] = [(c.name, c.arguments) for c in step.tool_calls or []]
+    calls: list[tuple[str, Any, str | None]] = [(c.name, c.arguments, c.id) for c in step.tool_calls or []]
     if not calls and step.model_output_message is not None:
-        calls = [(c.function.name, c.function.arguments) for c in step.model_output_message.tool_calls or []]
+        calls = [(c.function.name, c.function.arguments, c.id)
+                 for c in step.model_output_message.tool_calls or []]
     if step.is_final_answer:
         calls = [c for c in calls if c[0] != "final_answer"]
     if step.observations is not None:
@@ -225,8 +234,11 @@ def _steps(step: ActionStep) -> list[Step]:
     else:  # the calls failed: the observation is the error as the step shows it to the model
         observations = [_shown_error(step)] * len(calls)
     thought = step.model_output if isinstance(step.model_output, str) else None
-    return [Step(thought=thought, tool_name=name, tool_args=json_value(args), observation=obs)
-            for (name, args), obs in zip(calls, observations, strict=True)]
+    # The step's own error flag: ActionStep.error is set when its tool calls failed (memory.py).
+    failed = step.error is not None
+    return [Step(thought=thought, tool_name=name, tool_args=json_value(args), observation=obs,
+                 is_error=failed, call_id=call_id)
+            for (name, args, call_id), obs in zip(calls, observations, strict=True)]
 
 
 def _shown_error(step: ActionStep) -> str | None:

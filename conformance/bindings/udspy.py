@@ -165,10 +165,14 @@ class UdspyBinding(Binding):
 
     name = "udspy"
     dependencies = ("udspy", "openai", "tenacity", "pydantic")
-    contract_version = 2
-    capabilities = frozenset({"signature", "max-steps-extract", "lm-retry", "async", "streaming",
-                              "tool-approval", "http"})
+    contract_version = 3
+    capabilities = frozenset({"signature", "adapters", "max-steps-extract", "per-call-cap", "lm-retry",
+                              "async", "streaming", "tool-approval", "approval-edit",
+                              "durable-approvals", "http"})
     not_claimed: ClassVar[Mapping[str, str]] = {
+        "cap-summary": "on the cap ReAct.aexecute extracts the outputs from the trajectory "
+                       "(module/react.py): nothing tells the user which tools were tried",
+        "repeated-error-stop": _NO_STOP,
         "max-steps-error": "ReAct.aexecute always extracts on the cap (react.py); it raises no "
                            "max-iterations error and has no option to",
         "max-steps-return": "ReAct.aexecute always makes the extraction call on the cap (react.py); it "
