@@ -212,32 +212,25 @@ class DSPyBinding(Binding):
             "on a next_tool_name that is not a tool, ChatAdapter.__call__ re-asks with JSONAdapter "
             "(adapters/chat_adapter.py) sending the same inputs and trajectory: nothing names the "
             "unknown tool",
-        "Tool args nested a hundred thousand levels deep fail fast with a clear error":
-            "parse_value's json_repair raises RecursionError (adapters/utils.py), which neither the adapter "
-            "nor ReAct.forward catches: the run crashes",
-        "Tool args of several megabytes fail fast with a clear error":
-            "dspy puts no size limit on tool args (adapters/utils.py parse_value, predict/react.py forward): "
-            "the 5 MB string reaches the tool",
+        **dict.fromkeys(
+            translate.ARGS5_DEEP,
+            "parse_value's json_repair raises RecursionError on args nested thousands deep "
+            "(adapters/utils.py), which neither the adapter nor ReAct.forward catches: the run crashes"),
         "Under the JSON adapter, tool args that are JSON but not an object never reach the tool":
             "JSONAdapter.parse raises AdapterParseError when next_tool_args is not an object "
             "(adapters/json_adapter.py); it is not the ValueError ReAct.forward catches "
             "(predict/react.py): the run crashes",
-        "Under the JSON adapter, oversized or deeply nested tool args fail fast with a clear error":
-            "JSONAdapter.parse json_repair.loads the whole reply (adapters/json_adapter.py): with no size "
-            "limit the 5 MB args reach the tool, and the 100k-deep reply raises RecursionError there, "
-            "which ReAct.forward does not catch: the run crashes",
-        "Three similar failures in a row stop the retries with a suggestion": _NO_STOP,
-        "The error history keeps the last ten errors":
-            "dspy.ReAct keeps no tool-error history: a tool error is only an observation string "
-            "(predict/react.py forward)",
+        "test_under_the_json_adapter_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_"
+        "refused_saying_why[store-an object nested 100000 levels deep]":
+            "JSONAdapter.parse json_repair.loads the whole reply (adapters/json_adapter.py): the "
+            "100k-deep reply raises RecursionError there, which ReAct.forward does not catch: the run "
+            "crashes",
         "EXH-4": _NO_STOP_REASON,
         "An unknown tool name never crashes the run, also when it is the last step":
             "ChatAdapter.__call__ re-asks a step whose next_tool_name is not a tool with JSONAdapter "
             "(adapters/chat_adapter.py): a third step call under a cap of 2; when the model names it "
             "again, AdapterParseError (a DSPyError, not the ValueError ReAct.forward catches, "
             "predict/react.py) escapes and the run crashes",
-        "EXH-5": "on the cap ReAct.forward goes straight to the extraction call and returns its outputs "
-                 "(predict/react.py forward): nothing tells the user what was tried",
     }
 
     @property

@@ -93,31 +93,23 @@ _KNOWN: dict[str, str] = {
     "An unknown tool name is never run, and the loop goes on":
         "react.py _execute_iteration raises ValueError on an unknown tool name; aexecute records an error "
         "episode and breaks out of the loop to extraction",
-    "test_tool_args_that_break_the_tools_schema_never_reach_it_and_the_error_names_the_field"
-    '[{"amount": 50, "recipient": "Ann", "memo": "rent"}-memo]':
+    "An argument the schema does not declare is refused, naming it, not dropped":
         "Tool.parse_and_validate_args validates with a pydantic create_model that ignores extra fields "
         "(tool/tool.py): memo is dropped and the tool runs",
-    "test_tool_args_that_break_the_tools_schema_never_reach_it_and_the_error_names_the_field"
-    '[{"amount": "50", "recipient": "Ann"}-amount]':
-        "Tool.parse_and_validate_args validates with pydantic's default lax mode (tool/tool.py): the "
-        "string \"50\" is coerced to the integer 50 and the tool runs",
-    "Tool args nested a hundred thousand levels deep fail fast with a clear error":
+    **dict.fromkeys(
+        translate.ARGS5_DEEP,
         "ChatAdapter.parse_outputs json.loads the reply, catching only JSONDecodeError (adapter.py): the "
-        "RecursionError is not retried and escapes ReAct",
-    "Tool args of several megabytes fail fast with a clear error":
-        "udspy puts no size limit on tool args: the 5 MB string passes validation and reaches the tool",
+        "RecursionError is not retried and escapes ReAct"),
     "A text output the model writes as a JSON number is that number's text":
         "ChatAdapter.parse_outputs keeps a value that is not a string as it is, whatever the field's "
         "type (adapter.py: 'Value is already correct type'): the str output holds the integer 42",
     "A typed output that does not parse is asked for again or refused, naming the field":
         "ChatAdapter.parse_outputs catches parse_value's ValueError for 'four' as an int and keeps "
         "the text (adapter.py: 'Fallback: keep original value'): the int output holds 'four'",
-    "Under the JSON adapter, oversized or deeply nested tool args fail fast with a clear error":
-        "udspy has no global adapter, so its JSON-replying ChatAdapter runs: no size limit on tool args, "
-        "and parse_outputs json.loads the 100k-deep reply catching only JSONDecodeError (adapter.py): "
-        "the RecursionError escapes ReAct",
-    "Three similar failures in a row stop the retries with a suggestion": _NO_STOP,
-    "The error history keeps the last ten errors": "udspy.ReAct keeps no tool-error history (react.py)",
+    "test_under_the_json_adapter_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_"
+    "refused_saying_why[store-an object nested 100000 levels deep]":
+        "udspy has no global adapter, so its JSON-replying ChatAdapter runs: parse_outputs json.loads "
+        "the 100k-deep reply catching only JSONDecodeError (adapter.py): the RecursionError escapes ReAct",
     "Two pauses for the same tool call get different ids":
         "confirmation.py names a confirmation by the md5 of tool name and args: two pauses for the "
         "same call share one id",
@@ -130,7 +122,8 @@ _KNOWN: dict[str, str] = {
     "The agent is told that the tool it chose does not exist":
         "_execute_iteration raises a ValueError that lists the tools but not the one chosen; aexecute "
         "records it as an error episode and goes straight to the extraction call (module/react.py)",
-    "HITL-4": _NO_RESUME, "HITL-5": _NO_RESUME, "HITL-6": _NO_RESUME,
+    "HITL-4": _NO_RESUME, "HITL-5": _NO_RESUME, "HITL-6": _NO_RESUME, "HITL-7": _NO_RESUME,
+    "HITL-8": _NO_RESUME, "A pause's trajectory is a snapshot": _NO_RESUME,
     "An async resume gives the same result as a sync resume": _NO_RESUME,
     "Fifty overlapping async runs share no state":
         "udspy has neither a global adapter nor one for chat replies (settings.py, adapter.py): the "
@@ -146,8 +139,6 @@ _KNOWN: dict[str, str] = {
     "STREAM-1": "ReAct.astream emits each step's prediction (thought, tool, args) before the tool runs, "
                 "no event with its observation, and a final Prediction with no stop reason (react.py)",
     "EXH-4": _NO_STOP_REASON,
-    "EXH-5": "on the cap ReAct.aexecute goes straight to the extraction call and returns its outputs "
-             "(react.py): nothing tells the user what was tried",
 }
 
 
