@@ -15,7 +15,10 @@ Cap: `max_steps` counts action steps, one model call each (`MultiStepAgent._run_
 `step_number <= max_steps`), so N steps map to `max_steps=N`; `agent.run(max_steps=N)` is the
 per-call cap. On the cap smolagents makes one tool-less call (`provide_final_answer`, logged as an
 extraction) and returns its text, with `RunResult.state == "max_steps_error"`.
-Trajectory, stop reason and step count are read from `agent.memory.steps` and the `RunResult`.
+Trajectory, stop reason and step count are read from `agent.memory.steps` and the `RunResult`; a
+step's error flag is its `ActionStep.error` (set when its calls failed), its call id the tool call's.
+Over HTTP (`http`) the agent runs on `OpenAIModel(api_base=call.base_url)`, smolagents' own client;
+the endpoint answers a final turn with a call of the `final_answer` tool the request offers.
 """
 
 from __future__ import annotations
@@ -92,17 +95,13 @@ class SmolagentsBinding(Binding):
             "a step's tool calls and their observations are ordered by call id, not by the reply's "
             "order: call_1_10 runs and is recorded before call_1_2 (agents.py, "
             "ToolCallingAgent.process_tool_calls: sorted(parallel_calls.keys()))",
-        "Three similar failures in a row stop the retries with a suggestion":
-            "no repeated-error stop: MultiStepAgent._run_stream records each AgentToolExecutionError on "
-            "its ActionStep and loops on to max_steps (state max_steps_error, no suggestion)",
-        "The error history keeps the last ten errors":
-            "no tool-error history: each error lives only on its own ActionStep (memory.py, "
-            "ActionStep.error)",
-        "EXH-5": "on the cap MultiStepAgent._handle_max_steps_reached returns only the text of the "
-                 "tool-less provide_final_answer call: no word of the tools tried or the last error",
         "A streaming run stopped by the step cap still ends with one done event": _TWICE,
-        "ARGS-5": "validate_tool_arguments (tools.py) checks only argument names and top-level types: no "
-                  "size or depth limit, so a 200-level nested object or a 5 MB string reaches the tool",
+        **dict.fromkeys(
+            translate.ARGS5_DEEP,
+            "args nested thousands deep that json.loads can parse (models.py parse_json_if_needed keeps "
+            "the text only when it cannot) are walked recursively by make_json_serializable (utils.py) "
+            "when the next step writes memory to messages (memory.py ToolCall.dict, agents.py "
+            "write_memory_to_messages): RecursionError escapes run"),
     }
 
     @property
