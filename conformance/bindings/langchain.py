@@ -351,7 +351,7 @@ def _interrupt(agent: _Agent, interrupt: Any, call: CallRequest, thread: str, an
 def _tool_error(exc: Exception, request: Any) -> str:
     """The error text of langgraph's own `handle_tool_errors=True` (ToolNode's documented opt-in,
     which create_agent does not expose): the library's wording, not the suite's."""
-    return TOOL_CALL_ERROR_TEMPLATE.format(error=repr(exc))
+    return str(TOOL_CALL_ERROR_TEMPLATE).format(error=repr(exc))
 
 
 class LangChainToolErrorsBinding(LangChainBinding):
