@@ -360,7 +360,11 @@ class LangChainToolErrorsBinding(LangChainBinding):
     handler writes what langgraph's own `handle_tool_errors=True` writes."""
 
     name = "langchain+tool-errors"
-    known_failures: ClassVar[Mapping[str, str]] = _COMMON
+    known_failures: ClassVar[Mapping[str, str]] = {
+        **_COMMON,
+        "After repeated tool errors the steps appear in the order they ran, one observation each":
+            "each error goes back to the model and the run goes on until the step cap: " + _CAP,
+    }
 
     def _middleware(self) -> list[AgentMiddleware[Any, Any, Any]]:
         return [ToolErrorMiddleware(_tool_error)]
