@@ -17,8 +17,8 @@
 // MaxTurnsExceededError when `currentTurn > maxTurns` before a call, runner/turnPreparation.ts), so
 // N steps map to maxTurns = N, and a per-call cap is the same option.
 //
-// Tools are the SDK's own `tool()` with the suite tool's JSON schema and the SDK's defaults (strict
-// schema, the default errorFunction). Approval: `needsApproval: true` pauses the run with
+// Tools are the SDK's own `tool()` in its documented primary form, zod parameters
+// (`parameters: z.object(...)`), with the SDK's defaults (strict schema, the default errorFunction). Approval: `needsApproval: true` pauses the run with
 // `result.interruptions`; the pause is kept as the SDK's serialised RunState (`state.toString()`,
 // its documented durable form) and answered with `RunState.fromString`, `state.approve` /
 // `state.reject` and `run(agent, state)`. Streaming is `run(agent, input, {stream: true})`: a
@@ -34,8 +34,9 @@ import {
   setTracingDisabled, tool,
 } from '@openai/agents';
 import OpenAI from 'openai';
-import { askModel, callTool, currentRun, errorInfo, faultResponse, json, notifyHang, serve } from '../lib/protocol.mjs';
-import { replyOutputs, replyText, userMessage } from '../lib/render.mjs';
+import { z } from 'zod';
+import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, faultResponse, json, notifyHang, serve } from '../lib/protocol.mjs';
+import { replyOutputs, replyText, userMessage, zodObject } from '../lib/render.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@openai/agents/package.json', import.meta.url), 'utf-8')).version;
 
@@ -47,36 +48,44 @@ const SETTINGS = TOOL_NOT_FOUND ? { toolNotFoundBehavior: 'return_error_to_model
 // There is nowhere to export traces to.
 setTracingDisabled(true);
 
-const CAPABILITIES = ['max-steps-error', 'tool-approval', 'async', 'streaming', 'parallel-tool-calls', 'lm-retry', 'http'];
+// The contract this harness is written against: catalogue 3's capabilities, and each step's
+// call_id (the function call's callId). is_error is null: a function_call_result item has no error
+// flag (runner/toolExecution.ts, getToolCallOutputItem sets status 'completed' for every output,
+// and a failing tool's output is only the errorFunction's text).
+const PROTOCOL = 3;
+const CAPABILITIES = ['max-steps-error', 'per-call-cap', 'tool-approval', 'durable-approvals', 'async', 'streaming',
+                      'parallel-tool-calls', 'lm-retry', 'http'];
 const NOT_CLAIMED = {
+  adapters: 'no pluggable format-and-parse layer: the model class (here OpenAIChatCompletionsModel) formats and parses every call',
+  'cap-summary': 'by default maxTurns throws MaxTurnsExceededError (runner/turnPreparation.ts): no run returns on a cap to summarise',
+  'repeated-error-stop': 'the Runner has no repeated-failure stop: it asks the model again after every tool error until maxTurns throws MaxTurnsExceededError (runner/turnPreparation.ts)',
+  'approval-edit': 'RunState offers approve and reject only (runState.ts): the SDK cannot edit a pending call',
   signature: 'a native tool-calling loop: instructions and a user message, no signature',
   'max-steps-extract': 'on maxTurns the Runner throws MaxTurnsExceededError (runner/turnPreparation.ts); it makes no tool-less final call',
   'max-steps-return': "by default maxTurns throws MaxTurnsExceededError; the errorHandlers.maxTurns option (runner/errorHandlers.ts) returns only a finalOutput the caller's own handler writes",
   'ask-user': 'the SDK has no built-in tool for asking the person a question',
 };
 const GENERIC = "tool()'s default errorFunction, defaultToolErrorFunction (tool.ts), answers every failing call with the fixed 'An error occurred while running the tool. Please try again.'";
-const NO_STOP = 'the Runner has no repeated-failure stop: it asks the model again after every tool error until maxTurns throws MaxTurnsExceededError (runner/turnPreparation.ts)';
-const NO_CHECK = "a tool() whose parameters are a JSON schema gets its arguments JSON.parse'd and handed to execute unchecked (utils/tools.ts, getSchemaAndParserFromInputType): only Zod or Standard Schema parameters are validated";
 const UNKNOWN = "a call of a tool the agent lacks makes processModelResponse throw ModelBehaviorError('Tool <name> not found in agent <agent>.') out of run() (runner/modelOutputs.ts) unless the toolNotFoundBehavior option opts out";
+const STRICT_DICT = "tool()'s default strict schema refuses a zod record parameter (a free-form object): getSchemaAndParserFromInputType (utils/tools.ts) throws UserError 'Unable to convert the provided Zod schema to JSON Schema ... Object schema at properties/data must set additionalProperties: false to be compatible with strict Structured Outputs', so an agent with such a tool cannot be built";
+const REPLAY = 'a serialised RunState (toString/fromString, runState.ts) keeps no record that its approval was used: resuming the same snapshot again runs the tool again';
 const CAP_FIELDS = 'MaxTurnsExceededError carries its message and the RunState (errors.ts, AgentsError.state): no max_iterations, the limit it reached';
-const NO_EDIT = 'RunState offers approve and reject only (runState.ts): the SDK cannot edit a pending call';
 const KNOWN_FAILURES = {
-  'A raising tool becomes an error observation and the loop goes on': GENERIC,
-  'Three similar failures in a row stop the retries with a suggestion': NO_STOP,
-  'The error history keeps the last ten errors': 'the SDK keeps no tool-error history: a failed call is only its function_call_result item (items.ts)',
   'MaxIterationsError carries the run\'s structured context': CAP_FIELDS,
   'When no tool ran, tools_used is empty': UNKNOWN,
   'An unknown tool name is never run, and the loop goes on': UNKNOWN,
   'An unknown tool name never crashes the run, also when it is the last step': UNKNOWN,
   'The agent is told that the tool it chose does not exist': UNKNOWN,
-  'An edit changes the call before it runs': NO_EDIT,
-  'An edit that names no tool never runs anything, and the agent sees an error': NO_EDIT,
-  'HITL-6': 'a serialised RunState (toString/fromString, runState.ts) keeps no record that its approval was used: resuming the same snapshot again runs the tool again',
-  'Tool args that are JSON but not an object never reach the tool': NO_CHECK,
-  "Tool args that break the tool's schema never reach it, and the error names the field": NO_CHECK,
-  'Tool args nested a hundred thousand levels deep fail fast with a clear error':
-    "before the tool runs, RunContext._validateToolInvocation fingerprints the parsed arguments with a recursive JSON.stringify (toolInvocation.ts, stableStringify), which throws RangeError 'Maximum call stack size exceeded' out of run(): the run crashes",
-  'Tool args of several megabytes fail fast with a clear error': 'the SDK puts no size limit on tool arguments: the 5 MB string is parsed and the tool runs',
+  'HITL-6': REPLAY,
+  'HITL-8': REPLAY,
+  'ERR-4': GENERIC,
+  'Any JSON object the model writes reaches the tool intact': STRICT_DICT,
+  'Wide but shallow tool args reach the tool intact': STRICT_DICT,
+  ...deepArgsFailures(STRICT_DICT),
+  'test_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why[transfer-a recipient of 5000000 characters]': STRICT_DICT,
+  'ARGS-6': `the zod strictObject parameters refuse the undeclared key, but ${GENERIC}, which does not name it`,
+  "Tool args that break the tool's schema never reach it with a wrong or missing value":
+    `the zod parameters refuse the args and the tool does not run, but ${GENERIC}, which does not name the field`,
 };
 
 // The opt-in answers an unknown tool with an error output: those failures are not its own.
@@ -182,18 +191,6 @@ function runner(baseURL) {
 
 // -- the agents -------------------------------------------------------------------------------------
 
-const JSON_TYPES = { str: 'string', int: 'integer', float: 'number', bool: 'boolean', list: 'array', dict: 'object' };
-
-// ToolSpec.json_schema()
-function schema(spec) {
-  return {
-    type: 'object',
-    properties: Object.fromEntries(spec.parameters.map((p) => [p.name, { type: JSON_TYPES[p.type], description: p.description }])),
-    required: spec.parameters.map((p) => p.name),
-    additionalProperties: false,
-  };
-}
-
 // Tool-call arguments as the model wrote them: JSON data, or the text when it is not JSON.
 function args(text) {
   try {
@@ -222,7 +219,8 @@ function steps(items) {
     else if (item.type === 'tool_call_item' && item.rawItem.type === 'function_call') {
       const raw = item.rawItem;
       found.push({ thought, tool_name: raw.name, tool_args: args(raw.arguments),
-                   observation: outputs.has(raw.callId) ? outputs.get(raw.callId) : null });
+                   observation: outputs.has(raw.callId) ? outputs.get(raw.callId) : null, is_error: null,
+                   call_id: raw.callId ?? null });
     } else if (item.type === 'tool_call_output_item') thought = null;
   }
   return found;
@@ -312,7 +310,7 @@ function modelCalls() {
 }
 
 serve({
-  hello: () => ({ name: NAME, version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+  hello: () => ({ protocol: PROTOCOL, name: NAME, version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
                   known_failures: TOOL_NOT_FOUND ? KNOWN_FAILURES_OPT_IN : KNOWN_FAILURES }),
   // The SDK has no reply formats to choose: every request is native tool calling.
   configure: () => ({}),
@@ -323,7 +321,7 @@ serve({
         name: 'agent',
         instructions: spec.signature.instructions || undefined,
         tools: spec.tools.map((t) => tool({
-          name: t.name, description: t.description, parameters: schema(t),
+          name: t.name, description: t.description, parameters: zodObject(z, t),
           needsApproval: t.interruptible, execute: (input) => callTool(t.name, input),
         })),
       });
