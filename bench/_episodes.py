@@ -19,10 +19,11 @@ from typing import Any
 
 #: The implementations, in the order the reports list them.
 IMPLS = ("reference", "dspy", "udspy", "langchain", "openai-agents", "pydantic-ai", "smolagents",
-         "llama-index", "haystack", "agno", "strands-agents", "bare")
+         "llama-index", "haystack", "agno", "strands-agents", "semantic-kernel", "autogen", "google-adk",
+         "bare")
 #: The implementations timed in an environment of their own (tests/peer_envs.py), as their
 #: dependencies do not install beside the others' (strands-agents' openai extra pins openai < 3).
-OWN_ENVS = ("agno", "strands-agents")
+OWN_ENVS = ("agno", "strands-agents", "google-adk")
 QUESTION = "What is 1 + 2?"
 ANSWER = "3"
 THOUGHT = "I add the numbers."
@@ -93,7 +94,8 @@ def build(impl: str, max_steps: int) -> Episode:
         "reference": _reference, "dspy": _dspy, "udspy": _udspy, "langchain": _langchain,
         "openai-agents": _openai_agents, "pydantic-ai": _pydantic_ai, "smolagents": _smolagents,
         "llama-index": _llama_index, "haystack": _haystack, "agno": _agno, "strands-agents": _strands,
-        "bare": _bare}
+        "semantic-kernel": _semantic_kernel, "autogen": _autogen,
+        "google-adk": _google_adk, "bare": _bare}
     if impl not in builders:
         raise ValueError(f"unknown implementation {impl!r}; choose from {', '.join(IMPLS)}")
     return builders[impl](Script(), max_steps)
@@ -444,6 +446,104 @@ def _strands(script: Script, max_steps: int) -> Episode:
         return agent(QUESTION, limits={"turns": max_steps})
 
     return Episode(script, run, lambda result: str(result).strip(), _completions(stream=True))
+
+
+def _semantic_kernel(script: Script, max_steps: int) -> Episode:
+    """`ChatCompletionAgent.get_response` under `asyncio.run` (Semantic Kernel has no sync form), its
+    service the OpenAI connector over an openai client whose transport hands back ready responses."""
+    import asyncio
+
+    import httpx
+    import openai
+    from semantic_kernel.agents import ChatCompletionAgent
+    from semantic_kernel.connectors.ai import FunctionChoiceBehavior
+    from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
+    from semantic_kernel.functions import kernel_function
+
+    class Tools:
+        @kernel_function  # type: ignore[untyped-decorator]
+        def add(self, a: int, b: int) -> int:
+            """Add two integers."""
+            return script.add(a, b)
+
+    agent = ChatCompletionAgent(
+        service=OpenAIChatCompletion(ai_model_id="scripted", async_client=openai.AsyncOpenAI(
+            base_url="http://model.invalid/v1", api_key="unused",
+            http_client=httpx.AsyncClient(transport=_completion_transport(script)))),
+        name="agent", plugins=[Tools()],
+        function_choice_behavior=FunctionChoiceBehavior.Auto(maximum_auto_invoke_attempts=max_steps))
+    return Episode(script, lambda: asyncio.run(agent.get_response(QUESTION)),
+                   lambda response: response.message.content,
+                   _completions(stream=False))
+
+
+def _autogen(script: Script, max_steps: int) -> Episode:
+    """`AssistantAgent.run` under `asyncio.run` (AutoGen has no sync form), its model client
+    autogen-ext's OpenAI client over an httpx client whose transport hands back ready responses.
+    The agent is reset before each episode (`on_reset`): it keeps its conversation across runs."""
+    import asyncio
+
+    import httpx
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_core import CancellationToken
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return script.add(a, b)
+
+    client = OpenAIChatCompletionClient(
+        model="scripted", base_url="http://model.invalid/v1", api_key="unused",
+        http_client=httpx.AsyncClient(transport=_completion_transport(script)),
+        model_info={"vision": False, "function_calling": True, "json_output": False, "family": "unknown",
+                    "structured_output": False})
+
+    agent = AssistantAgent("agent", model_client=client, tools=[add], max_tool_iterations=max_steps)
+
+    async def play() -> Any:
+        await agent.on_reset(CancellationToken())
+        return await agent.run(task=QUESTION)
+
+    return Episode(script, lambda: asyncio.run(play()), lambda result: result.messages[-1].content,
+                   _completions(stream=False))
+
+
+
+
+def _google_adk(script: Script, max_steps: int) -> Episode:
+    """`Runner.run` of an `LlmAgent` (a new session per episode), its model a `BaseLlm` subclass (ADK's
+    model interface, the binding's seam) yielding ready `LlmResponse`s; `max_llm_calls` is the cap."""
+    from google.adk.agents import LlmAgent, RunConfig
+    from google.adk.models import BaseLlm, LlmResponse
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    class Scripted(BaseLlm):  # type: ignore[misc]
+        model: str = "scripted"
+
+        async def generate_content_async(self, request: Any, stream: bool = False) -> Any:
+            yield script.reply()
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return script.add(a, b)
+
+    def step(i: int) -> Any:
+        call = types.FunctionCall(id=f"call-{i}", name="add", args=dict(ARGS))
+        return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=THOUGHT),
+                                                                     types.Part(function_call=call)]))
+
+    runner = InMemoryRunner(agent=LlmAgent(name="agent", model=Scripted(), tools=[add]), app_name="bench")
+    question = types.Content(role="user", parts=[types.Part(text=QUESTION)])
+
+    def play() -> Any:
+        session = runner.session_service.create_session_sync(app_name="bench", user_id="user")
+        return list(runner.run(user_id="user", session_id=session.id, new_message=question,
+                               run_config=RunConfig(max_llm_calls=max_steps)))
+
+    return Episode(script, play, lambda events: "".join(p.text or "" for p in events[-1].content.parts),
+                   _native(step, lambda n: LlmResponse(content=types.Content(
+                       role="model", parts=[types.Part(text=ANSWER)]))))
 
 
 _BARE_SYSTEM = ("Answer the question. In each step, reply with one JSON object with the keys next_thought, "

@@ -10,7 +10,9 @@ FORMAT_VERSION = 1
 #: How the reports name each implementation.
 LABELS = {"reference": "reference", "dspy": "dspy", "udspy": "udspy", "langchain": "langchain",
           "openai-agents": "openai-agents", "pydantic-ai": "pydantic-ai", "smolagents": "smolagents",
-          "llama-index": "llama-index", "haystack": "haystack", "bare": "bare loop (floor)"}
+          "llama-index": "llama-index", "haystack": "haystack", "semantic-kernel": "semantic-kernel",
+          "autogen": "autogen", "google-adk": "google-adk",
+          "bare": "bare loop (floor)"}
 
 
 class Spread(BaseModel):

@@ -52,6 +52,9 @@ IMPORTS = {"reference": "import reference", "udspy": "import udspy", "dspy": "im
            "pydantic-ai": "import pydantic_ai", "smolagents": "import smolagents",
            "llama-index": "from llama_index.core.agent.workflow import FunctionAgent",
            "haystack": "from haystack.components.agents import Agent",
+           "semantic-kernel": "from semantic_kernel.agents import ChatCompletionAgent",
+           "autogen": "from autogen_agentchat.agents import AssistantAgent",
+           "google-adk": "from google.adk.agents import LlmAgent",
            "pydantic": "import pydantic; type('M', (pydantic.BaseModel,), {'__annotations__': {'x': int}})"}
 BINDINGS = ("reference", "udspy", "dspy")
 #: The distributions whose versions a run records, per implementation timed.
@@ -59,7 +62,10 @@ DISTRIBUTIONS = {"dspy": ("dspy",), "udspy": ("udspy",),
                  "langchain": ("langchain", "langchain-core", "langgraph"),
                  "openai-agents": ("openai-agents",), "pydantic-ai": ("pydantic-ai-slim",),
                  "smolagents": ("smolagents",), "llama-index": ("llama-index-core",),
-                 "haystack": ("haystack-ai",), "agno": ("agno",), "strands-agents": ("strands-agents",)}
+                 "haystack": ("haystack-ai",), "agno": ("agno",), "strands-agents": ("strands-agents",),
+                 "semantic-kernel": ("semantic-kernel", "openai"),
+                 "autogen": ("autogen-agentchat", "autogen-ext", "openai"),
+                 "google-adk": ("google-adk", "google-genai")}
 
 
 def _python(impl: str) -> str:

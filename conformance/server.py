@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     import openai
 
 __all__ = ["API_KEY", "IN_MEMORY_URL", "MAX_BODY_BYTES", "ScriptedServer", "ServingTransport",
-           "async_handler", "completion", "fault_response", "handler", "native_call", "openai_client",
-           "request_call"]
+           "async_handler", "completion", "fault_response", "handler", "native_call", "native_call_for",
+           "openai_client", "request_call"]
 
 #: The base URL of a client whose requests an in-memory transport answers (`openai_client`).
 IN_MEMORY_URL = "http://model.invalid/v1"
@@ -110,6 +110,13 @@ def request_call(body: dict[str, Any]) -> LMCall:
 def native_call(body: dict[str, Any], kind: Literal["step", "extract"] | None = None) -> LMCall:
     """A native loop's request body as logged: `request_call`'s, the `native` adapter, `kind` if given."""
     return request_call(body).model_copy(update={"adapter": "native", **({"kind": kind} if kind else {})})
+
+
+def native_call_for(has_tools: bool) -> Callable[[dict[str, Any]], LMCall]:
+    """How a native loop's requests are logged (`native_call`): a request that offers tools is a step,
+    and so is every request of an agent that has none; a tool-less request of an agent with tools is
+    the extraction (the one call some loops make on their step cap)."""
+    return lambda body: native_call(body, "step" if body.get("tools") or not has_tools else "extract")
 
 
 def _calls(message: dict[str, Any]) -> list[tuple[str, Any]]:

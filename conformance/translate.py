@@ -42,6 +42,7 @@ __all__ = [
     "Approval",
     "NativeCall",
     "aanswer",
+    "annotated_function",
     "answer",
     "approval",
     "areported",
@@ -93,6 +94,19 @@ def documented_function(tool: SuiteTool) -> Callable[..., Any]:
     function = tool.as_function()
     args = "".join(f"\n    {p.name}: {p.description}" for p in tool.spec.parameters if p.description)
     function.__doc__ = tool.spec.description + (f"\n\nArgs:{args}\n" if args else "")
+    return function
+
+
+def annotated_function(tool: SuiteTool) -> Callable[..., Any]:
+    """`tool.as_function()` with each described parameter annotated `Annotated[type, description]`,
+    the form Semantic Kernel and AutoGen read a parameter's description in."""
+    from typing import Annotated
+
+    function = tool.as_function()
+    for parameter in tool.spec.parameters:
+        if parameter.description:
+            function.__annotations__[parameter.name] = Annotated[PYTHON_TYPES[parameter.type],
+                                                                 parameter.description]
     return function
 
 

@@ -39,7 +39,7 @@ def parse_json(text: str) -> JsonValue:
 #: What an observation that reports an error looks like, in any library's words.
 ERROR_WORDS = re.compile(
     r"error|invalid|unknown|not (?:a |an )?(?:valid|allowed|available|found|exist)|could not|"
-    r"cannot|can't|failed|refused|reject|not in",
+    r"cannot|can't|failed|refused|reject|not in|not part of|missing required|unexpected argument|malformed",
     re.IGNORECASE,
 )
 

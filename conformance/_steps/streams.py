@@ -43,6 +43,11 @@ def _script(run: int, cap: int) -> list[Turn]:
     ]
 
 
+def _question(run: int) -> str:
+    """The question concurrent run `run` asks (no run's is a prefix of another's)."""
+    return f"Run {run}: add it up"
+
+
 @when(parsers.parse("{count:d} async runs with different adapters, step caps and scripts overlap"))
 def overlapping_async_runs(world: World, count: int) -> None:
     """Run `count` agents at once on one event loop, each with its own adapter (or none), step cap
@@ -58,8 +63,8 @@ def overlapping_async_runs(world: World, count: int) -> None:
         script = _script(i, cap)
         world.adapter, world.max_steps = own, 1 if per_call else cap  # type: ignore[assignment]
         world.reset_agent()
-        request = CallRequest(inputs={"question": f"Run {i}: add it up"},
-                              max_steps=cap if per_call else None, mode="async")
+        request = CallRequest(inputs={"question": _question(i)}, max_steps=cap if per_call else None,
+                              mode="async")
         jobs.append((world.agent, request, world.new_model(script)))
         world.concurrent.append((own, jobs[-1][2], f"the answer of run {i}", None))
         world.concurrent_scripts.append(script)
@@ -77,7 +82,7 @@ def overlapping_runs_of_one_agent(world: World, count: int) -> None:
     for i in range(count):
         cap = 2 + i % 4
         script = _script(i, cap)
-        request = CallRequest(inputs={"question": f"Run {i}: add it up"}, max_steps=cap, mode="async")
+        request = CallRequest(inputs={"question": _question(i)}, max_steps=cap, mode="async")
         jobs.append((world.agent, request, world.new_model(script)))
         world.concurrent.append((world.adapter, jobs[-1][2], f"the answer of run {i}", None))
         world.concurrent_scripts.append(script)
@@ -126,6 +131,13 @@ def concurrent_steps(world: World) -> None:
             f"{len(model.unused)} turn(s) unused"
             + (f", then raised {result.error.type}: {result.error.message}" if result.error else "")
         )
+        # Every run asks its own question: a request that shows another run's carries shared state
+        # (one conversation kept by the agent for all its runs).
+        shown = "\n".join(c.text() for c in model.calls)
+        foreign = [j for j in range(len(world.concurrent)) if j != index and _question(j) in shown]
+        assert not foreign, (
+            f"concurrent run {index}'s model calls show the inputs of other runs ({len(foreign)} of "
+            f"them, e.g. {_question(foreign[0])!r}): the runs share what the agent keeps")
         own = [(t.tool_name, json_key(t.tool_args)) for t in steps if isinstance(t, StepTurn)]
         got = [(s.tool_name, json_key(s.tool_args)) for s in result.trajectory if s.tool_name != "finish"]
         assert got == own, (
