@@ -27,7 +27,7 @@ Feature: Async
       | step  | try it  | explode | {"query": "x"}   |
       | final | done    |         | {"answer": "no"} |
     When the agent is called with {"question": "Burn it"}
-    Then call 1 showed the agent the tool's error "the disk is on fire", as ERR-1 requires
+    Then call 1 showed the agent the tool's error "the disk is on fire", as ERR-4 requires
     When the model replies
       | turn  | thought | tool    | args             |
       | step  | try it  | explode | {"query": "x"}   |

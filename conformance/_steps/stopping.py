@@ -58,8 +58,9 @@ def call_stopped_as_required(world: World, number: int, reason: str, requirement
 def call_showed_tool_error(world: World, number: int, message: str, requirement: str) -> None:
     assert len(world.outcomes) >= number, f"the scenario made {len(world.outcomes)} call(s)"
     outcome = world.outcomes[number - 1]
-    if outcome.error is not None:
-        world.blocked_unless(False, requirement, f"call {number} crashed on the raising tool: "
+    if outcome.error is not None:  # a crash on a raising tool is ERR-1's, whatever the step says
+        world.blocked_unless(False, "ERR-1" if number == 1 else requirement,
+                             f"call {number} crashed on the raising tool: "
                              f"{outcome.error.type}: {outcome.error.message}")
     steps = [c for c in world.calls_per_run[number - 1] if c.kind == "step"]
     shown = any(message in c.text() for c in steps[1:])

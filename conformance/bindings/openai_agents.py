@@ -85,9 +85,6 @@ _ARGS4 = "test_tool_args_that_break_the_tools_schema_never_reach_it_with_a_wrong
 _KNOWN: dict[str, str] = {
     "ERR-4": _GENERIC + ": the exception's message is redacted by design (its docstring: 'without "
              "exposing the exception to the model')",
-    "An async call shows a raising tool's error to the agent as a sync call does":
-        _GENERIC + ": the async call shows the agent that fixed text, as the sync call does, never the "
-        "exception's message this scenario looks for (ERR-4's redaction)",
     **dict.fromkeys(
         [f"{_ARGS4}[{case}]" for case in (
             '{"amount": 50}-recipient', '{"amount": "fifty", "recipient": "Ann"}-amount',
