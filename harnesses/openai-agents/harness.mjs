@@ -79,6 +79,8 @@ const KNOWN_FAILURES = {
   'HITL-6': REPLAY,
   'HITL-8': REPLAY,
   'ERR-4': GENERIC,
+  "An async call shows a raising tool's error to the agent as a sync call does":
+    `${GENERIC}: the async call shows the agent that fixed text, as the sync call does, never the exception's message this scenario looks for (ERR-4's redaction)`,
   'Any JSON object the model writes reaches the tool intact': STRICT_DICT,
   'Wide but shallow tool args reach the tool intact': STRICT_DICT,
   ...deepArgsFailures(STRICT_DICT),
