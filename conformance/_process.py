@@ -36,6 +36,7 @@ from conformance import _protocol as p
 from conformance._guard import BindingError, RunawayRun
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance._tools import SuiteTool
+from conformance._values import loads_deep
 from conformance.binding import (
     AdapterName,
     AgentSpec,
@@ -301,7 +302,12 @@ class _Harness:
             except (UnexpectedModelCall, RunawayRun) as exc:
                 answer = p.TurnAnswer(id=request.id, error=str(exc))
         else:
-            answer = p.ToolAnswer(id=request.id, **_run_tool(agent, request.name, request.args))
+            try:
+                args = request.args if request.args_json is None else loads_deep(request.args_json)
+            except ValueError as exc:
+                self.fail(f"sent tool args as JSON text (args_json) that is not JSON: {exc}")
+                return
+            answer = p.ToolAnswer(id=request.id, **_run_tool(agent, request.name, args))
         try:
             self._send(answer)
         except HarnessError:

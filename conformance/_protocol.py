@@ -305,6 +305,9 @@ class ToolRequest(BaseModel):
     name: str
     #: The arguments exactly as the library passed them (normally an object).
     args: JsonValue
+    #: Instead of `args`, their JSON text (protocol 3), for arguments nested deeper than a message
+    #: may be (about 200 levels): the suite parses it itself, to any depth.
+    args_json: str | None = None
 
 
 class ApprovalRequest(BaseModel):

@@ -10,9 +10,10 @@ and a number is never text (`4` is not `"4"`).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-__all__ = ["canonical", "json_equal", "json_key"]
+__all__ = ["canonical", "json_equal", "json_key", "loads_deep"]
 
 
 def json_key(value: Any) -> Any:
@@ -49,6 +50,49 @@ def json_equal(a: Any, b: Any) -> bool:
         elif json_key(left) != json_key(right):
             return False
     return True
+
+
+_TOKEN = re.compile(r'\s*(?:([\[\]{}:,])|("(?:[^"\\]|\\.)*")|([^\s\[\]{}:,"]+))', re.S)
+
+
+def loads_deep(text: str) -> Any:
+    """JSON text parsed without recursion, to any depth (`json.loads` stops near a thousand
+    levels): tool args nested a hundred thousand levels deep, as a harness sends them (ARGS-5)."""
+    stack: list[list[Any] | dict[str, Any]] = []
+    keys: list[str | None] = []
+    value: Any = None
+    done = False
+    pos = 0
+    while True:
+        match = _TOKEN.match(text, pos)
+        if match is None or match.end() == pos:
+            if done and not text[pos:].strip():
+                return value
+            raise ValueError(f"not JSON at character {pos}: {text[pos:pos + 40]!r}")
+        pos = match.end()
+        punct, string, bare = match.groups()
+        if punct in ("[", "{"):
+            stack.append([] if punct == "[" else {})
+            keys.append(None)
+            continue
+        if punct in (",", ":"):
+            continue
+        if punct in ("]", "}"):
+            value = stack.pop()
+            keys.pop()
+        else:
+            value = json.loads(string if string is not None else bare)
+        if not stack:
+            done = True
+            continue
+        top = stack[-1]
+        if isinstance(top, list):
+            top.append(value)
+        elif keys[-1] is None:
+            keys[-1] = value
+        else:
+            top[str(keys[-1])] = value
+            keys[-1] = None
 
 
 def canonical(value: Any) -> str:

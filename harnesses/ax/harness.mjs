@@ -25,7 +25,7 @@
 
 import { readFileSync } from 'node:fs';
 import { AxAIOpenAI, AxGen, AxMemory, AxSignature } from '@ax-llm/ax';
-import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, faultResponse, json, notifyHang, serve, wire } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, faultResponse, json, notifyHang, serve, wire } from '../lib/protocol.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@ax-llm/ax/package.json', import.meta.url), 'utf-8')).version;
 const FIELD_TYPES = { str: 'string', int: 'number', float: 'number', bool: 'boolean', list: 'json', dict: 'json' };
@@ -52,7 +52,6 @@ const NOT_CLAIMED = {
 const RAISES = 'a function that throws anything but an AxFunctionError makes forward() throw (dsp/functions.ts, processFunctions rethrows it): the run crashes';
 const NO_ARGS_CHECK = "the arguments are JSON.parse'd and handed to the function as they are (dsp/functions.ts, AxFunctionProcessor.executeFunction): no check against the parameter schema";
 const BAD_JSON = "malformed arguments make executeFunction throw 'Invalid function arguments: ...' (dsp/functions.ts), which forward() rethrows: the run crashes";
-const DEEP = "not the library's alone: Ax hands the function these args as JSON.parse gives them (dsp/functions.ts, executeFunction), but the harness protocol cannot carry a message nested deeper than about 200 levels, so harnesses/lib/protocol.mjs sends them to the suite as their JSON text, which the suite's tool refuses as not an object; that error is not an AxFunctionError, so forward() throws (dsp/functions.ts, processFunctions rethrows it)";
 const KNOWN_FAILURES = {
   'test_a_malformed_signature_string_fails_at_construction_with_a_clear_error[-> answer-input]':
     'Ax refuses \'-> answer\' but names the wrong culprit: \'Invalid field name "->"\', not the missing inputs (dsp/sig.ts, AxSignature)',
@@ -73,7 +72,6 @@ const KNOWN_FAILURES = {
     "a 401 is not retried, but the error says 'Authentication failed' without the status (util/apicall.ts, AxAIServiceAuthenticationError)",
   'EXH-2': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no iterations, tools_used, history or last_observation",
   'After steps with thoughts, a partial final answer the library gives is not empty': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no structured fields",
-  ...deepArgsFailures(DEEP, { jsonAdapter: true }),
   'STEP-4': `a function call written without its arguments runs the function with none: ${NO_ARGS_CHECK}; the function's exception then makes forward() throw (dsp/functions.ts, processFunctions rethrows it): the run crashes`,
 };
 

@@ -20,7 +20,7 @@
 // a final answer when they hold the thought that matched ReAct's own 'answer:' test.
 
 import { createRequire } from 'node:module';
-import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, json, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
 
 const require = createRequire(import.meta.url);
 const { ReAct } = require('dspy.ts/dist/src/modules/react.js');
@@ -58,7 +58,6 @@ const NOT_CLAIMED = {
 const NO_CAP_FLAG = 'on the step cap run() returns the fallback answer (modules/react.js, extractFallbackAnswer) and nothing in its output says the cap stopped it';
 const NO_ARGS_CHECK = "the action's 'Input:' text goes to tool.execute as it is (modules/react.js, extractAction and executeTool): nothing checks that it is a JSON object";
 const NO_SCHEMA_CHECK = 'executeTool (modules/react.js) hands the input text to the tool: the parameters a tool declares are never checked';
-const DEEP = "not the library's: executeTool (modules/react.js) hands the tool the 'Input:' text as it is, but the harness protocol cannot carry a message nested deeper than about 200 levels, so harnesses/lib/protocol.mjs sends the parsed args to the suite as their JSON text, which it records as not intact (a limit of the suite's protocol)";
 const KNOWN_FAILURES = {
   'SIG-2': `dspy.ts has no signature classes, and ${NO_INSTRUCTIONS}`,
   'SIG-3': NO_INSTRUCTIONS,
@@ -99,7 +98,6 @@ const KNOWN_FAILURES = {
   'ARGS-6': "executeTool (modules/react.js) hands the input text to the tool: a key the tool does not declare reaches it, nothing refuses it",
   'After the step cap the steps appear in the order they ran, one observation each':
     'after the step cap extractFallbackAnswer reverses the returned steps in place (steps.reverse())',
-  ...deepArgsFailures(DEEP, { jsonAdapter: true }),
 };
 
 // The turn each run's last thought request got: its action request is answered from it.

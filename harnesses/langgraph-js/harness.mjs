@@ -38,7 +38,7 @@ import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import { Command, GraphRecursionError, MemorySaver, interrupt } from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
-import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, json, serve, unknownPause } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, json, serve, unknownPause } from '../lib/protocol.mjs';
 import { replyOutputs, replyText, text, userMessage, zodObject } from '../lib/render.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@langchain/langgraph/package.json', import.meta.url), 'utf-8')).version;
@@ -62,7 +62,6 @@ const NOT_CLAIMED = {
 };
 
 const CAP = 'GraphRecursionError carries only its message (errors.js): no count, history, tools used or last observation, and without a checkpointer the run\'s messages are lost';
-const DEEP = 'not the library\'s: createReactAgent hands the tool these args intact (a direct run: the tool runs on a 100,000-level object; parseToolCall is JSON.parse and the zod record does not descend), but the harness protocol cannot carry a message nested deeper than about 200 levels, so harnesses/lib/protocol.mjs sends them to the suite as their JSON text, which it records as not intact (a limit of the suite\'s protocol)';
 const KNOWN_FAILURES = {
   'EXH-2': CAP,
   'A run stopped by the step cap reports that the cap stopped it': CAP,
@@ -74,7 +73,6 @@ const KNOWN_FAILURES = {
   'Resuming keeps the budget the steps before the pause used':
     'a resume (Command({ resume })) is a new invoke whose recursionLimit counts afresh from the checkpoint (pregel/loop.js: stop = step + recursionLimit + 1): the steps before the pause do not count',
   'ARGS-3': "malformed JSON becomes an invalid_tool_call (@langchain/core parseToolCall), which createReactAgent's agent edge ignores: no tool_calls routes to END (prebuilt/react_agent_executor.js), so the run ends silently with the thought as its answer",
-  ...deepArgsFailures(DEEP),
 };
 
 // ---------------------------------------------------------------------------------------------
