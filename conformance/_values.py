@@ -57,7 +57,9 @@ _TOKEN = re.compile(r'\s*(?:([\[\]{}:,])|("(?:[^"\\]|\\.)*")|([^\s\[\]{}:,"]+))'
 
 def loads_deep(text: str) -> Any:
     """JSON text parsed without recursion, to any depth (`json.loads` stops near a thousand
-    levels): tool args nested a hundred thousand levels deep, as a harness sends them (ARGS-5)."""
+    levels): tool args nested a hundred thousand levels deep, as a harness sends them (ARGS-5).
+    It checks brackets and that one value is all there is, not where commas and colons stand: it
+    reads what a harness serialised, not what a model wrote."""
     stack: list[list[Any] | dict[str, Any]] = []
     keys: list[str | None] = []
     value: Any = None
@@ -70,6 +72,8 @@ def loads_deep(text: str) -> Any:
                 return value
             raise ValueError(f"not JSON at character {pos}: {text[pos:pos + 40]!r}")
         pos = match.end()
+        if done:
+            raise ValueError(f"not JSON: more after the value, at character {match.start()}")
         punct, string, bare = match.groups()
         if punct in ("[", "{"):
             stack.append([] if punct == "[" else {})
@@ -78,6 +82,8 @@ def loads_deep(text: str) -> Any:
         if punct in (",", ":"):
             continue
         if punct in ("]", "}"):
+            if not stack or keys[-1] is not None or isinstance(stack[-1], list) != (punct == "]"):
+                raise ValueError(f"not JSON: an unmatched {punct!r} at character {match.start()}")
             value = stack.pop()
             keys.pop()
         else:

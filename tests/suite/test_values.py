@@ -66,3 +66,23 @@ def test_generated_integers_are_exact_in_every_language(value: dict[str, Any]) -
 def test_the_integer_bounds_are_generated() -> None:
     bounds = st.integers(min_value=-(2**53 - 1), max_value=2**53 - 1)
     assert repr(bounds) in repr(_fuzz._json_scalars())
+
+
+def test_loads_deep_parses_any_json_as_json_loads_does_and_to_any_depth() -> None:
+    import json
+
+    import pytest
+
+    from conformance._values import loads_deep
+
+    for text in ('{"a": [1, 2.5, "x\\"y", true, null, {}], "b": {"c": -1e5}}', "[]", '"s"', "3",
+                 '[[[]], []]', '{"k": "a,b:{}[]", "u": "\\u002d"}'):
+        assert loads_deep(text) == json.loads(text), text
+    value = loads_deep('{"a":' * 100_000 + "1" + "}" * 100_000)
+    depth = 0
+    while isinstance(value, dict):
+        value, depth = value["a"], depth + 1
+    assert (depth, value) == (100_000, 1)
+    for bad in ('{"a": }', "[1,", "", "[1] 2"):
+        with pytest.raises(ValueError):
+            loads_deep(bad)
