@@ -35,6 +35,8 @@ BREAKS: dict[str, tuple[str, tuple[str, ...]]] = {
     f"{B}:ConcurrentNonsense": ("ASYNC-2", ()),
     f"{B}:ThreadedNonsense": ("ADP-3", ()),
     f"{B}:IgnoresTheCap": ("LOOP-3,LOOP-4", ()),
+    f"{B}:NeverStops": ("LOOP-3", ()),
+    f"{B}:HangsOnTheFirstTry": ("ERR-2,ERR-3", ("--conformance-timeout", "0.5")),
     f"{B}:StopsAStepEarly": ("LOOP-3,LOOP-4,TRJ-3,ERR-2,STREAM-1", ()),
     f"{B}:DropsTheAdapterOverride": ("ADP-2", ()),
     f"{B}:ReordersTheTrajectory": ("TRJ-3", ()),
@@ -100,6 +102,18 @@ BREAKS: dict[str, tuple[str, tuple[str, ...]]] = {
     f"{NATIVE}:TakesAZeroCapForTheDefault": ("EXH-3", ()),
     f"{NATIVE}:ForgetsTheStepsOnTheCap": ("EXH-2", ()),
     f"{NATIVE}:RaisesAPlainErrorOnTheCap": ("EXH-4", ()),
+    f"{NATIVE}:AsksForApprovalAfterRunning": ("HITL-3", ()),
+    f"{NATIVE}:BindsEveryObservationToTheFirstCall": ("ERR-1", ()),
+    f"{NATIVE}:CatchesOnlyValueErrors": ("ERR-1", ()),
+    f"{NATIVE}:CoercesLossily": ("ARGS-4", ()),
+    f"{NATIVE}:DropsTheErrorMessage": ("ERR-4", ()),
+    f"{NATIVE}:DropsUndeclaredArgs": ("ARGS-6", ()),
+    f"{NATIVE}:ParsesArgsWithoutAGuard": ("ARGS-5", ()),
+    f"{B}:ForgetsAnsweredPausesOnANewPause": ("HITL-6", ()),
+    f"{B}:RunsAReplayedPauseAgain": ("HITL-8", ()),
+    f"{B}:RunsTheCallOnAnEditOfNoTool": ("HITL-7", ()),
+    f"{B}:SharesThePausedTrajectory": ("TRJ-2", ()),
+    f"{B}:RejectsWithoutTellingTheAgent": ("HITL-4", ()),
 }
 #: The broken bindings that cannot give the same verdicts both ways, by design.
 DIFFERENT_BY_DESIGN = {
@@ -110,6 +124,15 @@ DIFFERENT_BY_DESIGN = {
     # Usage errors: no scenario runs at all (test_runner_faults.py, test_loader_errors.py).
     f"{B}:StaleKnownFailure", f"{CI}:Abstract", f"{CI}:RaisesOnCreation",
 }
+#: The broken bindings of the robustness tests, which run each serially and under `-n 2` themselves
+#: (test_blame.py, test_text_safety.py, test_known_failures.py, test_fuzz_options.py): the fuzzing
+#: at scale they need would cost minutes here.
+COMPARED_WHERE_THEY_ARE_TESTED = {
+    f"{B}:AssertsInRun", f"{B}:ConstructsAnInvalidOutcome", f"{B}:CrashesOnTheThirdFuzzedCall",
+    f"{B}:HangsOnFuzzedData", f"{B}:ListsAFuzzFailureItPasses", f"{B}:LosesArgsAtScale",
+    f"{B}:SpeaksAtLength", f"{B}:SpeaksInCommands", f"{B}:SpeaksInSurrogates",
+    f"{CI}:NoisyAndFailsAtScale",
+}
 
 
 def test_every_broken_binding_in_tests_is_compared() -> None:
@@ -119,8 +142,9 @@ def test_every_broken_binding_in_tests_is_compared() -> None:
             if (inspect.isclass(value) and issubclass(value, Binding) and not name.startswith("_")
                     and value.__module__ == module):
                 found.add(f"{module}:{name}")
-    assert found - set(BREAKS) - DIFFERENT_BY_DESIGN == set(), "add them to BREAKS"
-    assert set(BREAKS) | DIFFERENT_BY_DESIGN <= found, "stale names"
+    elsewhere = DIFFERENT_BY_DESIGN | COMPARED_WHERE_THEY_ARE_TESTED
+    assert found - set(BREAKS) - elsewhere == set(), "add them to BREAKS"
+    assert set(BREAKS) | elsewhere <= found, "stale names"
 
 
 def _verdicts(run: SuiteRun) -> tuple[dict[str, str], dict[str, str]]:
