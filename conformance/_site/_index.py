@@ -93,9 +93,13 @@ def _changed(site: Site) -> str:
                      f"{what or 'no verdict changed'}{more}</li>")
     if not any(previous(r, site.history) for r in site.reports):
         return ""
-    body = f"<ul>{''.join(items)}</ul>" if items else "<p>No verdict changed since the last run.</p>"
-    return (f'<section class="changed" aria-labelledby="changed-h"><strong id="changed-h">Changed since '
-            f'the last run</strong> <a href="history.html">(history)</a>{body}</section>')
+    if not items:
+        return ('<section class="changed"><strong>Changed since the last run:</strong> no verdict '
+                'changed. <a href="history.html">(history)</a></section>')
+    # Folded: a catalogue change moves many verdicts, and the scorecard must stay on the first screen.
+    return (f'<details class="changed"><summary><strong>Changed since the last run:</strong> '
+            f'{len(items)} of {len(site.reports)} reports</summary><ul>{"".join(items)}</ul>'
+            f'<a href="history.html">History</a></details>')
 
 
 def _matrix(site: Site) -> str:
