@@ -51,8 +51,8 @@ def test_steps_pair_each_call_with_the_result_of_its_id_in_call_order() -> None:
     calls = [("b", "", "second", "{}"), ("a", "think", "first", {"x": 1}), (None, None, "bad", "{oops")]
     steps = translate.steps(calls, {"a": "one", "b": ["two"], "z": "unasked"})
     assert steps == [
-        Step(thought=None, tool_name="second", tool_args={}, observation=["two"]),
-        Step(thought="think", tool_name="first", tool_args={"x": 1}, observation="one"),
+        Step(thought=None, tool_name="second", tool_args={}, observation=["two"], call_id="b"),
+        Step(thought="think", tool_name="first", tool_args={"x": 1}, observation="one", call_id="a"),
         Step(thought=None, tool_name="bad", tool_args="{oops", observation=None),
     ]
 

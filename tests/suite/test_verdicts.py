@@ -36,11 +36,14 @@ def test_the_json_report_has_the_documented_shape(reference_run: SuiteRun) -> No
     report = reference_run.report
     assert report is not None
     Report.model_validate(report)
-    assert report["format_version"] == 2
+    assert report["format_version"] == 3
     assert report["binding"]["name"] == "reference"
     assert set(report["binding"]) == {"name", "version", "capabilities", "not_claimed",
-                                      "contract_version"}
-    assert report["binding"]["contract_version"] == 2
+                                      "contract_version", "dependencies", "auxiliary_calls"}
+    assert report["binding"]["contract_version"] == 3
+    # Catalogue 3: every requirement's level, whether the library conforms, k of n where it applies.
+    assert report["levels"] == {rid: r.level for rid, r in catalogue().items()}
+    assert report["conforms"] is True and report["judged"] == {}
     assert set(report["binding"]["not_claimed"]) == {"max-steps-return", "parallel-tool-calls"}
     assert set(report["requirements"]) == set(catalogue())
     assert set(report["requirements"].values()) <= {
@@ -51,7 +54,7 @@ def test_the_json_report_has_the_documented_shape(reference_run: SuiteRun) -> No
     assert report["generated"].endswith("+00:00")
     for scenario in report["scenarios"]:
         assert set(scenario) == {"id", "feature", "name", "requirement", "verdict", "message",
-                                 "blocked_by"}
+                                 "blocked_by", "observed", "auxiliary_calls"}
         assert scenario["feature"].endswith(".feature")
 
 
