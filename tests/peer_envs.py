@@ -95,7 +95,9 @@ def _build(venv: Path, extra: str) -> None:
 
 
 def _project() -> dict[str, Any]:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    project: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"]
+    return project
 
 
 def _key(extra: str) -> str:
