@@ -73,7 +73,7 @@ def test_the_committed_report_matches_a_fresh_run_in_the_peer_s_own_environment(
 @pytest.mark.parametrize("path", sorted(DOCS.glob("*.json")), ids=lambda p: p.stem)
 def test_every_bundled_binding_gives_a_reason_for_each_capability_it_does_not_claim(path: Path) -> None:
     report = Report.model_validate_json(path.read_text(encoding="utf-8"))
-    assert report.format_version == 2, f"{path.name} is an old report: rerun `nox -s peers`"
+    assert report.format_version == 3, f"{path.name} is an old report: rerun `nox -s peers`"
     claimed, reasons = set(report.binding.capabilities), report.binding.not_claimed
     assert claimed | set(reasons) == CAPABILITIES, (
         f"{report.binding.name}: no reason for {sorted(CAPABILITIES - claimed - set(reasons))}")

@@ -172,6 +172,8 @@ class DSPyBinding(Binding):
         "ask-user": "dspy.ReAct adds only the finish tool (predict/react.py __init__): no ask_to_user",
         "tool-approval": "dspy.Tool and dspy.ReAct have no approval or pause: every chosen tool runs "
                          "(predict/react.py forward)",
+        "approval-edit": "no approval to edit: every chosen tool runs (predict/react.py forward)",
+        "durable-approvals": "no pause to serialise: every chosen tool runs (predict/react.py forward)",
         "parallel-tool-calls": "one tool call per step: the step signature has one next_tool_name "
                                "(predict/react.py)",
     }

@@ -129,6 +129,9 @@ class LlamaIndexBinding(Binding):
                     "ctx.wait_for_event(HumanResponseEvent) (docs: Human in the loop)",
         "tool-approval": "no approval option on a tool: every chosen tool runs (base_agent.py "
                          "call_tool); a gate is tool code the user writes around ctx.wait_for_event",
+        "approval-edit": "no approval to edit: every chosen tool runs (base_agent.py call_tool)",
+        "durable-approvals": "no approval pause to serialise: every chosen tool runs (base_agent.py "
+                             "call_tool)",
         "lm-retry": "llama-index-core's LLM base and FunctionAgent do not retry a model call; retries live "
                     "in provider packages (llama-index-llms-openai's client and retry decorator)",
         "http": "llama-index-core ships no HTTP model client; the OpenAI LLM class is the separate "

@@ -88,6 +88,9 @@ class SmolagentsBinding(Binding):
         "ask-user": "its only ask-the-user tool, UserInputTool (user_input, off by default), reads "
                     "stdin with input() inside the run: no pause, interrupt id or resume",
         "tool-approval": "no approval step: ToolCallingAgent.execute_tool_call runs every call at once",
+        "approval-edit": "no approval to edit: ToolCallingAgent.execute_tool_call runs every call at once",
+        "durable-approvals": "no approval pause to serialise: ToolCallingAgent.execute_tool_call runs "
+                             "every call at once",
         "async": "no async form: MultiStepAgent.run is synchronous only",
     }
     known_failures: ClassVar[Mapping[str, str]] = {
