@@ -568,7 +568,9 @@ def _tidy_longrepr(report: pytest.TestReport) -> None:
     if isinstance(longrepr, tuple):  # a skip's (path, line, reason)
         report.longrepr = (longrepr[0], longrepr[1], _text.terminal(str(longrepr[2])))
         return
-    if longrepr is None or not _unsafe(str(longrepr)):
+    # pytest prints a crash message raw, whole lines and all, in `-ra`'s summary when it runs on CI.
+    crashes = [crash.message for _, crash, _ in getattr(longrepr, "chain", ()) if crash is not None]
+    if longrepr is None or not (_unsafe(str(longrepr)) or any(map(_unsafe, crashes))):
         return
     tidy = _text.terminal
     try:  # pytest's own structure, cut in place: the terminal and JUnit keep the crash message

@@ -63,6 +63,7 @@ def test_binding_text_cannot_command_the_ci_runner_or_forge_markdown(
 ) -> None:
     summary, markdown = tmp_path / "summary.md", tmp_path / "r.md"
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("CI", "true")  # pytest then prints each failure's whole message in `-ra`'s summary
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     run = run_suite(f"{B}:SpeaksInCommands", "--conformance-markdown", str(markdown), "-ra",
                     "-k", "not_choose or arrow or parallel or not_text")
