@@ -169,19 +169,32 @@ class World:
                             steps=max_steps)
 
     def resume(self, response: str, mode: Literal["sync", "async"] = "sync",
-               interrupt: ErrorInfo | None = None) -> Outcome:
-        """Answer an interrupt (by default the latest) with `response`, as a person would.
+               interrupt: ErrorInfo | None = None, another_agent: bool = False) -> Outcome:
+        """Answer an interrupt (by default the latest) with `response`, as a person would; with
+        `another_agent`, through a second agent built from the same description (HITL-6).
 
-        Answering one a second time checks no script: what the library then does (refuse, repeat
-        its result, ask the model again) is its own, as long as the paused call does not run again.
+        Answering one a second time, or through another agent, checks no script: what the library
+        then does (refuse, repeat its result, ask the model again) is its own, as long as the
+        paused call does not run again.
         """
         again = interrupt is not None and interrupt in self.answered
         interrupt = interrupt or self.interrupt()
         request = ResumeRequest(interrupt_id=interrupt_id(interrupt), response=response, mode=mode)
-        agent = self.agent
+        agent = self.another_agent() if another_agent else self.agent
         self.answered.append(interrupt)
         return self._record("resume", lambda model: self.binding.resume(agent, request, model),
-                            check=not again)
+                            check=not (again or another_agent))
+
+    def another_agent(self) -> object:
+        """A second agent, built from the same description and tools as the first."""
+        spec, tools = self.spec(), list(self.tools.values())
+        built = _guard.call("build", lambda: self.binding.build(spec, tools), self.timeout)
+        if isinstance(built, ErrorInfo):
+            raise AssertionError(f"the library refused to build a second agent from the description "
+                                 f"it built the first from: {built.type}: {built.message}")
+        if built is None:
+            raise _guard.BindingError("binding.build returned None instead of an agent.")
+        return built
 
     def _record(self, operation: str, run: Callable[[ScriptedModel], object],
                 check: bool = True, cap: int | None = None, steps: int | None = None) -> Outcome:

@@ -489,9 +489,10 @@ class Binding(ABC):
         """
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
-        """Resume the interrupted run `request.interrupt_id` with the person's response; report
-        what happened, as `run` does. Called only for bindings claiming `ask-user` or
-        `tool-approval` (with `approval_form = "pause"`)."""
+        """Resume the interrupted run `request.interrupt_id` with the person's response, through
+        `agent`; report what happened, as `run` does. `agent` may be another agent than the one
+        whose run paused (HITL-6: the library must refuse it), so keep pauses by id on the binding.
+        Called only for bindings claiming `ask-user` or `tool-approval` (`approval_form = "pause"`)."""
         raise NotImplementedError(f"binding {self.name!r} has no resume")
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:

@@ -238,6 +238,17 @@ Feature: Human in the loop
     When the user answers "yes" to the first interrupt again
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
 
+  @req:HITL-6 @capability:tool-approval
+  Scenario: A pause answered through another agent is refused
+    Given the model replies
+      | turn  | thought   | tool        | args                    |
+      | step  | delete it | delete_file | {"path": "/tmp/report"} |
+      | final | done      |             | {"answer": "gone"}      |
+    When the agent is called with {"question": "Clean up"}
+    And the user answers "yes" through another agent of the same description
+    Then the answer was refused
+    And the tool "delete_file" never ran
+
   @req:HITL-8 @capability:tool-approval @capability:durable-approvals
   Scenario: Replaying the answer to a serialised pause whose call already ran never runs it again
     Given the model replies

@@ -39,11 +39,13 @@ def cannot_ask(world: World) -> None:
 @when(
     parsers.re(
         r'the user answers (?:"(?P<text>[^"]*)"|(?P<edit>\{.*\}))'
-        r"(?: to the (?P<again>same|first) interrupt again)?(?P<asynchronously> asynchronously)?$"
+        r"(?: to the (?P<again>same|first) interrupt again)?(?P<asynchronously> asynchronously)?"
+        r"(?P<another> through another agent of the same description)?$"
     )
 )
 def user_answers(
-    world: World, text: str | None, edit: str | None, again: str | None, asynchronously: str | None
+    world: World, text: str | None, edit: str | None, again: str | None, asynchronously: str | None,
+    another: str | None,
 ) -> None:
     if edit is not None:
         parse_json(edit)  # a typo in the feature file fails here, not in the library
@@ -53,6 +55,7 @@ def user_answers(
         text if text is not None else str(edit),
         mode="async" if asynchronously else "sync",
         interrupt=(world.answered[-1] if again == "same" else world.answered[0]) if again else None,
+        another_agent=another is not None,
     )
 
 
@@ -84,6 +87,17 @@ def answers_given(world: World) -> None:
 def paused_again(world: World) -> None:
     world.blocked_unless(len(world.interrupts) >= 2, "HITL-3",
                          "the resumed run should have paused before its next approval-needing call")
+
+
+@then("the answer was refused")
+def answer_refused(world: World) -> None:
+    """A refusal is an error or a pause of its own; an answer or a run that ended as if the
+    person's word had been taken is not one."""
+    outcome = world.last
+    assert outcome.error is not None, (
+        f"an answer to a pause of another agent should have been refused (an error), but the call "
+        f"returned {outcome.outputs!r} without one"
+    )
 
 
 @then(parsers.parse('the approval request is the call "{name}" with {args}'))

@@ -51,14 +51,18 @@ _ADAPTERS: dict[AdapterName, type[reference.Adapter]] = {
 _STOP_REASONS = {"max_iters": "max_steps"}
 
 
+#: Every interrupt a call reported, by id, whichever agent raised it: a person's answer may reach
+#: another agent than the paused one (HITL-6), and refusing it is the library's part, not ours.
+_INTERRUPTS: dict[str, reference.HumanInTheLoopRequired] = {}
+
+
 class _Agent:
-    """A built agent, what its last call handed out, and the interrupts its calls reported."""
+    """A built agent and what its last call handed out."""
 
     def __init__(self, react: reference.ReAct) -> None:
         self.react = react
         self.last: (reference.Prediction | reference.MaxIterationsError
                     | reference.HumanInTheLoopRequired | None) = None
-        self.interrupts: dict[str, reference.HumanInTheLoopRequired] = {}
 
 
 class ReferenceBinding(Binding):
@@ -132,7 +136,7 @@ class ReferenceBinding(Binding):
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         # Through its serialised form, as a pause kept across processes is (durable-approvals).
-        interrupt = pickle.loads(pickle.dumps(agent.interrupts[request.interrupt_id]))
+        interrupt = pickle.loads(pickle.dumps(_INTERRUPTS[request.interrupt_id]))
         with self._serving(model):
             try:
                 if request.mode == "async":
@@ -228,7 +232,7 @@ def _failed(agent: _Agent, exc: Exception,
         error = _max_iterations(exc)
     elif isinstance(exc, reference.HumanInTheLoopRequired):
         agent.last = exc
-        agent.interrupts[exc.interrupt_id] = exc
+        _INTERRUPTS[exc.interrupt_id] = exc
         error = _interrupt(exc)
     else:
         error = ErrorInfo.from_exception(exc)

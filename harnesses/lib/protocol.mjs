@@ -182,7 +182,8 @@ export function errorInfo(error) {
   return { type, message: error.message, kind: 'other', fields: {} };
 }
 
-/** The outcome of a resume naming a pause this agent never made (or has forgotten). */
+/** The outcome of a resume naming a pause this harness never saw: a pause another agent made is
+ * the library's to refuse (HITL-6), so look pauses up by id across agents before using this. */
 export function unknownPause(id) {
   return { outcome: { error: { type: 'UnknownInterrupt', message: `no pause ${id} of this agent`, kind: 'other', fields: {} } } };
 }

@@ -1000,6 +1000,24 @@ class ForgetsAnsweredPausesOnANewPause(_BuildsAs):
     react_class = _ForgetsAnsweredPauses
 
 
+class _TakesOverAnyPause(reference.ReAct):
+    """Resumes a pause another agent made as if it were its own."""
+
+    def _resumed(self, response: str, interrupt: reference.HumanInTheLoopRequired) -> Any:
+        paused = interrupt.state()
+        agent = getattr(paused, "agent", self._key)
+        if agent != self._key:
+            self._key = agent
+            self._pending.add(interrupt.interrupt_id)
+        return super()._resumed(response, interrupt)
+
+
+class ResumesAnotherAgentsPause(_BuildsAs):
+    """A ReAct that takes a person's answer to another agent's pause and runs the call (HITL-6)."""
+
+    react_class = _TakesOverAnyPause
+
+
 class _MarksThePause(reference.ReAct):
     """Marks an answered pause on the interrupt itself, not on the agent: a copy is unmarked."""
 

@@ -110,6 +110,7 @@ BREAKS: dict[str, tuple[str, tuple[str, ...]]] = {
     f"{NATIVE}:DropsUndeclaredArgs": ("ARGS-6", ()),
     f"{NATIVE}:ParsesArgsWithoutAGuard": ("ARGS-5", ()),
     f"{B}:ForgetsAnsweredPausesOnANewPause": ("HITL-6", ()),
+    f"{B}:ResumesAnotherAgentsPause": ("HITL-6", ()),
     f"{B}:RunsAReplayedPauseAgain": ("HITL-8", ()),
     f"{B}:RunsTheCallOnAnEditOfNoTool": ("HITL-7", ()),
     f"{B}:SharesThePausedTrajectory": ("TRJ-2", ()),

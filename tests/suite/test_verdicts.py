@@ -116,6 +116,7 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
         ("CrashesOnADeeplyNestedOutput", "EXT-1"),
         ("EmptiesADeeplyNestedOutput", "EXT-1"),
         ("ForgetsAnsweredPausesOnANewPause", "HITL-6"),
+        ("ResumesAnotherAgentsPause", "HITL-6"),
         ("RunsAReplayedPauseAgain", "HITL-8"),
         ("RunsTheCallOnAnEditOfNoTool", "HITL-7"),
         ("SharesThePausedTrajectory", "TRJ-2"),
