@@ -365,19 +365,24 @@ class ServingTransport(httpx.MockTransport):
 
 
 @overload
-def openai_client(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] = ...,
-                  *, asynchronous: Literal[True] = ...) -> openai.AsyncOpenAI: ...
+def openai_client(model: ScriptedModel | None = ..., call_for: Callable[[dict[str, Any]], LMCall] = ...,
+                  *, asynchronous: Literal[True] = ..., base_url: str | None = ...) -> openai.AsyncOpenAI: ...
 @overload
-def openai_client(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] = ...,
-                  *, asynchronous: Literal[False]) -> openai.OpenAI: ...
-def openai_client(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] = request_call,
-                  *, asynchronous: bool = True) -> openai.AsyncOpenAI | openai.OpenAI:
-    """An `openai` client (which many libraries drive) whose requests `model` answers through
-    `async_handler` (or `handler`) on an in-memory transport, beneath the client's own retries."""
+def openai_client(model: ScriptedModel | None = ..., call_for: Callable[[dict[str, Any]], LMCall] = ...,
+                  *, asynchronous: Literal[False], base_url: str | None = ...) -> openai.OpenAI: ...
+def openai_client(model: ScriptedModel | None = None,
+                  call_for: Callable[[dict[str, Any]], LMCall] = request_call, *, asynchronous: bool = True,
+                  base_url: str | None = None) -> openai.AsyncOpenAI | openai.OpenAI:
+    """An `openai` client (which many libraries drive) at `base_url`, or in memory answered beneath
+    its own retries by `model` (None: the model serving the running call, `ServingTransport`)."""
     import openai  # a dependency of the libraries whose bindings call this, not of the suite
 
-    if asynchronous:
-        http = httpx.AsyncClient(transport=httpx.MockTransport(async_handler(model, call_for)))
-        return openai.AsyncOpenAI(base_url=IN_MEMORY_URL, api_key=API_KEY, http_client=http)
-    sync = httpx.Client(transport=httpx.MockTransport(handler(model, call_for)))
-    return openai.OpenAI(base_url=IN_MEMORY_URL, api_key=API_KEY, http_client=sync)
+    make = openai.AsyncOpenAI if asynchronous else openai.OpenAI
+    if base_url is not None:
+        return make(base_url=base_url, api_key=API_KEY)
+    transport: httpx.MockTransport = ServingTransport(call_for)
+    if model is not None:
+        answer = async_handler(model, call_for) if asynchronous else handler(model, call_for)
+        transport = httpx.MockTransport(answer)
+    http = httpx.AsyncClient(transport=transport) if asynchronous else httpx.Client(transport=transport)
+    return make(base_url=IN_MEMORY_URL, api_key=API_KEY, http_client=http)

@@ -3,8 +3,8 @@
 Seam: Agno's own `OpenAIChat` model, given OpenAI clients (its documented `client` and
 `async_client` fields) whose in-memory transport answers from the script (`server.ServingTransport`:
 one agent serves concurrent runs, each with its own model); in the `http` profile an agent whose
-`OpenAIChat` has `base_url` at `CallRequest.base_url`. Beneath the model class run Agno's own
-request building, tool-call parsing (`OpenAIChat.parse_provider_response`, the stream's
+`OpenAIChat` has clients at `CallRequest.base_url` (`server.openai_client`). Beneath the model
+class run Agno's own request building, tool-call parsing (`OpenAIChat.parse_provider_response`, the stream's
 `parse_provider_response_delta`) and the OpenAI client's retries (its default `max_retries=2`).
 Tools are plain Python functions, Agno's documented primary form (it reads the signature and the
 docstring). Agno's defaults: no step cap (`tool_call_limit=None`); a run catches every exception and
@@ -28,8 +28,6 @@ from functools import partial
 from importlib.metadata import version
 from typing import Any, ClassVar
 
-import httpx
-
 from conformance import server, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
@@ -47,7 +45,6 @@ from conformance.render import json_value, user_message
 
 os.environ.setdefault("AGNO_TELEMETRY", "false")
 
-import openai
 from agno.agent import Agent
 from agno.models.message import Message
 from agno.models.openai import OpenAIChat
@@ -145,16 +142,11 @@ _NOT_CLAIMED = {
 
 
 def _model(base_url: str | None) -> OpenAIChat:
-    """Agno's OpenAI chat model with its defaults: at `base_url`, or answered in memory."""
-    if base_url is not None:
-        return OpenAIChat(id="scripted", api_key=server.API_KEY, base_url=base_url)
-    return OpenAIChat(
-        id="scripted", api_key=server.API_KEY,
-        client=openai.OpenAI(base_url=server.IN_MEMORY_URL, api_key=server.API_KEY,
-                             http_client=httpx.Client(transport=server.ServingTransport(_CALL_FOR))),
-        async_client=openai.AsyncOpenAI(
-            base_url=server.IN_MEMORY_URL, api_key=server.API_KEY,
-            http_client=httpx.AsyncClient(transport=server.ServingTransport(_CALL_FOR))))
+    """Agno's OpenAI chat model with its defaults, its clients at `base_url` or answered in memory
+    (Agno's own clients at a base URL are the same: models/openai/chat.py OpenAIChat.get_client)."""
+    return OpenAIChat(id="scripted", api_key=server.API_KEY,
+                      client=server.openai_client(None, _CALL_FOR, asynchronous=False, base_url=base_url),
+                      async_client=server.openai_client(None, _CALL_FOR, base_url=base_url))
 
 
 @dataclass

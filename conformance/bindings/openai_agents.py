@@ -37,7 +37,6 @@ from functools import partial
 from importlib.metadata import version
 from typing import Any, ClassVar
 
-import openai
 from agents import (
     Agent,
     AgentsException,
@@ -242,8 +241,7 @@ class OpenAIAgentsToolNotFoundBinding(OpenAIAgentsBinding):
 def _model(model: ScriptedModel, base_url: str | None) -> OpenAIChatCompletionsModel:
     """The SDK's chat-completions model: at `base_url`, or over a transport answering from `model`."""
     # Every request is a step: the SDK makes no tool-less extraction call.
-    client = (server.openai_client(model, partial(server.native_call, kind="step")) if base_url is None
-              else openai.AsyncOpenAI(base_url=base_url, api_key=server.API_KEY))
+    client = server.openai_client(model, partial(server.native_call, kind="step"), base_url=base_url)
     return OpenAIChatCompletionsModel(model="scripted", openai_client=client)
 
 

@@ -2,8 +2,8 @@
 
 Seam: Strands' own `OpenAIModel`, given a pre-configured OpenAI client (its documented `client`
 argument) whose in-memory transport answers from the script (`server.ServingTransport`: one agent
-serves concurrent runs, each with its own model); in the `http` profile an agent whose model has
-`client_args={"base_url": CallRequest.base_url}`. Beneath the model class run Strands' own request
+serves concurrent runs, each with its own model); in the `http` profile an agent whose model's
+client is at `CallRequest.base_url` (`server.openai_client`). Beneath the model class run Strands' own request
 building and stream parsing (`OpenAIModel.stream`, `format_chunk`), the OpenAI client's retries (its
 default `max_retries=2`) and Strands' own retry of a throttled model call (event_loop/_retry.py
 `ModelRetryStrategy`). Tools are `@tool`-decorated functions, Strands' documented primary form (it
@@ -25,8 +25,6 @@ from functools import partial
 from importlib.metadata import version
 from typing import Any, ClassVar
 
-import httpx
-import openai
 from strands import Agent, tool
 from strands.agent.agent_result import AgentResult
 from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
@@ -87,12 +85,9 @@ _NOT_CLAIMED = {
 
 
 def _model(base_url: str | None) -> OpenAIModel:
-    """Strands' OpenAI model with its defaults: at `base_url`, or answered in memory."""
-    if base_url is not None:
-        return OpenAIModel(client_args={"base_url": base_url, "api_key": server.API_KEY}, model_id="scripted")
-    client = openai.AsyncOpenAI(base_url=server.IN_MEMORY_URL, api_key=server.API_KEY,
-                                http_client=httpx.AsyncClient(transport=server.ServingTransport(_CALL_FOR)))
-    return OpenAIModel(client=client, model_id="scripted")
+    """Strands' OpenAI model with its defaults, given (its documented `client`) a client at
+    `base_url` or answered in memory."""
+    return OpenAIModel(client=server.openai_client(None, _CALL_FOR, base_url=base_url), model_id="scripted")
 
 
 class _Approvals(HookProvider):  # type: ignore[misc]

@@ -331,3 +331,19 @@ def test_an_openai_client_is_answered_from_the_script_beneath_its_retries() -> N
         model="m", messages=[{"role": "user", "content": "?"}], tools=tools))
     assert retried.choices[0].message.tool_calls[0].function.arguments == '{"a": 1}'
     assert [c.kind for c in model.calls] == ["step", "step", "step"]  # the 500 was retried
+
+
+def test_an_openai_client_without_a_model_is_answered_by_the_serving_one_or_goes_to_its_base_url() -> None:
+    pytest.importorskip("openai")  # installed with the dev extra
+    tools = [{"type": "function", "function": {"name": "add", "parameters": {}}}]
+    first, second = (ScriptedModel([StepTurn(thought="t", tool_name=name, tool_args={})],
+                                   finish_then_extract=False) for name in ("add", "sub"))
+    client = server.openai_client(None, asynchronous=False)
+    for model, name in ((first, "add"), (second, "sub")):  # one client, answered by each call's model
+        with translate.serving(model):
+            reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "?"}],
+                                                   tools=tools)
+        assert reply.choices[0].message.tool_calls[0].function.name == name
+    assert len(first.calls) == len(second.calls) == 1
+    remote = server.openai_client(None, base_url="http://127.0.0.1:9/v1")
+    assert str(remote.base_url) == "http://127.0.0.1:9/v1/" and remote.api_key == server.API_KEY
