@@ -374,6 +374,7 @@ class _Session:
                 "process ended early, or is still running"),
         )
 
+    @pytest.hookimpl(tryfirst=True)  # before JUnit XML writes its file
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.exitstatus = int(exitstatus)
         if session.shouldstop and not self.stopped_by:
@@ -390,15 +391,36 @@ class _Session:
             self.stopped_by = f"{len(never_ran)} of the {len(selected)} selected scenarios never ran{why}"
         self.complete = self.stopped_by is None and exitstatus != pytest.ExitCode.INTERRUPTED
         self._write(self.complete)
-        if exitstatus == pytest.ExitCode.OK and not hasattr(self.config, "workerinput") and any(
-                r.verdict == "failed" for r in self.report(self.complete).scenarios):
+        if not hasattr(self.config, "workerinput") and self._report_blocked_by_passed():
             # A scenario blocked by a requirement that passed is a failure of its own.
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            if exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary and not hasattr(self.config, "workerinput"):
             # GitHub Actions shows this file on the run's page: the requirement-by-verdict table.
             with open(summary, "a", encoding="utf-8") as out:
                 out.write(_report.markdown(self.report(self.complete), catalogue()) + "\n")
+
+    def _report_blocked_by_passed(self) -> bool:
+        """Re-report, as failed, each scenario reported as blocked by a requirement that passed
+        (known only once every scenario ran): in the terminal's tally and summary, and in JUnit
+        XML. Whether there was any."""
+        nodeids = list(self.results)
+        resolved = _report.resolve_blocked(list(self.results.values()))
+        failed = {nodeid: r.message for nodeid, r in zip(nodeids, resolved, strict=True)
+                  if r.verdict == "failed" and self.results[nodeid].verdict == "blocked"}
+        if not failed:
+            return False
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        stats: dict[str, list[Any]] = getattr(terminal, "stats", {})
+        for report in [r for r in stats.get("skipped", []) if getattr(r, "nodeid", None) in failed]:
+            stats["skipped"].remove(report)
+            report.outcome = "failed"
+            report.longrepr = _text.terminal(failed[report.nodeid])
+            stats.setdefault("failed", []).append(report)
+        _junit_failures(self.config, {nodeid.rpartition("::")[2]: message
+                                      for nodeid, message in failed.items()})
+        return True
 
     def _write(self, complete: bool) -> None:
         """Write the reports asked for; rewritten after every scenario, so that a process killed
@@ -615,6 +637,29 @@ def _record_junit_properties(item: pytest.Item) -> None:
     requirement = catalogue().get(str(_requirement(item)))
     item.user_properties.append(("level", requirement.level if requirement else "must"))
     item.user_properties.append(("capability", ", ".join(sorted(_capabilities(item))) or "core"))
+
+
+def _junit_failures(config: pytest.Config, messages: dict[str, str]) -> None:
+    """Turn the `skipped` of each JUnit test case named in `messages` into a `failure` with its
+    message; pytest writes the file at the session's end, from the test cases it kept."""
+    from xml.etree import ElementTree
+
+    from _pytest.junitxml import bin_xml_escape, xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    for reporter in xml.node_reporters_ordered:
+        case = reporter.to_xml()
+        skipped = case.find("skipped")
+        message = messages.get(str(case.get("name")))
+        if message is None or skipped is None:
+            continue
+        case.remove(skipped)
+        failure = ElementTree.SubElement(case, "failure", message=bin_xml_escape(message))
+        failure.text = bin_xml_escape(message)
+        xml.stats["skipped"] -= 1
+        xml.stats["failure"] += 1
 
 
 def _junit_classname(config: pytest.Config, report: pytest.TestReport, feature: str) -> None:

@@ -1018,6 +1018,22 @@ class ResumesAnotherAgentsPause(_BuildsAs):
     react_class = _TakesOverAnyPause
 
 
+class _CrashesOnQueryC(reference.ReAct):
+    """Lets a tool's error escape on one call only: args `{"query": "c"}`, which no ERR-1 scenario sends."""
+
+    def _act(self, run: Any, thought: str, name: str, args: dict[str, Any], approved: bool = False) -> Any:
+        if args == {"query": "c"}:
+            raise RuntimeError("the disk is on fire")
+        return super()._act(run, thought, name, args, approved)
+
+
+class BlockedByAPassedRequirement(_BuildsAs):
+    """Ends a run with a tool's error only where a TRJ-3 scenario calls the raising tool a third
+    time: TRJ-3 is blocked by ERR-1, which passed, so that scenario is a failure of its own."""
+
+    react_class = _CrashesOnQueryC
+
+
 class _MarksThePause(reference.ReAct):
     """Marks an answered pause on the interrupt itself, not on the agent: a copy is unmarked."""
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from xml.etree import ElementTree
+
 import pytest
 
 from conformance._features import catalogue
@@ -134,6 +137,23 @@ def test_a_broken_implementation_fails_the_right_requirement(
     assert run.returncode == 1
     assert requirement in run.requirements("failed"), run.output[-3000:]
     assert not run.requirements("errored")
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_scenario_blocked_by_a_passed_requirement_fails_in_every_report(
+    run_suite: RunSuite, tmp_path: Path, workers: list[str]
+) -> None:
+    junit = tmp_path / "junit.xml"
+    run = run_suite(f"{B}:BlockedByAPassedRequirement", "--junitxml", str(junit), "-ra", *workers)
+    assert run.returncode == 1, run.output[-3000:]
+    assert run.requirements("failed") == {"ERR-2", "TRJ-3"} and "ERR-1" in run.requirements("passed")
+    # pytest's own tally and JUnit XML say so too, not "skipped"
+    assert "3 failed" in run.output and "blocked by ERR-1" not in run.output.split("short test summary")[-1]
+    assert "but ERR-1 passed: the scenario's failure is its own" in run.output
+    suite = ElementTree.parse(junit).getroot().find("testsuite")
+    assert suite is not None and (suite.get("failures"), suite.get("skipped")) == ("3", "5")
+    failed = [case for case in suite.iter("testcase") if case.find("failure") is not None]
+    assert len(failed) == 3 and all(case.find("skipped") is None for case in failed)
 
 
 def test_a_cap_that_stops_a_step_early_fails_loop_3_and_blocks_what_counts_steps(run_suite: RunSuite) -> None:
