@@ -15,8 +15,9 @@ run's messages come from the documented `capture_run_messages`.
 
 Approval: an interruptible tool has `requires_approval=True` and the output type is
 `[str, DeferredToolRequests]`: the run ends with the pending calls (an interrupt whose id is the
-call's `tool_call_id`); a resume is a new run with the paused run's messages, its usage and
-`DeferredToolResults` (`ToolApproved()`, `ToolDenied(text)`, `ToolApproved(override_args=...)`).
+call's `tool_call_id`); a resume is a new run of the agent given, with the paused result's messages
+(through their JSON, `ModelMessagesTypeAdapter`), its usage and `DeferredToolResults`
+(`ToolApproved()`, `ToolDenied(text)`, `ToolApproved(override_args=...)`).
 
 Transport (`lm-retry`, `http`): FunctionModel sits above every retry layer, so a script holding a
 transport fault, and every `http` call, runs on pydantic-ai's `OpenAIChatModel` and
@@ -48,6 +49,7 @@ from pydantic_ai.messages import (
     ERROR_OUTCOMES,
     BaseToolReturnPart,
     ModelMessage,
+    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
     TextPart,
@@ -58,7 +60,8 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
-from pydantic_ai.usage import RunUsage, UsageLimits
+from pydantic_ai.run import AgentRunResult
+from pydantic_ai.usage import UsageLimits
 
 from conformance import render, server, translate
 from conformance._model import ScriptedModel
@@ -92,33 +95,43 @@ _KNOWN: dict[str, str] = {
     "When no tool ran, tools_used is empty": _NO_FIELDS,
     "After steps with thoughts, a partial final answer the library gives is not empty": _NO_FIELDS,
     "HITL-6": _REPLAY,
+    "A pause answered through another agent is refused":
+        "a pause has no owner: a resume is a new run of whichever agent is given, on the "
+        "message_history the caller hands it, and DeferredToolResults approvals are matched by "
+        "tool_call_id alone (_agent_graph.py _handle_deferred_tool_results): a second agent with "
+        "the same tool takes the approval and runs the call",
     "HITL-8": _REPLAY + ", also from its serialised form (ModelMessagesTypeAdapter)",
     "A pause's trajectory is a snapshot":
-        "a pause is the caller's message list: the result's all_messages() hands out the run's own "
-        "message objects (run.py AgentRun.all_messages returns ctx.state.message_history), and the "
-        "resume runs on what the caller holds (message_history=...)",
+        "the paused result hands out its own message list, not a copy (run.py "
+        "AgentRunResult.all_messages returns self._state.message_history, the same list on every "
+        "call): the caller's mutation of the messages it was shown is in the history the resume "
+        "takes from that result",
 }
 
 
 @dataclass
 class _Pause:
-    """A run that ended with a pending approval: what a pydantic-ai user keeps to resume it."""
+    """A run that ended with a pending approval: what a pydantic-ai user keeps to resume it (the
+    run's result, whose messages and usage the resume takes)."""
 
-    messages: list[ModelMessage]
+    result: AgentRunResult[Any]
     call: ToolCallPart
-    usage: RunUsage
     limits: UsageLimits
     inputs: dict[str, Any]
 
 
+#: Every pause by its interrupt id, whichever agent's run made it: a person's answer may reach
+#: another agent than the paused one (HITL-6), and refusing it is pydantic-ai's part, not ours.
+_PAUSES: dict[str, _Pause] = {}
+
+
 @dataclass
 class _Agent:
-    """A built pydantic-ai `Agent`, the messages its last call handed out, its pauses."""
+    """A built pydantic-ai `Agent` and the messages its last call handed out."""
 
     agent: Agent[None, Any]
     spec: AgentSpec
     last: list[ModelMessage] = field(default_factory=list)
-    pauses: dict[str, _Pause] = field(default_factory=dict)
 
 
 class PydanticAIBinding(Binding):
@@ -176,12 +189,15 @@ class PydanticAIBinding(Binding):
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        pause = agent.pauses[request.interrupt_id]
+        pause = _PAUSES[request.interrupt_id]
         answer = _answer(pause.call, request.response)
         if isinstance(answer, ErrorInfo):
             return Outcome(error=answer)
+        # Through the messages' JSON, as a pause kept across processes is (durable-approvals);
+        # taken when the person answers, from the result the paused run returned.
+        messages = ModelMessagesTypeAdapter.validate_json(pause.result.all_messages_json())
         kwargs: dict[str, Any] = {
-            "message_history": pause.messages, "usage": pause.usage,
+            "message_history": messages, "usage": pause.result.usage,
             "deferred_tool_results": DeferredToolResults(approvals={pause.call.tool_call_id: answer}),
             "model": _model(model, None), "usage_limits": pause.limits,
         }
@@ -238,7 +254,7 @@ def _outcome(agent: _Agent, kwargs: dict[str, Any], inputs: dict[str, Any], resu
     if not isinstance(result.output, DeferredToolRequests):
         return translate.finished(agent.spec.signature, result.output, trajectory, iterations)
     call = result.output.approvals[0]
-    agent.pauses[call.tool_call_id] = _Pause(messages, call, result.usage, kwargs["usage_limits"], inputs)
+    _PAUSES[call.tool_call_id] = _Pause(result, call, kwargs["usage_limits"], inputs)
     # DeferredToolRequests holds the pending calls and no question for the person.
     count = len(result.output.approvals)
     return translate.paused(
