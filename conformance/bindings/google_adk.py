@@ -11,8 +11,8 @@ are not a JSON object come back as Gemini answers a malformed call, a response w
 `translate.serving` (a contextvar; `Runner.run` copies the context into its thread) gives each run
 its model. Tools are plain functions, which the agent wraps in `FunctionTool`.
 
-Runs: a session per call in the `InMemoryRunner`'s session service; `Runner.run` (sync: the async
-run on a thread of its own), `Runner.run_async`, whose events are also the stream (a step event per
+Runs: a session per call in the runner's session service; `Runner.run` (sync: the async run on a
+thread of its own), `Runner.run_async`, whose events are also the stream (a step event per
 function-response event). The step cap is `RunConfig(max_llm_calls=N)`, per call (the agent has no
 cap of its own, so the spec's cap is passed on every run): the N+1-th model call raises
 `LlmCallsLimitExceededError` (agents/invocation_context.py `increment_llm_call_count`) before it
@@ -20,13 +20,30 @@ reaches the model. The error carries its message only; the run's events, which t
 keeps (`session_service.get_session`, the documented API), give the partial run, and the caller's
 own `RunConfig` the limit.
 
+Approval: an interruptible tool is `FunctionTool(func, require_confirmation=True)`. Its call pauses
+the run: ADK answers it with a placeholder and adds a long-running `adk_request_confirmation` call
+holding the original call (flows/llm_flows/tools/_functions.py), the pause reported with that
+request's id. The person answers as ADK documents, with a `FunctionResponse` to the request holding
+a `ToolConfirmation` (`confirmed`; free text declines, as its `payload`: ADK takes no message), sent
+by a new `Runner.run` of the paused session, with the run's own `RunConfig`; a resumed run's steps
+are the session's. A pause is its session's events, in the runner's session store: an agent with a
+tool needing confirmation keeps them in ADK's `SqliteSessionService`, a SQLite file of its own
+(InMemoryRunner's other services), so every answer reads the pause back from its serialised form
+(`durable-approvals`); the other agents run in `InMemoryRunner`. Pauses are kept here by id for every
+agent: answered through another agent, the runner looks the session up in its own store.
+
 `google-adk+reflect-retry` is the documented opt-in `ReflectAndRetryToolPlugin()` on the runner:
 a raising tool's exception goes back to the model instead of ending the run.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
+import itertools
 import json
+import shutil
+import tempfile
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -35,24 +52,35 @@ from typing import Any, ClassVar
 
 from google.adk.agents import LlmAgent, RunConfig
 from google.adk.agents.invocation_context import LlmCallsLimitExceededError
+from google.adk.artifacts import InMemoryArtifactService
 from google.adk.events import Event as AdkEvent
+from google.adk.memory import InMemoryMemoryService
 from google.adk.models import BaseLlm, LlmRequest, LlmResponse
 from google.adk.plugins import ReflectAndRetryToolPlugin
-from google.adk.runners import InMemoryRunner
+from google.adk.runners import InMemoryRunner, Runner
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
+from google.adk.tools import FunctionTool
+from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 from pydantic import JsonValue
 
-from conformance import render, translate
+from conformance import ResumeRequest, render, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import AgentSpec, Binding, CallRequest, ErrorInfo, Event, LMCall, Outcome, Step
 
 _APP, _USER = "conformance", "user"
+#: The function call ADK adds to ask the person to confirm a call (utils/_function_call_names.py).
+_CONFIRM = "adk_request_confirmation"
 _ARGS4 = "test_tool_args_that_break_the_tools_schema_never_reach_it_with_a_wrong_or_missing_value"
 _ARGS5 = "test_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why"
 _MALFORMED = ("Gemini answers a call it cannot parse with finish_reason MALFORMED_FUNCTION_CALL and no "
               "content; ADK yields that as an event with its error_code and, with no function call in it, "
               "ends the run (flows/llm_flows/base_llm_flow.py): the model is never told or asked again")
+_NO_EDIT = ("a ToolConfirmation carries confirmed and a payload (tools/tool_confirmation.py); "
+            "FunctionTool.run_async (tools/function_tool.py) runs a confirmed call with the model's args, "
+            "and _resolve_confirmation_targets (flows/llm_flows/tools/_confirmation.py) refuses a call whose "
+            "args differ from the session's: a pending call cannot be edited")
 _UNCHECKED = ("FunctionTool.run_async (tools/function_tool.py) calls the function with the model's args "
               "unvalidated: ")
 #: Known failures of the defaults and of the opt-in alike.
@@ -75,6 +103,14 @@ _SHARED: dict[str, str] = {
     "An argument the schema does not declare is refused, naming it, not dropped":
         "FunctionTool._prepare_invocation_args (tools/function_tool.py) keeps only the signature's "
         "parameters: 'memo' is dropped and the tool runs",
+    "Free text is fed back to the agent as the user's answer":
+        "a ToolConfirmation takes no message for the model: FunctionTool.run_async (tools/function_tool.py) "
+        "answers a call that was not confirmed with its fixed {'error': 'This tool call is rejected.'}, and "
+        "the confirmation's payload (the person's text) never reaches the model",
+    "Resuming keeps the budget the steps before the pause used":
+        "a resume is a new Runner.run, whose InvocationContext counts max_llm_calls from zero "
+        "(agents/invocation_context.py _InvocationCostManager): with a cap of 2 spent before the pause, "
+        "the resumed run asks the model a third time",
     "A step cap of zero is refused at configuration, or raises before any model call":
         "a max_llm_calls of 0 or less means no limit at all (agents/run_config.py validate_max_llm_calls "
         "warns; invocation_context.py enforces only a positive one): the run goes on",
@@ -145,11 +181,32 @@ def _shown(content: types.Content) -> dict[str, Any]:
 
 @dataclass
 class _Agent:
-    """A built `LlmAgent`, its runner and spec, and the events its last call handed out."""
+    """A built `LlmAgent`, its runner (over a session store of its own) and spec, and the events its
+    last call handed out."""
 
-    runner: InMemoryRunner
+    runner: Runner
     spec: AgentSpec
     last: list[AdkEvent] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Pause:
+    """A run paused for confirmation: its session (kept, serialised, in the paused agent's session
+    store), the `adk_request_confirmation` call the answer names, and the run's own `RunConfig` cap,
+    which the person's resuming run is given again."""
+
+    session: str
+    request: str
+    max_llm_calls: int
+
+
+#: Every pause a run reported, by its request's id, whichever agent paused: a person's answer may
+#: reach another agent than the paused one (HITL-6), and refusing it is ADK's part, not ours.
+_PAUSES: dict[str, _Pause] = {}
+#: Each agent's sessions live in a SQLite file of its own under this directory.
+_STORE = tempfile.mkdtemp(prefix="conformance-adk-")
+atexit.register(shutil.rmtree, _STORE, True)
+_STORES = itertools.count(1)
 
 
 class GoogleADKBinding(Binding):
@@ -158,7 +215,9 @@ class GoogleADKBinding(Binding):
     name = "google-adk"
     dependencies = ("google-adk", "google-genai", "pydantic")
     contract_version = 3
-    capabilities = frozenset({"max-steps-error", "per-call-cap", "async", "streaming", "parallel-tool-calls"})
+    capabilities = frozenset({"max-steps-error", "per-call-cap", "tool-approval", "durable-approvals",
+                              "async", "streaming", "parallel-tool-calls"})
+    approval_form = "pause"
     not_claimed: ClassVar[Mapping[str, str]] = {
         "signature": "a native tool-calling loop: LlmAgent takes an instruction and tools, no signature",
         "adapters": "no pluggable prompt format: each model class writes its provider's request",
@@ -169,10 +228,7 @@ class GoogleADKBinding(Binding):
         "cap-summary": "the cap raises; there is no message for the user of what was tried",
         "repeated-error-stop": "no count of repeated tool failures",
         "ask-user": "no built-in tool that asks the person on by default",
-        "tool-approval": "not bound yet: FunctionTool(require_confirmation=True) pauses a call for a "
-                         "ToolConfirmation, which this binding does not drive",
-        "approval-edit": "not bound yet (see tool-approval)",
-        "durable-approvals": "not bound yet (see tool-approval)",
+        "approval-edit": _NO_EDIT,
         "lm-retry": "not bound: the binding drives ADK's BaseLlm interface; retries live in the model "
                     "classes' clients (Gemini's google-genai HttpRetryOptions), beneath it",
         "http": "not bound: ADK's HTTP model classes speak Gemini's API (google_llm.py Gemini) or need "
@@ -189,29 +245,64 @@ class GoogleADKBinding(Binding):
         return []
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
-        return translate.built(lambda: _Agent(InMemoryRunner(agent=LlmAgent(
-            name="agent", model=_Scripted(has_tools=bool(tools)),
-            instruction=spec.signature.instructions or "",
-            tools=[translate.documented_function(t) for t in tools]), app_name=_APP,
-            plugins=self.plugins()), spec))
+        def made() -> _Agent:
+            agent = LlmAgent(name="agent", model=_Scripted(has_tools=bool(tools)),
+                             instruction=spec.signature.instructions or "",
+                             tools=[_tool(t) for t in tools])
+            if not any(t.spec.interruptible for t in tools):
+                return _Agent(InMemoryRunner(agent=agent, app_name=_APP, plugins=self.plugins()), spec)
+            # InMemoryRunner's services, but its sessions in a SQLite file of its own.
+            store = SqliteSessionService(f"{_STORE}/agent-{next(_STORES)}.db")
+            return _Agent(Runner(agent=agent, app_name=_APP, session_service=store, plugins=self.plugins(),
+                                 artifact_service=InMemoryArtifactService(),
+                                 memory_service=InMemoryMemoryService()), spec)
+
+        return translate.built(made)
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         seen: list[AdkEvent] = []
+        message = types.Content(role="user", parts=[types.Part(text=render.user_message(call.inputs))])
+        cap = translate.step_cap(agent.spec, call)
         with translate.serving(model):
             return translate.reported(
-                model, call.mode, partial(_outcome, agent, seen), partial(_failed, agent, seen, call),
-                sync=lambda: _sync(agent, call, seen),
-                asynchronous=lambda: _play(agent, call, seen, model, None),
-                stream=lambda events: _play(agent, call, seen, model, events))
+                model, call.mode, partial(_outcome, agent, seen, cap), partial(_failed, agent, seen, cap),
+                sync=lambda: _sync(agent, None, message, cap, seen),
+                asynchronous=lambda: _play(agent, None, message, cap, seen, model, None),
+                stream=lambda events: _play(agent, None, message, cap, seen, model, events))
+
+    def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
+        """The person's answer as ADK's documented resume: a `FunctionResponse` to the pause's
+        `adk_request_confirmation` call, holding a `ToolConfirmation`, sent by a new run of the same
+        session, through the agent given."""
+        assert isinstance(agent, _Agent)
+        pause = _PAUSES[request.interrupt_id]
+        answer = translate.approval(request.response)
+        if answer.decision == "edit":
+            return Outcome(error=ErrorInfo(type="NotSupported", message=_NO_EDIT))
+        # Free text declines the call, the text as the confirmation's payload: ADK takes no message.
+        confirmation = ToolConfirmation(confirmed=answer.decision == "approve",
+                                        payload=answer.text if answer.decision == "message" else None)
+        message = types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
+            id=pause.request, name=_CONFIRM, response=confirmation.model_dump(by_alias=True,
+                                                                              exclude_none=True)))])
+        seen: list[AdkEvent] = []
+        cap = pause.max_llm_calls
+        with translate.serving(model):
+            return translate.reported(
+                model, request.mode, partial(_outcome, agent, seen, cap), partial(_failed, agent, seen, cap),
+                sync=lambda: _sync(agent, pause.session, message, cap, seen),
+                asynchronous=lambda: _play(agent, pause.session, message, cap, seen, model, None))
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         seen: list[AdkEvent] = []
+        message = types.Content(role="user", parts=[types.Part(text=render.user_message(call.inputs))])
+        cap = translate.step_cap(agent.spec, call)
         with translate.serving(model):
             return await translate.areported(
-                _play(agent, call, seen, model, None), partial(_outcome, agent, seen),
-                partial(_failed, agent, seen, call))
+                _play(agent, None, message, cap, seen, model, None), partial(_outcome, agent, seen, cap),
+                partial(_failed, agent, seen, cap))
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
@@ -241,61 +332,111 @@ class GoogleADKReflectRetryBinding(GoogleADKBinding):
         return [ReflectAndRetryToolPlugin()]
 
 
-def _arguments(agent: _Agent, call: CallRequest, session: str) -> dict[str, Any]:
-    text = types.Part(text=render.user_message(call.inputs))
-    return {"user_id": _USER, "session_id": session, "new_message": types.Content(role="user", parts=[text]),
-            "run_config": RunConfig(max_llm_calls=translate.step_cap(agent.spec, call))}
+def _tool(tool: SuiteTool) -> Any:
+    """The suite's tool as a plain function, which the agent wraps in `FunctionTool`; an
+    interruptible one as `FunctionTool(func, require_confirmation=True)`, ADK's documented
+    confirmation."""
+    function = translate.documented_function(tool)
+    return FunctionTool(function, require_confirmation=True) if tool.spec.interruptible else function
 
 
-def _session(agent: _Agent) -> str:
-    return str(agent.runner.session_service.create_session_sync(app_name=_APP, user_id=_USER).id)
+def _arguments(session: str, message: types.Content, cap: int) -> dict[str, Any]:
+    return {"user_id": _USER, "session_id": session, "new_message": message,
+            "run_config": RunConfig(max_llm_calls=cap)}
 
 
-def _sync(agent: _Agent, call: CallRequest, seen: list[AdkEvent]) -> None:
-    """`Runner.run`: its events into `seen` as they arrive."""
-    for event in agent.runner.run(**_arguments(agent, call, _session(agent))):
+def _sync(agent: _Agent, session: str | None, message: types.Content, cap: int,
+          seen: list[AdkEvent]) -> tuple[str, list[AdkEvent]]:
+    """`Runner.run` in `session` (None: a new one): its events into `seen` as they arrive; the
+    session's whole history once it ends."""
+    if session is None:
+        session = asyncio.run(agent.runner.session_service.create_session(app_name=_APP, user_id=_USER)).id
+    for event in agent.runner.run(**_arguments(session, message, cap)):
         seen.append(event)
+    return session, asyncio.run(_history(agent, session))
 
 
-async def _play(agent: _Agent, call: CallRequest, seen: list[AdkEvent], model: ScriptedModel,
-                events: list[Event] | None) -> None:
-    """`Runner.run_async`: its events into `seen`; when streaming, a step event per function response."""
-    session = await agent.runner.session_service.create_session(app_name=_APP, user_id=_USER)
-    async for event in agent.runner.run_async(**_arguments(agent, call, session.id)):
+async def _play(agent: _Agent, session: str | None, message: types.Content, cap: int, seen: list[AdkEvent],
+                model: ScriptedModel, events: list[Event] | None) -> tuple[str, list[AdkEvent]]:
+    """`Runner.run_async` in `session` (None: a new one): its events into `seen`, and when streaming
+    a step event per function response; the session's whole history once it ends."""
+    if session is None:
+        session = (await agent.runner.session_service.create_session(app_name=_APP, user_id=_USER)).id
+    async for event in agent.runner.run_async(**_arguments(session, message, cap)):
         seen.append(event)
         if events is not None and event.get_function_responses():
             translate.step_events(model, events, _trajectory(seen))
+    return session, await _history(agent, session)
+
+
+async def _history(agent: _Agent, session: str) -> list[AdkEvent]:
+    """The session's events, as its store keeps them (`get_session`, the documented API): a resumed
+    run's trajectory begins before the pause."""
+    found = await agent.runner.session_service.get_session(app_name=_APP, user_id=_USER, session_id=session)
+    assert found is not None, f"ADK lost the session {session} it just ran"
+    return list(found.events)
 
 
 def _trajectory(events: Sequence[AdkEvent]) -> list[Step]:
-    """One Step per function call, its thought the text beside it, its observation the response to
-    its call id."""
+    """One Step per function call the model made, its thought the text beside it, its observation
+    the last response to its call id (a confirmed call's result replaces the pause's placeholder).
+    ADK's own `adk_request_confirmation` calls are the pause, not the model's steps."""
     calls: list[translate.NativeCall] = []
     results: dict[str, Any] = {}
     for event in events:
         parts = (event.content.parts or []) if event.content else []
         thought = "".join(p.text or "" for p in parts) or None
-        calls += [(c.id, thought, c.name or "", c.args) for c in event.get_function_calls()]
+        calls += [(c.id, thought, c.name or "", c.args) for c in event.get_function_calls()
+                  if c.name != _CONFIRM]
         results.update({r.id or "": r.response for r in event.get_function_responses()})
     return translate.steps(calls, results)
 
 
 def _model_calls(events: Sequence[AdkEvent]) -> int:
     """The model responses among the events: a response with content, or one that carries the
-    model's finish reason (a malformed call's, which has none); not the event a failure leaves."""
-    return sum(1 for e in events if not e.partial and (e.finish_reason is not None or (
+    model's finish reason (a malformed call's, which has none); not the event a failure leaves, nor
+    the confirmation request ADK adds."""
+    return sum(1 for e in events if not e.partial and not _requests(e) and (e.finish_reason is not None or (
         e.content is not None and e.content.role == "model")))
 
 
-def _outcome(agent: _Agent, seen: list[AdkEvent], result: None) -> Outcome:
+def _requests(event: AdkEvent) -> list[types.FunctionCall]:
+    """The confirmations the event asks the person for: its long-running `adk_request_confirmation`
+    calls (flows/llm_flows/tools/_functions.py generate_request_confirmation_event)."""
+    return [c for c in event.get_function_calls()
+            if c.name == _CONFIRM and c.id in (event.long_running_tool_ids or ())]
+
+
+def _outcome(agent: _Agent, seen: list[AdkEvent], cap: int, ended: tuple[str, list[AdkEvent]]) -> Outcome:
+    """A run that returned: its final reply, or the confirmation it ended on; its steps, the
+    session's (`ended`: the session's id and its events)."""
     agent.last = seen
+    session, history = ended
+    trajectory, calls = _trajectory(history), _model_calls(history)
+    pending = [(e, c) for e in seen for c in _requests(e)]
+    if pending:
+        return _paused(session, history, pending[0][1], cap, trajectory, calls)
     final = next((e for e in reversed(seen) if e.is_final_response() and e.content), None)
     reply = "".join(p.text or "" for p in final.content.parts or []) if final and final.content else None
-    return translate.finished(agent.spec.signature, reply, _trajectory(seen), _model_calls(seen))
+    return translate.finished(agent.spec.signature, reply, trajectory, calls)
 
 
-def _failed(agent: _Agent, seen: list[AdkEvent], call: CallRequest, exc: Exception) -> Outcome:
-    """An exception the run let escape, with the events it yielded before (the session's)."""
+def _paused(session: str, history: list[AdkEvent], request: types.FunctionCall, cap: int,
+            trajectory: list[Step], calls: int) -> Outcome:
+    """A run that ended on a confirmation request: the call it holds back (`originalFunctionCall`),
+    kept by the request's id."""
+    args = request.args or {}
+    original = types.FunctionCall.model_validate(args.get("originalFunctionCall") or {})
+    _PAUSES[request.id or ""] = _Pause(session, request.id or "", cap)
+    inputs = next(("".join(p.text or "" for p in e.content.parts or []) for e in history
+                   if e.author == "user" and e.content), None)
+    return translate.paused("ToolConfirmation", str((args.get("toolConfirmation") or {}).get("hint", "")),
+                            interrupt_id=request.id or "", tool=original.name or "", args=original.args,
+                            call_id=original.id, trajectory=trajectory, iterations=calls, inputs=inputs)
+
+
+def _failed(agent: _Agent, seen: list[AdkEvent], cap: int, exc: Exception) -> Outcome:
+    """An exception the run let escape, with the events it yielded before."""
     agent.last = seen
     trajectory, calls = _trajectory(seen), _model_calls(seen)
     if not isinstance(exc, LlmCallsLimitExceededError):
@@ -304,7 +445,7 @@ def _failed(agent: _Agent, seen: list[AdkEvent], call: CallRequest, exc: Excepti
     done = [s for s in trajectory if s.observation is not None and s.tool_name in own]
     return Outcome(trajectory=trajectory, iterations=calls, stop_reason="max_steps",
                    error=translate.max_iterations(
-                       exc, iterations=calls, max_iterations=translate.step_cap(agent.spec, call),
+                       exc, iterations=calls, max_iterations=cap,
                        tools_used=[s.tool_name for s in done],
                        history=[s.model_dump() for s in trajectory],
                        last_observation=done[-1].observation if done else None))
