@@ -24,6 +24,11 @@ transport fault, and every `http` call, runs on pydantic-ai's `OpenAIChatModel` 
 `OpenAIProvider`, whose AsyncOpenAI client retries by default (2 retries, after about 0.5 s and
 1 s or a Retry-After; no public setting zeroes the waits). Streaming is `agent.iter`: a step event
 when a model request node carries a call's tool return, `done` after its End node.
+
+Opt-in (`pydantic-ai+tool-errors`): by default only `ModelRetry` and `ToolFailed` raised in a tool
+reach the model; the documented agent-wide way to turn any other exception into the call's result
+is a capability's `on_tool_execute_error` hook (the `Hooks` capability's `tool_execute_error`),
+whose raising `ToolFailed` gives the model a failed tool result without changing any tool.
 """
 
 from __future__ import annotations
@@ -38,12 +43,16 @@ from pydantic_ai import (
     Agent,
     DeferredToolRequests,
     DeferredToolResults,
+    RunContext,
     Tool,
     ToolApproved,
     ToolDenied,
+    ToolFailed,
     capture_run_messages,
 )
 from pydantic_ai import __version__ as _VERSION
+from pydantic_ai.capabilities import AbstractCapability, Hooks
+from pydantic_ai.capabilities.abstract import ValidatedToolArgs
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.messages import (
     ERROR_OUTCOMES,
@@ -61,6 +70,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.run import AgentRunResult
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import UsageLimits
 
 from conformance import render, server, translate
@@ -172,7 +182,11 @@ class PydanticAIBinding(Binding):
         output: Any = [str, DeferredToolRequests] if any(t.spec.interruptible for t in tools) else str
         return translate.built(lambda: _Agent(Agent(
             instructions=spec.signature.instructions or None, tools=[_tool(t) for t in tools],
-            output_type=output), spec))
+            output_type=output, capabilities=self._capabilities()), spec))
+
+    def _capabilities(self) -> list[AbstractCapability[None]]:
+        """The capabilities the agent is built with: none by default."""
+        return []
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -352,3 +366,24 @@ def _model(model: ScriptedModel, base_url: str | None) -> Model:
     # A legacy httpx client (pydantic-ai warns it prefers httpx2): server.fault_response raises
     # httpx's timeout and connection errors, which the OpenAI client then meets as a real one would.
     return OpenAIChatModel("scripted", provider=OpenAIProvider(openai_client=server.openai_client(model)))
+
+
+async def _tool_failed(ctx: RunContext[None], *, call: ToolCallPart, tool_def: ToolDefinition,
+                       args: ValidatedToolArgs, error: Exception) -> Any:
+    """The agent's tool-execution error hook: the exception becomes `ToolFailed`, which pydantic-ai
+    returns to the model as the call's failed result (outcome 'failed') and the run goes on."""
+    raise ToolFailed(str(error))
+
+
+class PydanticAIToolErrorsBinding(PydanticAIBinding):
+    """`Agent` with a `Hooks` capability whose `tool_execute_error` hook raises `ToolFailed`: the
+    documented opt-in (hooks docs: an error hook that raises a different exception transforms the
+    error; `ToolFailed` may be raised from tool-execution hooks to report a terminal failure to the
+    model, exceptions.py) that turns a raising tool into an error observation for every tool of
+    the agent, without changing any tool's code."""
+
+    name = "pydantic-ai+tool-errors"
+    known_failures: ClassVar[Mapping[str, str]] = {k: v for k, v in _KNOWN.items() if k != "ERR-1"}
+
+    def _capabilities(self) -> list[AbstractCapability[None]]:
+        return [Hooks(tool_execute_error=_tool_failed)]
