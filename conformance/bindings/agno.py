@@ -14,6 +14,13 @@ Step cap: `tool_call_limit=N`, the only limit Agno has; it counts tool calls, no
 Streaming is `Agent.run(stream=True, stream_events=True, yield_run_output=True)`: a step event for
 each `ToolCallCompletedEvent`, the `RunOutput` last.
 
+Approval: `@tool(requires_confirmation=True)` pauses the run (`RunStatus.paused`, its
+`active_requirements`). Every agent has Agno's documented durable store, a db (`JsonDb`, one for the
+binding): a pause is kept by id as its run and session ids and its requirements' JSON, and answered
+by `continue_run(run_id=..., session_id=..., requirements=...)` on the agent `resume` is given.
+Replaying an answer to a completed run forks it (continue_run_dispatch's auto-fork on COMPLETED):
+the model is asked again, the tool does not run again.
+
 Telemetry: an Agent run sends a telemetry event to Agno's API unless `telemetry=False` or
 `AGNO_TELEMETRY=false` (agent/_telemetry.py `log_agent_telemetry`); the documented opt-out is set
 (unless the environment says otherwise) before the import. It changes nothing the suite observes.
@@ -21,7 +28,9 @@ Telemetry: an Agent run sends a telemetry event to Agno's API unless `telemetry=
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -46,10 +55,12 @@ from conformance.render import json_value, user_message
 os.environ.setdefault("AGNO_TELEMETRY", "false")
 
 from agno.agent import Agent
+from agno.db.json import JsonDb
 from agno.models.message import Message
 from agno.models.openai import OpenAIChat
 from agno.run.agent import RunOutput, ToolCallCompletedEvent
 from agno.run.base import RunStatus
+from agno.run.requirement import RunRequirement
 from agno.tools import tool
 
 #: Every request is a step: the Agent makes no tool-less extraction call.
@@ -116,8 +127,9 @@ _KNOWN: dict[str, str] = {
         "After the step cap the steps appear in the order they ran, one observation each",
         "After repeated tool errors the steps appear in the order they ran, one observation each",
         "Resuming keeps the budget the steps before the pause used"), _NO_CAP),
-    "A pause's trajectory is a snapshot": "the paused RunOutput handed to the caller is the run itself: "
-        "continue_run sends its messages on as they are (agent/_run.py continue_run)",
+    "A pause answered through another agent is refused": "continue_run(run_id=..., session_id=...) reads "
+        "the paused run from the db and continues it through whichever Agent is given, with no check of the "
+        "agent it paused on: the tool runs (agent/_run.py continue_run_dispatch)",
     **dict.fromkeys((
         f"{_MALFORMED}[{{'amount': 50, 'recipient': 'Ann'}}]",
         f'{_MALFORMED}[{{"amount": 50, "recipient": "Ann",}}]',
@@ -136,8 +148,6 @@ _NOT_CLAIMED = {
                            "Model.run_function_call): no count of repeated failures and no stop",
     "ask-user": "no ask-the-user tool is on by default: UserControlFlowTools (tools/user_control_flow.py, "
                 "get_user_input) is a toolkit the user adds",
-    "durable-approvals": "not bound yet: Agno persists a paused run in its db (continue_run(run_id=...)); "
-                         "this binding keeps the paused RunOutput in memory only",
 }
 
 
@@ -151,19 +161,38 @@ def _model(base_url: str | None) -> OpenAIChat:
 
 @dataclass
 class _Agent:
-    """A built Agno `Agent`, its spec and tools, the messages its last call handed out, its pauses."""
+    """A built Agno `Agent`, its spec and tools, the messages its last call handed out."""
 
     agent: Agent
     spec: AgentSpec
     tools: list[Any]
     last: list[Message] = field(default_factory=list)
-    #: Each pause it reported, by interrupt id: the paused run, the agent it ran on, the call's inputs.
-    pauses: dict[str, tuple[RunOutput, Agent, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Pause:
+    """A paused run as Agno persists it: its ids in the db, its requirements as JSON
+    (`RunRequirement.to_dict`), the pending call's id; the call's inputs and where its model lives."""
+
+    run_id: str
+    session_id: str
+    requirements: str
+    call_id: str
+    inputs: Any
+    base_url: str | None
+
+
+#: Agno's documented durable form of a pause: a db, here its JSON files (`JsonDb`), shared by every
+#: agent as one application's agents share theirs; continue_run(run_id=...) reads the run back.
+_DIRECTORY = tempfile.TemporaryDirectory(prefix="agno-db-")
+_DB = JsonDb(db_path=_DIRECTORY.name)
+#: Every pause reported, by interrupt id, for whichever agent is asked to resume it (HITL-6).
+_PAUSES: dict[str, _Pause] = {}
 
 
 def _agent(spec: AgentSpec, tools: list[Any], base_url: str | None) -> Agent:
     return Agent(model=_model(base_url), tools=tools, instructions=spec.signature.instructions or None,
-                 tool_call_limit=spec.max_steps)
+                 tool_call_limit=spec.max_steps, db=_DB)
 
 
 class AgnoBinding(Binding):
@@ -173,7 +202,7 @@ class AgnoBinding(Binding):
     dependencies = ("agno", "openai", "pydantic", "httpx")
     contract_version = 3
     capabilities = frozenset({"tool-approval", "approval-edit", "async", "streaming", "parallel-tool-calls",
-                              "lm-retry", "http"})
+                              "lm-retry", "http", "durable-approvals"})
     not_claimed: ClassVar[Mapping[str, str]] = _NOT_CLAIMED
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
 
@@ -192,7 +221,7 @@ class AgnoBinding(Binding):
         target = _target(agent, call)
         message = user_message(call.inputs)
         with translate.serving(model):
-            return translate.reported(model, call.mode, partial(_outcome, agent, target, call.inputs),
+            return translate.reported(model, call.mode, partial(_outcome, agent, call.inputs, call.base_url),
                                       partial(_failed, agent),
                                       sync=lambda: target.run(message),
                                       asynchronous=lambda: target.arun(message),
@@ -203,26 +232,31 @@ class AgnoBinding(Binding):
         with translate.serving(model):
             target = _target(agent, call)
             return await translate.areported(target.arun(user_message(call.inputs)),
-                                             partial(_outcome, agent, target, call.inputs),
+                                             partial(_outcome, agent, call.inputs, call.base_url),
                                              partial(_failed, agent))
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        if request.interrupt_id not in agent.pauses:  # a pause it never reported: Agno says what it does
+        pause = _PAUSES.get(request.interrupt_id)
+        if pause is None:  # a pause no agent reported: Agno says what it does with the id
             with translate.serving(model):
                 return translate.reported(
-                    model, request.mode, partial(_outcome, agent, agent.agent, None), partial(_failed, agent),
+                    model, request.mode, partial(_outcome, agent, None, None), partial(_failed, agent),
                     sync=lambda: agent.agent.continue_run(run_id=request.interrupt_id),
                     asynchronous=lambda: agent.agent.acontinue_run(run_id=request.interrupt_id))
-        run, target, inputs = agent.pauses[request.interrupt_id]
-        for requirement in run.active_requirements:
-            if requirement.tool_execution and requirement.tool_execution.tool_call_id == request.interrupt_id:
+        # The answer is given on requirements read back from their JSON, to the run in the db, through
+        # the agent given (at the pause's model): what Agno then does with it is the verdict.
+        requirements = [RunRequirement.from_dict(r) for r in json.loads(pause.requirements)]
+        for requirement in requirements:
+            if requirement.tool_execution and requirement.tool_execution.tool_call_id == pause.call_id:
                 _decide(requirement, request.response)
+        target = agent.agent if pause.base_url is None else _agent(agent.spec, agent.tools, pause.base_url)
+        ids = {"run_id": pause.run_id, "session_id": pause.session_id, "requirements": requirements}
         with translate.serving(model):
             return translate.reported(
-                model, request.mode, partial(_outcome, agent, target, inputs), partial(_failed, agent),
-                sync=lambda: target.continue_run(run_response=run, requirements=run.requirements),
-                asynchronous=lambda: target.acontinue_run(run_response=run, requirements=run.requirements))
+                model, request.mode, partial(_outcome, agent, pause.inputs, pause.base_url),
+                partial(_failed, agent), sync=lambda: target.continue_run(**ids),
+                asynchronous=lambda: target.acontinue_run(**ids))
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
@@ -288,7 +322,7 @@ def _trajectory(messages: Sequence[Message]) -> list[Step]:
     return trajectory
 
 
-def _outcome(agent: _Agent, target: Agent, inputs: Any, result: RunOutput | None) -> Outcome:
+def _outcome(agent: _Agent, inputs: Any, base_url: str | None, result: RunOutput | None) -> Outcome:
     if result is None:
         agent.last = []
         return Outcome()
@@ -299,10 +333,14 @@ def _outcome(agent: _Agent, target: Agent, inputs: Any, result: RunOutput | None
     pending = [r.tool_execution for r in result.active_requirements if r.tool_execution is not None]
     if result.status == RunStatus.paused and pending:
         call = pending[0]
-        agent.pauses[call.tool_call_id or ""] = (result, target, inputs)
+        pause_id = f"{result.run_id}/{call.tool_call_id}"
+        _PAUSES[pause_id] = _Pause(
+            run_id=result.run_id or "", session_id=result.session_id or "", call_id=call.tool_call_id or "",
+            requirements=json.dumps([r.to_dict() for r in result.requirements or []]), inputs=inputs,
+            base_url=base_url)
         return translate.paused(
             "RunOutput(status=PAUSED)", f"{call.tool_name} requires confirmation",
-            interrupt_id=call.tool_call_id or "", tool=call.tool_name or "", args=call.tool_args,
+            interrupt_id=pause_id, tool=call.tool_name or "", args=call.tool_args,
             call_id=call.tool_call_id, trajectory=[s for s in trajectory if s.call_id != call.tool_call_id],
             iterations=steps, inputs=inputs)
     if result.status == RunStatus.error:  # what Agno caught and returned in place of raising
