@@ -17,8 +17,10 @@ hook, and the tools node (k = 2, or 3 with `HumanInTheLoopMiddleware`); so N ste
 per-call cap (LOOP-4) is the library's own. `on_max_steps="return"` is the library's other cap,
 `ModelCallLimitMiddleware(run_limit=N, exit_behavior="end")`, which ends the run with an AIMessage.
 
-Approval: `HumanInTheLoopMiddleware(interrupt_on={tool: True})` and an `InMemorySaver`, one thread
-per run, resumed with `Command(resume={interrupt id: {"decisions": [...]}})`.
+Approval: `HumanInTheLoopMiddleware(interrupt_on={tool: True})` and an `InMemorySaver` of each
+agent's own (as the docs build one: `create_agent(..., checkpointer=InMemorySaver())`), one thread
+per run, resumed with `Command(resume={interrupt id: {"decisions": [...]}})` on the graph of the agent
+`resume` is given, in the paused run's thread.
 """
 
 from __future__ import annotations
@@ -83,6 +85,11 @@ _COMMON: dict[str, str] = {
         "a resume (Command(resume=...)) is a new invoke whose recursion limit counts afresh from the "
         "checkpoint (langgraph/pregel/_loop.py, SyncPregelLoop.__enter__: stop = step + "
         "recursion_limit + 1): the steps before the pause do not count",
+    "A pause answered through another agent is refused":
+        "Command(resume=...) in a thread the agent's own checkpointer has no checkpoint of is taken "
+        "as a new run, not refused (langgraph/pregel/_loop.py, PregelLoop._first: with no checkpoint "
+        "it is not resuming, and only the internal strict-resume key checks the answer's interrupt "
+        "id): the answer is dropped and the model is called with no messages",
     "EXH-2": _CAP,
     "When no tool ran, tools_used is empty": _CAP,
     "After steps with thoughts, a partial final answer the library gives is not empty": _CAP,
@@ -173,8 +180,11 @@ class _Agent:
     spec: AgentSpec
     nodes_per_step: int
     last: list[BaseMessage] = field(default_factory=list)
-    #: interrupt id -> (thread id, the call's inputs, the interrupt's value)
-    interrupts: dict[str, tuple[str, dict[str, Any], Any]] = field(default_factory=dict)
+
+
+#: interrupt id -> (thread id, the call's inputs, the interrupt's value), whichever agent paused: an
+#: answer may reach another agent (HITL-6), and whether it refuses is the library's part.
+_PAUSES: dict[str, tuple[str, dict[str, Any], Any]] = {}
 
 
 class LangChainBinding(Binding):
@@ -236,7 +246,7 @@ class LangChainBinding(Binding):
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        thread, inputs, value = agent.interrupts[request.interrupt_id]
+        thread, inputs, value = _PAUSES[request.interrupt_id]
         decision = _decision(translate.approval(request.response))
         decisions = [decision for _ in value.get("action_requests", [])]
         command = Command(resume={request.interrupt_id: {"decisions": decisions}})
@@ -323,7 +333,7 @@ def _finished(agent: _Agent, call: CallRequest, thread: str, state: Any) -> Outc
     answers = [m for m in messages if isinstance(m, AIMessage)]
     interrupts = state.get("__interrupt__") or []
     if interrupts:
-        pause = _interrupt(agent, interrupts[0], call, thread, answers, trajectory)
+        pause = _interrupt(interrupts[0], call, thread, answers, trajectory)
         return Outcome(trajectory=trajectory, error=pause)
     # The run's last reply, if it called no tool: the final answer, or the call limit's canned one.
     reply = answers[-1].text if answers and not answers[-1].tool_calls else None
@@ -333,12 +343,12 @@ def _finished(agent: _Agent, call: CallRequest, thread: str, state: Any) -> Outc
     return translate.finished(agent.spec.signature, reply, trajectory, len(answers))
 
 
-def _interrupt(agent: _Agent, interrupt: Any, call: CallRequest, thread: str, answers: list[AIMessage],
+def _interrupt(interrupt: Any, call: CallRequest, thread: str, answers: list[AIMessage],
                trajectory: list[Step]) -> ErrorInfo:
     """HumanInTheLoopMiddleware's pause, kept by its id for the resume: its first action request,
     whose call id is that of the same call among the last reply's tool calls."""
     value = interrupt.value
-    agent.interrupts[interrupt.id] = (thread, dict(call.inputs), value)
+    _PAUSES[interrupt.id] = (thread, dict(call.inputs), value)
     request = (value.get("action_requests") or [{}])[0]
     ids = [c["id"] for c in (answers[-1].tool_calls if answers else [])
            if c["name"] == request.get("name") and c["args"] == request.get("args")]

@@ -20,7 +20,8 @@ before reaching the model. It is an argument of `Runner.run`, so the per-call ov
 
 Approval: `function_tool(..., needs_approval=True)` pauses the run with `result.interruptions`
 (`ToolApprovalItem`s); `result.to_state()` is the pause, answered with `RunState.approve` / `reject`
-(`rejection_message` carries free text to the model) and `Runner.run(agent, state)`. The SDK has no
+(`rejection_message` carries free text to the model) and `Runner.run(agent, state)`, the snapshot
+restored and run through the agent `resume` is given (which may not be the one that paused). The SDK has no
 edit of a pending call. Streaming is `Runner.run_streamed(...).stream_events()`: a step event as
 each tool call's output item arrives.
 
@@ -107,6 +108,12 @@ _KNOWN: dict[str, str] = {
     "An unknown tool name never crashes the run, also when it is the last step": _UNKNOWN,
     "The agent is told that the tool it chose does not exist": _UNKNOWN,
     "HITL-6": _REPLAY,
+    "A pause answered through another agent is refused":
+        "RunState.from_string finds the snapshot's agent by its name (or name-based identity) in the "
+        "graph of the agent it is given (run_state.py _build_run_state_from_json, "
+        "_run_state_agent_identity.py _build_agent_identity_map), and leaves the snapshot's "
+        "ownership to the application (its docstring): another agent of the same name takes the "
+        "pause, and Runner.run runs the approved call",
     "HITL-8": _REPLAY,
 }
 _KNOWN_OPT_IN: dict[str, str] = {k: v for k, v in _KNOWN.items() if v != _UNKNOWN}
@@ -129,12 +136,16 @@ class _Pause:
 
 @dataclass
 class _Agent:
-    """A built `agents.Agent`, its spec, what its last call handed out, the pauses it reported."""
+    """A built `agents.Agent`, its spec, what its last call handed out."""
 
     agent: Agent[Any]
     spec: AgentSpec
     last: list[Any] = field(default_factory=list)
-    pauses: dict[str, _Pause] = field(default_factory=dict)
+
+
+#: Every pause a run reported, by its id, whichever agent made it: an answer may reach another agent
+#: (HITL-6), and whether that agent's run refuses it is the SDK's part.
+_PAUSES: dict[str, _Pause] = {}
 
 
 class OpenAIAgentsBinding(Binding):
@@ -201,7 +212,7 @@ class OpenAIAgentsBinding(Binding):
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        pause = agent.pauses[request.interrupt_id]
+        pause = _PAUSES[request.interrupt_id]
         answer = translate.approval(request.response)
         if answer.decision == "edit":
             return Outcome(error=ErrorInfo(
@@ -281,8 +292,8 @@ def _outcome(agent: _Agent, base_url: str | None, result: RunResult | RunResultS
         return translate.finished(agent.spec.signature, result.final_output, trajectory, iterations)
     item = result.interruptions[0]
     call_id = str(item.call_id)
-    pause_id = f"{call_id}#{len(agent.pauses) + 1}"
-    agent.pauses[pause_id] = _Pause(result.to_state().to_string(), base_url)
+    pause_id = f"{call_id}#{len(_PAUSES) + 1}"
+    _PAUSES[pause_id] = _Pause(result.to_state().to_string(), base_url)
     # A ToolApprovalItem carries the call, no question for the person.
     return translate.paused(type(item).__name__, f"the call of {item.tool_name} needs approval",
                             interrupt_id=pause_id, tool=item.tool_name, args=str(item.arguments),
