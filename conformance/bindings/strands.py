@@ -15,12 +15,21 @@ one model call plus the tools it asked for; on the cap the call returns with
 cap is passed with each call. An Agent keeps its conversation across calls (`agent.messages`); the
 trajectory of a call is what it added. Streaming is `Agent.stream_async`: a step event for each
 tool-result message, the `AgentResult` last.
+
+Approval: a `BeforeToolCallEvent` hook raises an interrupt (`event.interrupt`), the call returns with
+`stop_reason="interrupt"`, and a call with an `interruptResponse` resumes it. Every agent keeps its
+state in Strands' documented durable form, a session manager (`FileSessionManager`, a session per
+agent), which stores the interrupt state with the messages. A pause is kept by id on the binding; the
+answer goes to the agent `resume` is given, read back from its session (`Agent(session_manager=...)`),
+so a replayed answer meets the state as stored.
 """
 
 from __future__ import annotations
 
+import tempfile
+import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from importlib.metadata import version
 from typing import Any, ClassVar
@@ -29,6 +38,7 @@ from strands import Agent, tool
 from strands.agent.agent_result import AgentResult
 from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
 from strands.models.openai import OpenAIModel
+from strands.session.file_session_manager import FileSessionManager
 
 from conformance import server, translate
 from conformance._model import ScriptedModel
@@ -58,8 +68,9 @@ _KNOWN: dict[str, str] = {
     "Resuming keeps the budget the steps before the pause used": "a resumed call is a new invocation, "
         "and limits={'turns': N} bound one invocation only: the turns before the pause are not counted "
         "(types/agent.py Limits)",
-    "TRJ-2": "a call hands out no trajectory of its own: the steps are read from agent.messages, the agent's "
-             "live conversation, which the next call sends as it is (agent/agent.py Agent.messages)",
+    "Mutating a returned trajectory changes neither the agent nor its next run":
+        "a call hands out no trajectory of its own: the steps are read from agent.messages, the agent's "
+        "live conversation, which the next call sends as it is (agent/agent.py Agent.messages)",
     **{f"{_ARGS5}[store-{row}]": "json.loads of deeply nested tool input raises RecursionError, which "
        "handle_content_block_stop (event_loop/streaming.py) does not catch (only ValueError): it escapes "
        "the call" for row in ("an object nested 100000 levels deep", "an object nested 5000 levels deep",
@@ -79,8 +90,6 @@ _NOT_CLAIMED = {
                            "repeated failures and no stop",
     "ask-user": "no ask-the-user tool is on by default: handoff_to_user (vended_tools/handoff_to_user) is "
                 "a tool the user adds",
-    "durable-approvals": "not bound yet: Strands keeps a pause's interrupt state in a session "
-                         "manager's storage; this binding keeps pauses in memory only",
 }
 
 
@@ -117,20 +126,41 @@ class _Approvals(HookProvider):  # type: ignore[misc]
 
 @dataclass
 class _Agent:
-    """A built Strands `Agent`, its spec and tools, the messages its last call added, and its
-    pauses by interrupt id (the agent they belong to, the call's inputs, step cap and first message)."""
+    """A built Strands `Agent` (as last read back from its session), its spec and tools, its
+    session's id, and the messages its last call added."""
 
     agent: Agent
     spec: AgentSpec
     tools: list[Any]
+    session_id: str
     last: list[dict[str, Any]] = field(default_factory=list)
-    pauses: dict[str, tuple[Agent, Any, int, int]] = field(default_factory=dict)
 
 
-def _agent(spec: AgentSpec, tools: list[Any], base_url: str | None) -> Agent:
+@dataclass(frozen=True)
+class _Call:
+    """A call: its agent's session, its inputs, step cap, first message and model's base URL (a pause
+    keeps the one of the call that paused)."""
+
+    session_id: str
+    inputs: Any
+    cap: int
+    start: int
+    base_url: str | None
+
+
+#: Strands' documented durable form of an agent's state, interrupts included: a session manager, here
+#: `FileSessionManager` (JSON files), one session per built agent.
+_DIRECTORY = tempfile.TemporaryDirectory(prefix="strands-sessions-")
+#: Every pause reported, by interrupt id, for whichever agent is asked to resume it (HITL-6).
+_PAUSES: dict[str, _Call] = {}
+
+
+def _agent(spec: AgentSpec, tools: list[Any], base_url: str | None, session_id: str) -> Agent:
+    """An Agent of `spec` on the session `session_id`: a new one, or the one stored, read back."""
     approvals = frozenset(t.name for t in spec.tools if t.interruptible)
     return Agent(model=_model(base_url), tools=tools, system_prompt=spec.signature.instructions or None,
-                 callback_handler=None, hooks=[_Approvals(approvals)] if approvals else None)
+                 callback_handler=None, hooks=[_Approvals(approvals)] if approvals else None,
+                 session_manager=FileSessionManager(session_id=session_id, storage_dir=_DIRECTORY.name))
 
 
 class StrandsBinding(Binding):
@@ -140,7 +170,7 @@ class StrandsBinding(Binding):
     dependencies = ("strands-agents", "openai", "pydantic", "httpx")
     contract_version = 3
     capabilities = frozenset({"max-steps-return", "per-call-cap", "tool-approval", "approval-edit", "async",
-                              "streaming", "parallel-tool-calls", "lm-retry", "http"})
+                              "streaming", "parallel-tool-calls", "lm-retry", "http", "durable-approvals"})
     not_claimed: ClassVar[Mapping[str, str]] = _NOT_CLAIMED
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
 
@@ -150,18 +180,22 @@ class StrandsBinding(Binding):
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         functions = [tool(translate.documented_function(t)) for t in tools]
-        return translate.built(lambda: _Agent(_agent(spec, functions, None), spec, functions))
+        session = uuid.uuid4().hex
+        return translate.built(lambda: _Agent(_agent(spec, functions, None, session), spec, functions,
+                                              session))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         target, prompt = _target(agent, call), user_message(call.inputs)
         cap = translate.step_cap(agent.spec, call)
-        return _call(agent, target, prompt, call.mode, model, call.inputs, cap)
+        return _call(agent, target, prompt, call.mode, model, _Call(agent.session_id, call.inputs, cap,
+                                                                      len(target.messages), call.base_url))
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         target, cap = _target(agent, call), translate.step_cap(agent.spec, call)
-        report = partial(_outcome, agent, target, len(target.messages), call.inputs, cap)
+        report = partial(_outcome, agent, target, _Call(agent.session_id, call.inputs, cap,
+                                                        len(target.messages), call.base_url))
         with translate.serving(model):
             return await translate.areported(
                 target.invoke_async(user_message(call.inputs), limits={"turns": cap}),
@@ -169,11 +203,20 @@ class StrandsBinding(Binding):
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        # A pause this agent never reported goes to it all the same: Strands says what it does.
-        unknown = (agent.agent, None, agent.spec.max_steps, len(agent.agent.messages))
-        target, inputs, cap, start = agent.pauses.get(request.interrupt_id, unknown)
+        # The answer goes to the agent given, read back from its session (at the pause's model): what
+        # Strands does with a pause its stored state lacks (another agent's, one already answered) is
+        # the verdict.
+        pause = _PAUSES.get(request.interrupt_id)
+        base_url = None if pause is None else pause.base_url
+        target = _agent(agent.spec, agent.tools, base_url, agent.session_id)
+        if base_url is None:
+            agent.agent = target
+        if pause is None:
+            pause = _Call(agent.session_id, None, agent.spec.max_steps, len(target.messages), None)
+        elif pause.session_id != agent.session_id:  # its steps are in another agent's session
+            pause = replace(pause, session_id=agent.session_id, start=len(target.messages))
         prompt = [{"interruptResponse": {"interruptId": request.interrupt_id, "response": request.response}}]
-        return _call(agent, target, prompt, request.mode, model, inputs, cap, start)
+        return _call(agent, target, prompt, request.mode, model, pause)
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
@@ -184,23 +227,24 @@ class StrandsBinding(Binding):
         agent.last.append({"role": "user", "content": [{"text": marker}]})
 
 
-def _call(agent: _Agent, target: Agent, prompt: Any, mode: str, model: ScriptedModel, inputs: Any,
-          cap: int, start: int | None = None) -> Outcome:
-    """`target` called with `prompt` in the form `mode` names, its step cap `cap`; what it did since
-    its message `start` (a resumed call's: where the call it resumes began)."""
-    start, limits = len(target.messages) if start is None else start, {"turns": cap}
+def _call(agent: _Agent, target: Agent, prompt: Any, mode: str, model: ScriptedModel, call: _Call
+          ) -> Outcome:
+    """`target` called with `prompt` in the form `mode` names, with `call`'s step cap; what it did
+    since `call.start` (a resumed call's: where the call it resumes began)."""
+    limits = {"turns": call.cap}
     with translate.serving(model):
         return translate.reported(
-            model, mode, partial(_outcome, agent, target, start, inputs, cap),
-            partial(_failed, agent, target, start),
+            model, mode, partial(_outcome, agent, target, call), partial(_failed, agent, target, call.start),
             sync=lambda: target(prompt, limits=limits),
             asynchronous=lambda: target.invoke_async(prompt, limits=limits),
             stream=lambda events: _stream(target.stream_async(prompt, limits=limits), model, events))
 
 
 def _target(agent: _Agent, call: CallRequest) -> Agent:
-    """The agent to run: the built one, or (http) one whose model is at the call's base URL."""
-    return agent.agent if call.base_url is None else _agent(agent.spec, agent.tools, call.base_url)
+    """The agent to run: the built one, or (http) the same agent's session with its model at the
+    call's base URL."""
+    return agent.agent if call.base_url is None else _agent(agent.spec, agent.tools, call.base_url,
+                                                            agent.session_id)
 
 
 async def _stream(stream: AsyncIterator[dict[str, Any]], model: ScriptedModel, events: list[Event]) -> Any:
@@ -240,9 +284,8 @@ def _trajectory(messages: Sequence[dict[str, Any]], calls: dict[str, tuple[str |
     return trajectory
 
 
-def _outcome(agent: _Agent, target: Agent, start: int, inputs: Any, cap: int,
-             result: AgentResult | None) -> Outcome:
-    added = list(target.messages[start:])
+def _outcome(agent: _Agent, target: Agent, call: _Call, result: AgentResult | None) -> Outcome:
+    added = list(target.messages[call.start:])
     agent.last = added
     trajectory = _trajectory(added, {})
     if result is None:
@@ -251,12 +294,12 @@ def _outcome(agent: _Agent, target: Agent, start: int, inputs: Any, cap: int,
     steps = len(invocation.cycles) if invocation else None
     if result.stop_reason == "interrupt" and result.interrupts:
         pause = result.interrupts[0]
-        agent.pauses[pause.id] = (target, inputs, cap, start)
+        _PAUSES[pause.id] = call
         use = pause.reason  # the pending call, as the approval hook put it
         return translate.paused("Interrupt", f"interrupt {pause.name!r} of {use['name']!r}",
                                 interrupt_id=pause.id, tool=use["name"], args=use["input"],
                                 call_id=use["toolUseId"], trajectory=trajectory, iterations=steps or 0,
-                                inputs=inputs)
+                                inputs=call.inputs)
     stop = _STOP_REASONS.get(result.stop_reason, result.stop_reason)
     if stop != "finish":
         return Outcome(trajectory=trajectory, iterations=steps, stop_reason=stop)
