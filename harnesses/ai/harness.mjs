@@ -71,7 +71,12 @@ const KNOWN_FAILURES = {
   ...deepArgsFailures(DEEP),
   'HITL-8': `${STATELESS}: replaying the answer to a serialised pause whose call already ran runs it again (collect-tool-approvals.ts skips only approvals whose tool result is in the messages given)`,
   "A pause's trajectory is a snapshot": `${STATELESS}, so a change the caller makes to the returned messages is what the resumed call shows the model`,
-  'HITL-6': "approvals are stateless message history: resuming from the paused run's messages twice executes the approved call twice (generate-text/collect-tool-approvals.ts skips only approvals whose tool result is already in those messages)",
+  ...Object.fromEntries([
+    'Resuming the same interrupt twice never runs the tool twice',
+    'Answering a pause again after its resumed run paused again never runs a call twice',
+  ].map((name) => [name, "approvals are stateless message history: resuming from the paused run's messages twice executes the approved call twice (generate-text/collect-tool-approvals.ts skips only approvals whose tool result is already in those messages)"])),
+  'A pause answered through another agent is refused':
+    `${STATELESS}: a generateText with another agent's tools takes the approval response in the paused run's messages (collectToolApprovals matches it only to an approval request in those same messages; nothing names the agent that paused) and runs that agent's tool (in a direct run the second agent's delete_file ran)`,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -141,6 +146,9 @@ function stopReason(steps, cap) {
 }
 
 const agents = new Map();
+// Every pause a call made, by its id, whichever agent made it: a person's answer may reach another
+// agent than the paused one (HITL-6), and refusing it is the library's part, not the harness's.
+const pauses = new Map();
 
 function cap(state, call) {
   return call.max_steps ?? state.spec.max_steps;
@@ -168,7 +176,7 @@ function outcome(state, result, before, capOf, inputs) {
   if (waiting.length) {
     const request = waiting[0];
     const call = request.toolCall;
-    state.pauses.set(request.approvalId, { messages, capOf, inputs, request });
+    pauses.set(request.approvalId, { messages, capOf, inputs, request });
     return { ...base, error: {
       type: 'ToolApprovalRequest', kind: 'human-in-the-loop',
       message: `the run ended with ${waiting.length} tool call(s) awaiting approval`,
@@ -275,7 +283,7 @@ serve({
   build({ agent, spec }) {
     try {
       const tools = Object.fromEntries(spec.tools.map((t) => [t.name, sdkTool(t)]));
-      agents.set(agent, { spec, tools, last: null, pauses: new Map() });
+      agents.set(agent, { spec, tools, last: null });
       return { error: null };
     } catch (error) {
       return { error: errorInfo(error) };
@@ -293,7 +301,7 @@ serve({
   },
   async resume({ agent, run, request }) {
     const state = agents.get(agent);
-    const pause = state.pauses.get(request.interrupt_id);
+    const pause = pauses.get(request.interrupt_id);
     if (pause == null) return unknownPause(request.interrupt_id);
     const answer = approval(pause.request, request.response);
     if (answer == null) {

@@ -72,6 +72,8 @@ const KNOWN_FAILURES = {
   'After repeated tool errors the steps appear in the order they ran, one observation each': CAP,
   'Resuming keeps the budget the steps before the pause used':
     'a resume (Command({ resume })) is a new invoke whose recursionLimit counts afresh from the checkpoint (pregel/loop.js: stop = step + recursionLimit + 1): the steps before the pause do not count',
+  'A pause answered through another agent is refused':
+    "a Command({ resume }) naming another agent's interrupt is not refused: PregelLoop._first (pregel/loop.js) refuses a resume only when the graph has no checkpointer or under the internal __pregel_strict_resume flag (_refuseUnmatchedResume); on a thread its own checkpointer never saw, the graph runs from the start with no messages and the model's reply ends the run as if the person's answer had been taken (and a graph sharing the paused graph's checkpointer runs the paused call: both seen in a direct run)",
   'ARGS-3': "malformed JSON becomes an invalid_tool_call (@langchain/core parseToolCall), which createReactAgent's agent edge ignores: no tool_calls routes to END (prebuilt/react_agent_executor.js), so the run ends silently with the thought as its answer",
 };
 
@@ -194,6 +196,9 @@ function trajectory(messages) {
 }
 
 const agents = new Map();
+// Every pause a call made, by its id, whichever agent made it: a person's answer may reach another
+// agent than the paused one (HITL-6), and refusing it is the library's part, not the harness's.
+const pauses = new Map();
 let threads = 0;
 
 function finished(state, values, thread, inputs) {
@@ -203,7 +208,7 @@ function finished(state, values, thread, inputs) {
   const answers = messages.filter((m) => m.getType() === 'ai');
   const pause = values.__interrupt__?.[0];
   if (pause != null) {
-    state.pauses.set(pause.id, { thread, inputs });
+    pauses.set(pause.id, { thread, inputs });
     const request = pause.value.action_request;
     const last = answers.at(-1);
     const call = (last?.tool_calls ?? []).find((c) => c.name === request.action);
@@ -291,7 +296,7 @@ serve({
         ...(spec.signature.instructions ? { prompt: spec.signature.instructions } : {}),
         ...(gated ? { checkpointer: new MemorySaver() } : {}),
       });
-      agents.set(agent, { graph, spec, last: [], pauses: new Map() });
+      agents.set(agent, { graph, spec, last: [] });
       return { error: null };
     } catch (error) {
       return { error: errorInfo(error) };
@@ -309,7 +314,7 @@ serve({
   },
   async resume({ agent, run, request }) {
     const state = agents.get(agent);
-    const pause = state.pauses.get(request.interrupt_id);
+    const pause = pauses.get(request.interrupt_id);
     if (pause == null) return unknownPause(request.interrupt_id);
     // Resumed by the interrupt's id (Command's map form), so the answer goes to that pause only.
     const command = new Command({ resume: { [request.interrupt_id]: humanResponse(request.response) } });

@@ -185,7 +185,7 @@ export function errorInfo(error) {
 /** The outcome of a resume naming a pause this harness never saw: a pause another agent made is
  * the library's to refuse (HITL-6), so look pauses up by id across agents before using this. */
 export function unknownPause(id) {
-  return { outcome: { error: { type: 'UnknownInterrupt', message: `no pause ${id} of this agent`, kind: 'other', fields: {} } } };
+  return { outcome: { error: { type: 'UnknownInterrupt', message: `no pause ${id} was made through this harness`, kind: 'other', fields: {} } } };
 }
 
 /** A value as JSON (what cannot be serialised becomes its text). */

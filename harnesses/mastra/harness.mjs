@@ -24,8 +24,9 @@
 //
 // Approval is Mastra's: a `requireApproval` tool suspends the run (finishReason `suspended`, the
 // call in suspendPayload); the run's snapshot lives in the storage of the Mastra instance the agent
-// is registered with (an InMemoryStore, as the docs require), and `approveToolCallGenerate` /
-// `declineToolCallGenerate({ runId, toolCallId, reason })` resume it.
+// is registered with (one instance with an InMemoryStore for every agent, as an application has
+// one), and `approveToolCallGenerate` / `declineToolCallGenerate({ runId, toolCallId, reason })`
+// resume it.
 //
 // `node harness.mjs --retries` is `mastra+retries`: the Agent's documented `maxRetries` option
 // (default 0, so by default a failed model request is not retried), set to 2.
@@ -72,6 +73,8 @@ const NO_TIMEOUT = "no request timeout by default: modelSettings.timeout is unse
 const KNOWN_FAILURES = {
   'Resuming keeps the budget the steps before the pause used':
     'a resume (approveToolCallGenerate) runs the loop again from the snapshot with the whole maxSteps: the steps before the pause do not count, and the model is asked once more',
+  'A pause answered through another agent is refused':
+    "approveToolCallGenerate loads the suspended run by its runId alone (agent/agent.ts, #loadAgenticLoopSnapshotOrThrow: the 'agentic-loop' workflow snapshot in the storage of the agent's Mastra instance), never checking which agent suspended it: another agent registered on the same Mastra takes over the run and runs its tool (an agent on another Mastra instance, or none, finds no snapshot and throws)",
   'Malformed JSON tool args never crash the run': `${REPAIR}; where the JSON is not repaired, ${TEXT}`,
   'Python literals in tool args are malformed JSON, never guessed at': `${REPAIR}; where the JSON is not repaired, ${TEXT}`,
   ...Object.fromEntries([
@@ -160,6 +163,18 @@ function mastraTool(spec) {
 }
 
 const agents = new Map();
+
+// The Mastra instance the approval-needing agents are registered with (an InMemoryStore, as the
+// docs require storage for approval), made on first use.
+let mastra = null;
+function application() {
+  mastra ??= new Mastra({ storage: new InMemoryStore(), logger: false });
+  return mastra;
+}
+
+// Every pause a call made, by its id, whichever agent made it: a person's answer may reach another
+// agent than the paused one (HITL-6), and refusing it is the library's part, not the harness's.
+const pauses = new Map();
 let agentIds = 0;
 
 function stopReason(result, cap) {
@@ -194,7 +209,7 @@ function outcome(state, result, cap, inputs, before) {
   if (result.finishReason === 'suspended') {
     const pause = result.suspendPayload;
     const id = `${result.runId}#${pause.toolCallId}`;
-    state.pauses.set(id, { runId: result.runId, toolCallId: pause.toolCallId, cap, inputs, messages });
+    pauses.set(id, { runId: result.runId, toolCallId: pause.toolCallId, cap, inputs, messages });
     return { ...base, error: {
       type: 'ToolCallSuspended', kind: 'human-in-the-loop',
       message: `the call of ${pause.toolName} awaits approval`,
@@ -257,9 +272,10 @@ serve({
         id, name: id, instructions: spec.signature.instructions, model: mock, ...(RETRIES ? { maxRetries: 2 } : {}),
         tools: Object.fromEntries(spec.tools.map((t) => [t.name, mastraTool(t)])),
       });
-      // Approval keeps the suspended run's snapshot in the Mastra instance's storage.
-      if (spec.tools.some((t) => t.interruptible)) new Mastra({ agents: { [id]: built }, storage: new InMemoryStore(), logger: false });
-      agents.set(agent, { agent: built, spec, last: [], pauses: new Map() });
+      // Approval keeps the suspended run's snapshot in the storage of the Mastra instance the agent
+      // is registered with: one instance for every agent, as an application has.
+      if (spec.tools.some((t) => t.interruptible)) application().addAgent(built, id);
+      agents.set(agent, { agent: built, spec, last: [] });
       return { error: null };
     } catch (error) {
       return { error: errorInfo(error) };
@@ -276,7 +292,7 @@ serve({
   },
   async resume({ agent, run, request }) {
     const state = agents.get(agent);
-    const pause = state.pauses.get(request.interrupt_id);
+    const pause = pauses.get(request.interrupt_id);
     if (pause == null) return unknownPause(request.interrupt_id);
     const answer = request.response.trim();
     if (answer.startsWith('{') && answer.includes('edit')) {

@@ -36,7 +36,7 @@ import {
 } from '@openai/agents';
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, faultResponse, json, notifyHang, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, faultResponse, json, notifyHang, serve, unknownPause } from '../lib/protocol.mjs';
 import { replyOutputs, replyText, userMessage, zodObject } from '../lib/render.mjs';
 
 const VERSION = JSON.parse(readFileSync(new URL('node_modules/@openai/agents/package.json', import.meta.url), 'utf-8')).version;
@@ -77,7 +77,10 @@ const KNOWN_FAILURES = {
   'An unknown tool name is never run, and the loop goes on': UNKNOWN,
   'An unknown tool name never crashes the run, also when it is the last step': UNKNOWN,
   'The agent is told that the tool it chose does not exist': UNKNOWN,
-  'HITL-6': REPLAY,
+  'Resuming the same interrupt twice never runs the tool twice': REPLAY,
+  'Answering a pause again after its resumed run paused again never runs a call twice': REPLAY,
+  'A pause answered through another agent is refused':
+    "RunState.fromString(agent, snapshot) (runState.ts) finds the snapshot's agents by name in the agent graph it is given (buildAgentIdentityMap, runStateIdentity.ts): another agent of the same name takes over the paused run, and run(agent, state) runs its tool once approved; only an agent of another name is refused (UserError 'Agent agent not found', seen in a direct run)",
   'HITL-8': REPLAY,
   'ERR-4': GENERIC,
   "An async call shows a raising tool's error to the agent as a sync call does":
@@ -241,6 +244,9 @@ function steps(items) {
 }
 
 const agents = new Map();
+// Every pause a call made, by its id, whichever agent made it: a person's answer may reach another
+// agent than the paused one (HITL-6), and refusing it is the library's part, not the harness's.
+const pauses = new Map();
 
 function outcome(state, result, baseURL) {
   state.last = [result.newItems];
@@ -249,8 +255,8 @@ function outcome(state, result, baseURL) {
   if (result.interruptions?.length) {
     const item = result.interruptions[0];
     const callId = item.rawItem.callId;
-    const pauseId = `${callId}#${state.pauses.size + 1}`;
-    state.pauses.set(pauseId, { snapshot: result.state.toString(), baseURL });
+    const pauseId = `${callId}#${pauses.size + 1}`;
+    pauses.set(pauseId, { snapshot: result.state.toString(), baseURL });
     return {
       trajectory, iterations, error: {
         type: item.constructor.name, message: `the call of ${item.toolName ?? item.rawItem.name} needs approval`,
@@ -339,7 +345,7 @@ serve({
           needsApproval: t.interruptible, execute: (input) => callTool(t.name, input),
         })),
       });
-      agents.set(agent, { agent: built, spec, last: [], pauses: new Map() });
+      agents.set(agent, { agent: built, spec, last: [] });
       return { error: null };
     } catch (error) {
       return { error: errorInfo(error) };
@@ -360,7 +366,8 @@ serve({
   },
   async resume({ agent, request }) {
     const state = agents.get(agent);
-    const pause = state.pauses.get(request.interrupt_id);
+    const pause = pauses.get(request.interrupt_id);
+    if (pause == null) return unknownPause(request.interrupt_id);
     const answer = request.response.trim();
     if (answer.startsWith('{') && answer.includes('edit')) {
       return { outcome: { error: { type: 'NotSupported', kind: 'other', fields: {},
