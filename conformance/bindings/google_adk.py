@@ -1,15 +1,21 @@
 """The binding for Google's Agent Development Kit (google-adk 2.13): an `LlmAgent` run by its `Runner`.
 
 Seam: ADK's model interface, a `BaseLlm` subclass (models/base_llm.py; the interface its Gemini,
-LiteLlm and Anthropic classes implement and `LLMRegistry` registers). ADK ships no test model, and
-its OpenAI-compatible route (`LiteLlm`) needs litellm, which google-adk does not install. Each
-request (`LlmRequest`: its contents and the tools' `FunctionDeclaration`s) is logged, and the
+LiteLlm, Anthropic and OpenAI classes implement and `LLMRegistry` registers); ADK ships no test
+model. Each request (`LlmRequest`: its contents and the tools' `FunctionDeclaration`s) is logged, and the
 scripted turn comes back as a `LlmResponse` whose content has a text part (the thought) and one
 `function_call` part per call, as Gemini's API returns them: args are an object there, so args that
 are not a JSON object come back as Gemini answers a malformed call, a response with no content and
 `finish_reason=MALFORMED_FUNCTION_CALL` (`LlmResponse.create` turns that into its `error_code`).
 `translate.serving` (a contextvar; `Runner.run` copies the context into its thread) gives each run
 its model. Tools are plain functions, which the agent wraps in `FunctionTool`.
+
+Transport (`lm-retry`, `http`): the scripted `BaseLlm` sits above every client, so a script holding
+a transport fault, and every `http` call, runs on ADK's own `OpenAILlm` (integrations/openai, the
+`google-adk[openai]` extra): at `CallRequest.base_url` with an API key, as its docs set it, or over
+an in-memory transport given as its documented `client` (an `AsyncOpenAI` with the client's default
+retries: 2, with backoff, honouring Retry-After). The same agent, tools and runner services are
+rebuilt around that model for the call.
 
 Runs: a session per call in the runner's session service; `Runner.run` (sync: the async run on a
 thread of its own), `Runner.run_async`, whose events are also the stream (a step event per
@@ -44,7 +50,7 @@ import itertools
 import json
 import shutil
 import tempfile
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from importlib.metadata import version
@@ -54,6 +60,7 @@ from google.adk.agents import LlmAgent, RunConfig
 from google.adk.agents.invocation_context import LlmCallsLimitExceededError
 from google.adk.artifacts import InMemoryArtifactService
 from google.adk.events import Event as AdkEvent
+from google.adk.integrations.openai import OpenAILlm
 from google.adk.memory import InMemoryMemoryService
 from google.adk.models import BaseLlm, LlmRequest, LlmResponse
 from google.adk.plugins import ReflectAndRetryToolPlugin
@@ -64,7 +71,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 from pydantic import JsonValue
 
-from conformance import ResumeRequest, render, translate
+from conformance import FaultTurn, ResumeRequest, render, server, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import AgentSpec, Binding, CallRequest, ErrorInfo, Event, LMCall, Outcome, Step
@@ -186,6 +193,8 @@ class _Agent:
 
     runner: Runner
     spec: AgentSpec
+    #: The same agent (tools, instruction, runner's plugins and services) with another model.
+    with_model: Callable[[BaseLlm], Runner]
     last: list[AdkEvent] = field(default_factory=list)
 
 
@@ -198,6 +207,8 @@ class _Pause:
     session: str
     request: str
     max_llm_calls: int
+    #: The endpoint the paused run's model was at (the http profile), None in memory.
+    base_url: str | None
 
 
 #: Every pause a run reported, by its request's id, whichever agent paused: a person's answer may
@@ -213,10 +224,10 @@ class GoogleADKBinding(Binding):
     """Runs the suite against ADK's `LlmAgent` under its `Runner`, with its defaults."""
 
     name = "google-adk"
-    dependencies = ("google-adk", "google-genai", "pydantic")
+    dependencies = ("google-adk", "google-genai", "openai", "pydantic")
     contract_version = 3
     capabilities = frozenset({"max-steps-error", "per-call-cap", "tool-approval", "durable-approvals",
-                              "async", "streaming", "parallel-tool-calls"})
+                              "async", "streaming", "parallel-tool-calls", "lm-retry", "http"})
     approval_form = "pause"
     not_claimed: ClassVar[Mapping[str, str]] = {
         "signature": "a native tool-calling loop: LlmAgent takes an instruction and tools, no signature",
@@ -229,10 +240,6 @@ class GoogleADKBinding(Binding):
         "repeated-error-stop": "no count of repeated tool failures",
         "ask-user": "no built-in tool that asks the person on by default",
         "approval-edit": _NO_EDIT,
-        "lm-retry": "not bound: the binding drives ADK's BaseLlm interface; retries live in the model "
-                    "classes' clients (Gemini's google-genai HttpRetryOptions), beneath it",
-        "http": "not bound: ADK's HTTP model classes speak Gemini's API (google_llm.py Gemini) or need "
-                "litellm (lite_llm.py), which google-adk does not install",
     }
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
 
@@ -246,16 +253,27 @@ class GoogleADKBinding(Binding):
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         def made() -> _Agent:
-            agent = LlmAgent(name="agent", model=_Scripted(has_tools=bool(tools)),
-                             instruction=spec.signature.instructions or "",
-                             tools=[_tool(t) for t in tools])
+            functions = [_tool(t) for t in tools]
+
+            def agent_with(llm: BaseLlm) -> LlmAgent:
+                return LlmAgent(name="agent", model=llm, instruction=spec.signature.instructions or "",
+                                tools=functions)
+
+            scripted = agent_with(_Scripted(has_tools=bool(tools)))
             if not any(t.spec.interruptible for t in tools):
-                return _Agent(InMemoryRunner(agent=agent, app_name=_APP, plugins=self.plugins()), spec)
-            # InMemoryRunner's services, but its sessions in a SQLite file of its own.
-            store = SqliteSessionService(f"{_STORE}/agent-{next(_STORES)}.db")
-            return _Agent(Runner(agent=agent, app_name=_APP, session_service=store, plugins=self.plugins(),
-                                 artifact_service=InMemoryArtifactService(),
-                                 memory_service=InMemoryMemoryService()), spec)
+                runner: Runner = InMemoryRunner(agent=scripted, app_name=_APP, plugins=self.plugins())
+            else:  # InMemoryRunner's services, but its sessions in a SQLite file of its own.
+                store = SqliteSessionService(f"{_STORE}/agent-{next(_STORES)}.db")
+                runner = Runner(agent=scripted, app_name=_APP, plugins=self.plugins(), session_service=store,
+                                artifact_service=InMemoryArtifactService(),
+                                memory_service=InMemoryMemoryService())
+
+            def with_model(llm: BaseLlm) -> Runner:
+                return Runner(agent=agent_with(llm), app_name=_APP, plugins=self.plugins(),
+                              session_service=runner.session_service,
+                              artifact_service=runner.artifact_service, memory_service=runner.memory_service)
+
+            return _Agent(runner, spec, with_model)
 
         return translate.built(made)
 
@@ -264,12 +282,14 @@ class GoogleADKBinding(Binding):
         seen: list[AdkEvent] = []
         message = types.Content(role="user", parts=[types.Part(text=render.user_message(call.inputs))])
         cap = translate.step_cap(agent.spec, call)
+        runner = _runner(agent, model, call.base_url)
         with translate.serving(model):
             return translate.reported(
-                model, call.mode, partial(_outcome, agent, seen, cap), partial(_failed, agent, seen, cap),
-                sync=lambda: _sync(agent, None, message, cap, seen),
-                asynchronous=lambda: _play(agent, None, message, cap, seen, model, None),
-                stream=lambda events: _play(agent, None, message, cap, seen, model, events))
+                model, call.mode, partial(_outcome, agent, seen, cap, call.base_url),
+                partial(_failed, agent, seen, cap),
+                sync=lambda: _sync(runner, None, message, cap, seen),
+                asynchronous=lambda: _play(runner, None, message, cap, seen, model, None),
+                stream=lambda events: _play(runner, None, message, cap, seen, model, events))
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         """The person's answer as ADK's documented resume: a `FunctionResponse` to the pause's
@@ -288,11 +308,13 @@ class GoogleADKBinding(Binding):
                                                                               exclude_none=True)))])
         seen: list[AdkEvent] = []
         cap = pause.max_llm_calls
+        runner = _runner(agent, model, pause.base_url)
         with translate.serving(model):
             return translate.reported(
-                model, request.mode, partial(_outcome, agent, seen, cap), partial(_failed, agent, seen, cap),
-                sync=lambda: _sync(agent, pause.session, message, cap, seen),
-                asynchronous=lambda: _play(agent, pause.session, message, cap, seen, model, None))
+                model, request.mode, partial(_outcome, agent, seen, cap, pause.base_url),
+                partial(_failed, agent, seen, cap),
+                sync=lambda: _sync(runner, pause.session, message, cap, seen),
+                asynchronous=lambda: _play(runner, pause.session, message, cap, seen, model, None))
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -301,8 +323,8 @@ class GoogleADKBinding(Binding):
         cap = translate.step_cap(agent.spec, call)
         with translate.serving(model):
             return await translate.areported(
-                _play(agent, None, message, cap, seen, model, None), partial(_outcome, agent, seen, cap),
-                partial(_failed, agent, seen, cap))
+                _play(_runner(agent, model, call.base_url), None, message, cap, seen, model, None),
+                partial(_outcome, agent, seen, cap, call.base_url), partial(_failed, agent, seen, cap))
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
@@ -332,6 +354,19 @@ class GoogleADKReflectRetryBinding(GoogleADKBinding):
         return [ReflectAndRetryToolPlugin()]
 
 
+def _runner(agent: _Agent, model: ScriptedModel, base_url: str | None) -> Runner:
+    """The agent's runner for one call: with the scripted `BaseLlm`, or (the http profile, or a
+    script holding a transport fault) with ADK's own `OpenAILlm`, whose AsyncOpenAI client retries,
+    at `base_url` or over a transport answering from the script beneath those retries."""
+    if base_url is not None:
+        return agent.with_model(OpenAILlm(model="scripted", base_url=base_url, api_key=server.API_KEY))
+    if any(isinstance(t, FaultTurn) for t in (*model.unused, model.every_step)):
+        # Every request is a step: ADK makes no tool-less extraction call.
+        client = server.openai_client(model, partial(server.native_call, kind="step"))
+        return agent.with_model(OpenAILlm(model="scripted", client=client))
+    return agent.runner
+
+
 def _tool(tool: SuiteTool) -> Any:
     """The suite's tool as a plain function, which the agent wraps in `FunctionTool`; an
     interruptible one as `FunctionTool(func, require_confirmation=True)`, ADK's documented
@@ -345,34 +380,34 @@ def _arguments(session: str, message: types.Content, cap: int) -> dict[str, Any]
             "run_config": RunConfig(max_llm_calls=cap)}
 
 
-def _sync(agent: _Agent, session: str | None, message: types.Content, cap: int,
+def _sync(runner: Runner, session: str | None, message: types.Content, cap: int,
           seen: list[AdkEvent]) -> tuple[str, list[AdkEvent]]:
     """`Runner.run` in `session` (None: a new one): its events into `seen` as they arrive; the
     session's whole history once it ends."""
     if session is None:
-        session = asyncio.run(agent.runner.session_service.create_session(app_name=_APP, user_id=_USER)).id
-    for event in agent.runner.run(**_arguments(session, message, cap)):
+        session = asyncio.run(runner.session_service.create_session(app_name=_APP, user_id=_USER)).id
+    for event in runner.run(**_arguments(session, message, cap)):
         seen.append(event)
-    return session, asyncio.run(_history(agent, session))
+    return session, asyncio.run(_history(runner, session))
 
 
-async def _play(agent: _Agent, session: str | None, message: types.Content, cap: int, seen: list[AdkEvent],
+async def _play(runner: Runner, session: str | None, message: types.Content, cap: int, seen: list[AdkEvent],
                 model: ScriptedModel, events: list[Event] | None) -> tuple[str, list[AdkEvent]]:
     """`Runner.run_async` in `session` (None: a new one): its events into `seen`, and when streaming
     a step event per function response; the session's whole history once it ends."""
     if session is None:
-        session = (await agent.runner.session_service.create_session(app_name=_APP, user_id=_USER)).id
-    async for event in agent.runner.run_async(**_arguments(session, message, cap)):
+        session = (await runner.session_service.create_session(app_name=_APP, user_id=_USER)).id
+    async for event in runner.run_async(**_arguments(session, message, cap)):
         seen.append(event)
         if events is not None and event.get_function_responses():
             translate.step_events(model, events, _trajectory(seen))
-    return session, await _history(agent, session)
+    return session, await _history(runner, session)
 
 
-async def _history(agent: _Agent, session: str) -> list[AdkEvent]:
+async def _history(runner: Runner, session: str) -> list[AdkEvent]:
     """The session's events, as its store keeps them (`get_session`, the documented API): a resumed
     run's trajectory begins before the pause."""
-    found = await agent.runner.session_service.get_session(app_name=_APP, user_id=_USER, session_id=session)
+    found = await runner.session_service.get_session(app_name=_APP, user_id=_USER, session_id=session)
     assert found is not None, f"ADK lost the session {session} it just ran"
     return list(found.events)
 
@@ -407,7 +442,8 @@ def _requests(event: AdkEvent) -> list[types.FunctionCall]:
             if c.name == _CONFIRM and c.id in (event.long_running_tool_ids or ())]
 
 
-def _outcome(agent: _Agent, seen: list[AdkEvent], cap: int, ended: tuple[str, list[AdkEvent]]) -> Outcome:
+def _outcome(agent: _Agent, seen: list[AdkEvent], cap: int, base_url: str | None,
+             ended: tuple[str, list[AdkEvent]]) -> Outcome:
     """A run that returned: its final reply, or the confirmation it ended on; its steps, the
     session's (`ended`: the session's id and its events)."""
     agent.last = seen
@@ -415,19 +451,20 @@ def _outcome(agent: _Agent, seen: list[AdkEvent], cap: int, ended: tuple[str, li
     trajectory, calls = _trajectory(history), _model_calls(history)
     pending = [(e, c) for e in seen for c in _requests(e)]
     if pending:
-        return _paused(session, history, pending[0][1], cap, trajectory, calls)
+        return _paused(_Pause(session, pending[0][1].id or "", cap, base_url), history, pending[0][1],
+                       trajectory, calls)
     final = next((e for e in reversed(seen) if e.is_final_response() and e.content), None)
     reply = "".join(p.text or "" for p in final.content.parts or []) if final and final.content else None
     return translate.finished(agent.spec.signature, reply, trajectory, calls)
 
 
-def _paused(session: str, history: list[AdkEvent], request: types.FunctionCall, cap: int,
-            trajectory: list[Step], calls: int) -> Outcome:
+def _paused(pause: _Pause, history: list[AdkEvent], request: types.FunctionCall, trajectory: list[Step],
+            calls: int) -> Outcome:
     """A run that ended on a confirmation request: the call it holds back (`originalFunctionCall`),
     kept by the request's id."""
     args = request.args or {}
     original = types.FunctionCall.model_validate(args.get("originalFunctionCall") or {})
-    _PAUSES[request.id or ""] = _Pause(session, request.id or "", cap)
+    _PAUSES[pause.request] = pause
     inputs = next(("".join(p.text or "" for p in e.content.parts or []) for e in history
                    if e.author == "user" and e.content), None)
     return translate.paused("ToolConfirmation", str((args.get("toolConfirmation") or {}).get("hint", "")),
