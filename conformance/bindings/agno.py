@@ -15,11 +15,11 @@ Streaming is `Agent.run(stream=True, stream_events=True, yield_run_output=True)`
 each `ToolCallCompletedEvent`, the `RunOutput` last.
 
 Approval: `@tool(requires_confirmation=True)` pauses the run (`RunStatus.paused`, its
-`active_requirements`). Every agent has Agno's documented durable store, a db (`JsonDb`, one for the
-binding): a pause is kept by id as its run and session ids and its requirements' JSON, and answered
-by `continue_run(run_id=..., session_id=..., requirements=...)` on the agent `resume` is given.
-Replaying an answer to a completed run forks it (continue_run_dispatch's auto-fork on COMPLETED):
-the model is asked again, the tool does not run again.
+`active_requirements`). Every agent that can pause has Agno's documented durable store, a db
+(`JsonDb`, one for the binding): a pause is kept by id as its run and session ids and its
+requirements' JSON, and answered by `continue_run(run_id=..., session_id=..., requirements=...)` on
+the agent `resume` is given. Replaying an answer to a completed run forks it (continue_run_dispatch's
+auto-fork on COMPLETED): the model is asked again, the tool does not run again.
 
 Telemetry: an Agent run sends a telemetry event to Agno's API unless `telemetry=False` or
 `AGNO_TELEMETRY=false` (agent/_telemetry.py `log_agent_telemetry`); the documented opt-out is set
@@ -183,7 +183,9 @@ class _Pause:
 
 
 #: Agno's documented durable form of a pause: a db, here its JSON files (`JsonDb`), shared by every
-#: agent as one application's agents share theirs; continue_run(run_id=...) reads the run back.
+#: agent that can pause (one with a tool that needs approval) as one application's agents share
+#: theirs; continue_run(run_id=...) reads the run back. Other agents keep Agno's default, no db: a
+#: db rewrites its file on every run, which would make the suite's later runs slower and slower.
 _DIRECTORY = tempfile.TemporaryDirectory(prefix="agno-db-")
 _DB = JsonDb(db_path=_DIRECTORY.name)
 #: Every pause reported, by interrupt id, for whichever agent is asked to resume it (HITL-6).
@@ -192,7 +194,7 @@ _PAUSES: dict[str, _Pause] = {}
 
 def _agent(spec: AgentSpec, tools: list[Any], base_url: str | None) -> Agent:
     return Agent(model=_model(base_url), tools=tools, instructions=spec.signature.instructions or None,
-                 tool_call_limit=spec.max_steps, db=_DB)
+                 tool_call_limit=spec.max_steps, db=_DB if any(t.interruptible for t in spec.tools) else None)
 
 
 class AgnoBinding(Binding):

@@ -151,8 +151,9 @@ class _Call:
 #: Strands' documented durable form of an agent's state, interrupts included: a session manager, here
 #: `FileSessionManager` (JSON files), one session per built agent.
 _DIRECTORY = tempfile.TemporaryDirectory(prefix="strands-sessions-")
-#: Every pause reported, by interrupt id, for whichever agent is asked to resume it (HITL-6).
-_PAUSES: dict[str, _Call] = {}
+#: Every pause reported, by interrupt id and then session, for whichever agent is asked to resume it
+#: (HITL-6). Strands derives an interrupt's id from its call, so two agents' pauses may share one.
+_PAUSES: dict[str, dict[str, _Call]] = {}
 
 
 def _agent(spec: AgentSpec, tools: list[Any], base_url: str | None, session_id: str) -> Agent:
@@ -206,7 +207,8 @@ class StrandsBinding(Binding):
         # The answer goes to the agent given, read back from its session (at the pause's model): what
         # Strands does with a pause its stored state lacks (another agent's, one already answered) is
         # the verdict.
-        pause = _PAUSES.get(request.interrupt_id)
+        pauses = _PAUSES.get(request.interrupt_id, {})
+        pause = pauses.get(agent.session_id) or next(iter(pauses.values()), None)
         base_url = None if pause is None else pause.base_url
         target = _agent(agent.spec, agent.tools, base_url, agent.session_id)
         if base_url is None:
@@ -294,7 +296,7 @@ def _outcome(agent: _Agent, target: Agent, call: _Call, result: AgentResult | No
     steps = len(invocation.cycles) if invocation else None
     if result.stop_reason == "interrupt" and result.interrupts:
         pause = result.interrupts[0]
-        _PAUSES[pause.id] = call
+        _PAUSES.setdefault(pause.id, {})[call.session_id] = call
         use = pause.reason  # the pending call, as the approval hook put it
         return translate.paused("Interrupt", f"interrupt {pause.name!r} of {use['name']!r}",
                                 interrupt_id=pause.id, tool=use["name"], args=use["input"],
