@@ -122,8 +122,13 @@ _KNOWN: dict[str, str] = {
     "The agent is told that the tool it chose does not exist":
         "_execute_iteration raises a ValueError that lists the tools but not the one chosen; aexecute "
         "records it as an error episode and goes straight to the extraction call (module/react.py)",
-    "HITL-4": _NO_RESUME, "HITL-5": _NO_RESUME, "HITL-6": _NO_RESUME, "HITL-7": _NO_RESUME,
+    "HITL-4": _NO_RESUME, "HITL-5": _NO_RESUME, "HITL-7": _NO_RESUME,
     "HITL-8": _NO_RESUME, "A pause's trajectory is a snapshot": _NO_RESUME,
+    # Not HITL-6 as a whole: its answer through another agent gets the same NotImplementedError from
+    # that agent's aresume, which the suite counts as a refusal (udspy refuses its own agent's
+    # answer alike; its confirmation store, keyed by tool name and args, is no agent's).
+    "Resuming the same interrupt twice never runs the tool twice": _NO_RESUME,
+    "Answering a pause again after its resumed run paused again never runs a call twice": _NO_RESUME,
     "An async resume gives the same result as a sync resume": _NO_RESUME,
     "Fifty overlapping async runs share no state":
         "udspy has neither a global adapter nor one for chat replies (settings.py, adapter.py): the "
@@ -142,13 +147,17 @@ _KNOWN: dict[str, str] = {
 }
 
 
+#: Every ConfirmationRequired a call raised, by its id, whichever agent raised it: an answer may
+#: reach another agent (HITL-6), and whether that agent's resume refuses it is udspy's part.
+_PAUSES: dict[str, ConfirmationRequired] = {}
+
+
 class _Agent:
-    """A built `udspy.ReAct`, the trajectory its last call handed out, the interrupts it raised."""
+    """A built `udspy.ReAct` and the trajectory its last call handed out."""
 
     def __init__(self, react: Any) -> None:
         self.react = react
         self.last: list[dict[str, Any]] | None = None
-        self.interrupts: dict[str, ConfirmationRequired] = {}
 
 
 class UdspyBinding(Binding):
@@ -211,7 +220,7 @@ class UdspyBinding(Binding):
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        interrupt = agent.interrupts[request.interrupt_id]
+        interrupt = _PAUSES[request.interrupt_id]
         with udspy.settings.context(lm=_lm(model)):
             return translate.reported(model, request.mode, partial(_outcome, agent), partial(_failed, agent),
                                       sync=lambda: agent.react.resume(request.response, interrupt),
@@ -267,7 +276,7 @@ def _outcome(agent: _Agent, prediction: Any) -> Outcome:
 def _failed(agent: _Agent, exc: Exception) -> Outcome:
     if isinstance(exc, ConfirmationRequired):
         agent.last = exc.context.get("trajectory")
-        agent.interrupts[exc.confirmation_id] = exc
+        _PAUSES[exc.confirmation_id] = exc
         return Outcome(error=_interrupt(exc))
     return Outcome(error=ErrorInfo.from_exception(exc))
 
