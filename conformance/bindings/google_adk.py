@@ -35,8 +35,12 @@ by a new `Runner.run` of the paused session, with the run's own `RunConfig`; a r
 are the session's. A pause is its session's events, in the runner's session store: an agent with a
 tool needing confirmation keeps them in ADK's `SqliteSessionService`, a SQLite file of its own
 (InMemoryRunner's other services), so every answer reads the pause back from its serialised form
-(`durable-approvals`); the other agents run in `InMemoryRunner`. Pauses are kept here by id for every
-agent: answered through another agent, the runner looks the session up in its own store.
+(`durable-approvals`); the other agents run in `InMemoryRunner`, the quick-start default (fifty
+concurrent runs of one agent in one SQLite file end in sqlite3's "database is locked"). Pauses are
+kept here by id for every agent: answered through another agent, the runner looks the session up
+in its own store and refuses it (`SessionNotFoundError`), as two InMemoryRunners do; ADK scopes a
+pause to its session store and agent name, so two runners sharing one store take each other's
+answers (checked directly).
 
 `google-adk+reflect-retry` is the documented opt-in `ReflectAndRetryToolPlugin()` on the runner:
 a raising tool's exception goes back to the model instead of ending the run.
