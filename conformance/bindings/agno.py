@@ -129,7 +129,8 @@ _KNOWN: dict[str, str] = {
         "Resuming keeps the budget the steps before the pause used"), _NO_CAP),
     "A pause answered through another agent is refused": "continue_run(run_id=..., session_id=...) reads "
         "the paused run from the db and continues it through whichever Agent is given, with no check of the "
-        "agent it paused on: the tool runs (agent/_run.py continue_run_dispatch)",
+        "agent it paused on (also when the two agents' ids differ): the tool runs (agent/_run.py "
+        "continue_run_dispatch)",
     **dict.fromkeys((
         f"{_MALFORMED}[{{'amount': 50, 'recipient': 'Ann'}}]",
         f'{_MALFORMED}[{{"amount": 50, "recipient": "Ann",}}]',
