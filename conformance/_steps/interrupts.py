@@ -114,7 +114,7 @@ def approval_request(world: World, name: str, args: str) -> None:
 
 
 #: Words that tell the agent its call was not approved, in any library's words.
-_NOT_APPROVED = re.compile(r"den(?:y|ied)|declin|not approved|disapprov|reject|refus|cancel|"
+_NOT_APPROVED = re.compile(r"den(?:y|ied)|declin|not approved|disapprov|reject|refus|cancel|block|"
                            r"not (?:allowed|permitted)|rather not|did not run|not run", re.IGNORECASE)
 
 
