@@ -5,7 +5,7 @@ whose translation would be timed too) by a scripted model that hands back replie
 of time in the format that library's loop parses, so the model itself costs next to nothing. The
 DSPy-style loops (reference, dspy, udspy, bare) end with a `finish` step, then one extraction call:
 N+1 model calls. The native tool-calling loops (langchain, openai-agents, pydantic-ai, smolagents,
-llama-index, haystack, agno, strands-agents) end the library's own way: a reply with no tool call
+llama-index, haystack, agno, strands-agents, crewai) end the library's own way: a reply with no tool call
 (smolagents: a call of its `final_answer` tool): N model calls. `Episode.check` runs one episode and
 fails loudly unless the library did exactly that work, so the benchmark never times a run that went
 wrong. "bare" is the floor: the loop itself, written inline.
@@ -20,10 +20,11 @@ from typing import Any
 #: The implementations, in the order the reports list them.
 IMPLS = ("reference", "dspy", "udspy", "langchain", "openai-agents", "pydantic-ai", "smolagents",
          "llama-index", "haystack", "agno", "strands-agents", "semantic-kernel", "autogen", "google-adk",
-         "bare")
+         "crewai", "bare")
 #: The implementations timed in an environment of their own (tests/peer_envs.py), as their
-#: dependencies do not install beside the others' (strands-agents' openai extra pins openai < 3).
-OWN_ENVS = ("agno", "strands-agents", "google-adk")
+#: dependencies do not install beside the others' (strands-agents' openai extra pins openai < 3, and
+#: crewai requires openai < 3 itself).
+OWN_ENVS = ("agno", "strands-agents", "google-adk", "crewai")
 QUESTION = "What is 1 + 2?"
 ANSWER = "3"
 THOUGHT = "I add the numbers."
@@ -95,7 +96,7 @@ def build(impl: str, max_steps: int) -> Episode:
         "openai-agents": _openai_agents, "pydantic-ai": _pydantic_ai, "smolagents": _smolagents,
         "llama-index": _llama_index, "haystack": _haystack, "agno": _agno, "strands-agents": _strands,
         "semantic-kernel": _semantic_kernel, "autogen": _autogen,
-        "google-adk": _google_adk, "bare": _bare}
+        "google-adk": _google_adk, "crewai": _crewai, "bare": _bare}
     if impl not in builders:
         raise ValueError(f"unknown implementation {impl!r}; choose from {', '.join(IMPLS)}")
     return builders[impl](Script(), max_steps)
@@ -383,8 +384,10 @@ def _completion_transport(script: Script) -> Any:
     return httpx.MockTransport(answer)
 
 
-def _completions(stream: bool) -> Callable[[int], list[Any]]:
-    """A tool-calling episode's replies as chat-completions bodies (server-sent events when `stream`)."""
+def _completions(stream: bool, distinct: bool = False) -> Callable[[int], list[Any]]:
+    """A tool-calling episode's replies as chat-completions bodies (server-sent events when `stream`);
+    `distinct`: each step's args differ (`b` is the step's number), for a loop that stops a run
+    repeating one call."""
     def body(i: int, message: dict[str, Any]) -> tuple[str, bytes]:
         finish = "tool_calls" if "tool_calls" in message else "stop"
         if not stream:
@@ -400,7 +403,7 @@ def _completions(stream: bool) -> Callable[[int], list[Any]]:
         return "text/event-stream", events.encode()
 
     def step(i: int) -> tuple[str, bytes]:
-        function = {"name": "add", "arguments": json.dumps(ARGS)}
+        function = {"name": "add", "arguments": json.dumps({**ARGS, "b": i} if distinct else ARGS)}
         call = {"id": f"call-{i}", "type": "function", "function": function}
         return body(i, {"role": "assistant", "content": THOUGHT, "tool_calls": [call]})
 
@@ -425,6 +428,32 @@ def _agno(script: Script, max_steps: int) -> Episode:
     agent = Agent(model=OpenAIChat(id="scripted", api_key="unused", client=client), tools=[script.add])
     return Episode(script, lambda: agent.run(QUESTION), lambda run: run.messages[-1].content,
                    _completions(stream=False))
+
+
+def _crewai(script: Script, max_steps: int) -> Episode:
+    """`Agent.kickoff`, its model CrewAI's own `LLM` (its native OpenAI provider) whose OpenAI client
+    has an in-memory transport answering with ready chat-completions bodies; the client is put in
+    place of the one CrewAI built, as the binding does (CrewAI takes no client). `max_iter` is its
+    step cap."""
+    import os
+
+    for flag, value in (("CREWAI_DISABLE_TELEMETRY", "true"), ("OTEL_SDK_DISABLED", "true"),
+                        ("CREWAI_TRACING_ENABLED", "false")):
+        os.environ.setdefault(flag, value)  # the documented opt-outs; see the binding
+    import httpx
+    import openai
+    from crewai import LLM, Agent
+    from crewai.tools import tool
+
+    llm = LLM(model="openai/scripted", api_key="unused", base_url="http://model.invalid/v1")
+    llm._client = openai.OpenAI(**llm._get_client_params(),
+                                http_client=httpx.Client(transport=_completion_transport(script)))
+    agent = Agent(role="assistant", goal="Answer the user's request.", backstory="", llm=llm,
+                  tools=[tool("add")(script.add)], max_iter=max_steps)
+    # Distinct args: CrewAI stops the 5th identical call with an identical result as no progress
+    # (utilities/agent_utils.py check_repeated_tool_call).
+    return Episode(script, lambda: agent.kickoff(QUESTION), lambda output: output.raw,
+                   _completions(stream=False, distinct=True))
 
 
 def _strands(script: Script, max_steps: int) -> Episode:

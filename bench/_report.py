@@ -49,6 +49,11 @@ GROWTH_CAUSES = {
                   "`make_json_serializable`); each `run` also compiles its system-prompt Jinja template "
                   "afresh (`populate_template`, smolagents/agents.py), a fixed cost of about 2 ms that "
                   "weighs on short episodes.",
+    "crewai": "every model call, `BaseLLM._emit_call_started_event` and `_emit_call_completed_event` "
+              "(crewai/llms/base_llm.py) serialise the whole conversation so far into an event for the "
+              "global event bus, value by value (`to_serializable`, crewai/utilities/serialization.py), "
+              "and the `openai` client transforms the whole message list of each request again "
+              "(`_transform_recursive`, openai/_utils/_transform.py).",
     "bare": "every step joins the whole trajectory so far into its prompt (`''.join(trajectory)`), as any "
             "ReAct must show the model its history: timed alone, about 0.2 µs more per step at N=50 than at "
             "N=10 on the machine of 2026-11-23; a ratio beyond that is to be read against the bare loop's "

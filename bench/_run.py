@@ -65,7 +65,7 @@ DISTRIBUTIONS = {"dspy": ("dspy",), "udspy": ("udspy",),
                  "haystack": ("haystack-ai",), "agno": ("agno",), "strands-agents": ("strands-agents",),
                  "semantic-kernel": ("semantic-kernel", "openai"),
                  "autogen": ("autogen-agentchat", "autogen-ext", "openai"),
-                 "google-adk": ("google-adk", "google-genai")}
+                 "google-adk": ("google-adk", "google-genai"), "crewai": ("crewai", "openai")}
 
 
 def _python(impl: str) -> str:
