@@ -27,6 +27,11 @@ tool_hooks.py), registered once, asks the running call's `ScriptedModel.approve`
 that need it: returning False blocks the call, and an edit changes `tool_input` in place, as the
 hook's docs say. Its context carries no call id.
 
+No documented option of CrewAI addresses a failure listed here, so there is no `crewai+<opt-in>`:
+`tool_failure_policy` ('ignore', 'warn', 'raise') only decides whether a failed tool call is recorded
+or aborts the run (tools/tool_failure.py), and nothing keeps the text beside a tool call, reports a
+stop reason, lets an approval hook word its refusal or validates undeclared or deeply nested args.
+
 Telemetry and tracing: CrewAI's documented opt-outs `CREWAI_DISABLE_TELEMETRY` / `OTEL_SDK_DISABLED`
 (crewai_core/telemetry.py `_is_telemetry_disabled`) and `CREWAI_TRACING_ENABLED=false` (execution.py
 `_tracing_disabled`) are set, unless the environment says otherwise, before the import.
