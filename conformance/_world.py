@@ -16,6 +16,7 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     FieldSpec,
+    FinalTurn,
     LMCall,
     Outcome,
     ResumeRequest,
@@ -83,6 +84,8 @@ class World:
         self.concurrent: list[tuple[str | None, ScriptedModel, str, object]] = []
         #: The whole script of each concurrent run, in the order of `concurrent`.
         self.concurrent_scripts: list[list[Turn]] = []
+        #: The step cap each concurrent run had.
+        self.concurrent_caps: list[int] = []
         #: The model's endpoint in `http` scenarios (set by the fixture), else None.
         self.http: HttpProfile | None = None
 
@@ -169,21 +172,29 @@ class World:
                             steps=max_steps)
 
     def resume(self, response: str, mode: Literal["sync", "async"] = "sync",
-               interrupt: ErrorInfo | None = None, another_agent: bool = False) -> Outcome:
+               interrupt: ErrorInfo | None = None, another_agent: bool = False,
+               precondition: str | None = None) -> Outcome:
         """Answer an interrupt (by default the latest) with `response`, as a person would; with
         `another_agent`, through a second agent built from the same description (HITL-6).
 
         Answering one a second time, or through another agent, checks no script: what the library
         then does (refuse, repeat its result, ask the model again) is its own, as long as the
-        paused call does not run again.
+        paused call does not run again. With `precondition`, a resume that raises blocks the
+        scenario by that requirement.
         """
         again = interrupt is not None and interrupt in self.answered
         interrupt = interrupt or self.interrupt()
         request = ResumeRequest(interrupt_id=interrupt_id(interrupt), response=response, mode=mode)
         agent = self.another_agent() if another_agent else self.agent
         self.answered.append(interrupt)
-        return self._record("resume", lambda model: self.binding.resume(agent, request, model),
-                            check=not (again or another_agent))
+        outcome = self._record("resume", lambda model: self.binding.resume(agent, request, model),
+                               check=not (again or another_agent or precondition))
+        if precondition is not None:
+            error = outcome.error
+            self.blocked_unless(error is None or error.kind != "other", precondition,
+                                f"the resume raised {error.type}: {error.message}" if error else "")
+            self.check_script(outcome)
+        return outcome
 
     def another_agent(self) -> object:
         """A second agent, built from the same description and tools as the first."""
@@ -230,6 +241,7 @@ class World:
         refused = self.may_stop_early and outcome.error is not None
         if self.model.unused and not interrupted and not refused:
             self.blocked_if_ended_by_raising_tool()
+            self.blocked_if_stopped_early()
             unused = ", ".join(t.kind for t in self.model.unused)
             raise AssertionError(
                 f"the implementation made fewer model calls than the scenario scripts: "
@@ -251,6 +263,7 @@ class World:
         outcome = self.last
         self.blocked_if_ended_by_raising_tool()
         if outcome.error is not None:
+            self.blocked_if_stopped_early()
             raise AssertionError(
                 f"the call raised {outcome.error.type}: {outcome.error.message} "
                 "instead of returning a prediction"
@@ -282,6 +295,15 @@ class World:
         LOOP-3's failure (no off-by-one): the scenario is blocked by LOOP-3."""
         early = self.early_stops[-1] if self.early_stops else None
         self.blocked_unless(early is None, "LOOP-3", early or "")
+
+    def blocked_if_concurrent_run_stopped_early(self, index: int) -> None:
+        """`blocked_if_stopped_early` for concurrent run `index` (its tools' runs are not told apart
+        from the other runs', so only a final answer not taken is recognised)."""
+        _, model, _, result = self.concurrent[index]
+        if isinstance(result, Outcome) and index < len(self.concurrent_caps):
+            early = stopped_early(result, list(zip(model.calls, model.answers, strict=True)),
+                                  self.concurrent_caps[index], {})
+            self.blocked_unless(early is None, "LOOP-3", f"concurrent run {index}: {early}")
 
     def interrupt(self) -> ErrorInfo:
         """The latest interrupt a call reported; a scenario that needs one and got none is blocked
@@ -342,8 +364,8 @@ def stopped_early(outcome: Outcome, served: list[tuple[LMCall, Turn | None]], ca
 
     `served` pairs each model call of the run with the turn that answered it; `ran` counts each
     scenario tool's runs during the call. The cap stopped the run a step early when it stopped after
-    exactly `cap` step calls and the last one's tool calls neither ran nor were observed in the
-    trajectory.
+    exactly `cap` step calls and the last one was a final answer, or its tool calls neither ran
+    nor were observed in the trajectory.
     """
     error = outcome.error
     capped = outcome.stop_reason == "max_steps" or (error is not None and error.kind == "max-iterations")
@@ -351,6 +373,10 @@ def stopped_early(outcome: Outcome, served: list[tuple[LMCall, Turn | None]], ca
     if not capped or cap < 1 or len(steps) != cap:
         return None
     last = steps[-1]
+    if isinstance(last, FinalTurn) or (isinstance(last, StepTurn) and last.tool_name == "finish"):
+        return (f"the step cap of {cap} stopped the run after {cap} step call(s), though the reply to "
+                f"step call {cap} was a final answer: a final answer given on step {cap} of a cap of "
+                f"{cap} must be accepted")
     if not isinstance(last, StepTurn):
         return None
     before = [c.tool_name for t in steps[:-1] if isinstance(t, StepTurn) for c in t.calls()]

@@ -243,11 +243,16 @@ Feature: Human in the loop
     Given the model replies
       | turn  | thought   | tool        | args                    |
       | step  | delete it | delete_file | {"path": "/tmp/report"} |
+      | step  | delete it | delete_file | {"path": "/tmp/drafts"} |
       | final | done      |             | {"answer": "gone"}      |
     When the agent is called with {"question": "Clean up"}
     And the user answers "yes" through another agent of the same description
     Then the answer was refused
     And the tool "delete_file" never ran
+    # A refusal counts only from a library that resumes its own pauses: here, a new one.
+    When the agent is called again with {"question": "Clean up the drafts"}
+    And the user answers "yes", as HITL-4 requires
+    Then the tool "delete_file" ran exactly once, with {"path": "/tmp/drafts"}, as HITL-4 requires
 
   @req:HITL-8 @capability:tool-approval @capability:durable-approvals
   Scenario: Replaying the answer to a serialised pause whose call already ran never runs it again

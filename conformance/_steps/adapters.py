@@ -64,5 +64,7 @@ def concurrent_ok(world: World) -> None:
         assert formats and all(f == expected for f in formats), (
             f"concurrent run {index} should use only the {expected!r} format; it used {formats}"
         )
+        if result.error is not None:
+            world.blocked_if_concurrent_run_stopped_early(index)
         got = (result.outputs or {}).get("answer")
         assert got == answer, f"concurrent run {index} got {got!r}, expected its own {answer!r}"

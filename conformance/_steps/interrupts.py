@@ -40,13 +40,15 @@ def cannot_ask(world: World) -> None:
     parsers.re(
         r'the user answers (?:"(?P<text>[^"]*)"|(?P<edit>\{.*\}))'
         r"(?: to the (?P<again>same|first) interrupt again)?(?P<asynchronously> asynchronously)?"
-        r"(?P<another> through another agent of the same description)?$"
+        r"(?P<another> through another agent of the same description)?"
+        r"(?:, as (?P<requirement>[A-Z]+-\d+) requires)?$"
     )
 )
 def user_answers(
     world: World, text: str | None, edit: str | None, again: str | None, asynchronously: str | None,
-    another: str | None,
+    another: str | None, requirement: str | None,
 ) -> None:
+    """With "as X requires", a resume that raises is X's failure: the scenario is blocked by X."""
     if edit is not None:
         parse_json(edit)  # a typo in the feature file fails here, not in the library
     if again:
@@ -56,6 +58,7 @@ def user_answers(
         mode="async" if asynchronously else "sync",
         interrupt=(world.answered[-1] if again == "same" else world.answered[0]) if again else None,
         another_agent=another is not None,
+        precondition=requirement,
     )
 
 

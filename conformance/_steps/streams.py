@@ -54,7 +54,7 @@ def overlapping_async_runs(world: World, count: int) -> None:
     (its own, or a per-call one over an agent cap of 1) and script, which finishes at the cap."""
     adapter, max_steps = world.adapter, world.max_steps
     jobs: list[tuple[object, CallRequest, ScriptedModel]] = []
-    world.concurrent, world.concurrent_scripts = [], []
+    world.concurrent, world.concurrent_scripts, world.concurrent_caps = [], [], []
     for i in range(count):
         # The last run to start overrides with JSON: a library that leaks each run's adapter into
         # global state (last writer wins) then shows it to every later call of the adapter-less runs.
@@ -68,6 +68,7 @@ def overlapping_async_runs(world: World, count: int) -> None:
         jobs.append((world.agent, request, world.new_model(script)))
         world.concurrent.append((own, jobs[-1][2], f"the answer of run {i}", None))
         world.concurrent_scripts.append(script)
+        world.concurrent_caps.append(cap)
     world.adapter, world.max_steps = adapter, max_steps
     world.reset_agent()
     _run_concurrently(world, jobs)
@@ -78,7 +79,7 @@ def overlapping_runs_of_one_agent(world: World, count: int) -> None:
     """Call one agent `count` times at once on one event loop, each call with its own per-call step
     cap and script: whatever the agent keeps while it runs must belong to one call."""
     jobs: list[tuple[object, CallRequest, ScriptedModel]] = []
-    world.concurrent, world.concurrent_scripts = [], []
+    world.concurrent, world.concurrent_scripts, world.concurrent_caps = [], [], []
     for i in range(count):
         cap = 2 + i % 4
         script = _script(i, cap)
@@ -86,6 +87,7 @@ def overlapping_runs_of_one_agent(world: World, count: int) -> None:
         jobs.append((world.agent, request, world.new_model(script)))
         world.concurrent.append((world.adapter, jobs[-1][2], f"the answer of run {i}", None))
         world.concurrent_scripts.append(script)
+        world.concurrent_caps.append(cap)
     _run_concurrently(world, jobs)
 
 
@@ -110,6 +112,8 @@ def concurrent_answers(world: World) -> None:
     for index, (_, model, answer, result) in enumerate(world.concurrent):
         assert isinstance(result, Outcome), f"concurrent run {index} did not finish: {result!r}"
         assert model.violation is None, f"concurrent run {index}: {model.violation}"
+        if result.error is not None:
+            world.blocked_if_concurrent_run_stopped_early(index)
         assert result.error is None, (
             f"concurrent run {index} raised {result.error.type}: {result.error.message}")
         got = (result.outputs or {}).get("answer")

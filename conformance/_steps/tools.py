@@ -22,13 +22,17 @@ def tool_never_ran(world: World, name: str) -> None:
     calls = world.tool(name).calls
     assert not calls, f"the tool {name!r} must not run, but it ran with {calls}"
 
-@then(parsers.parse('the tool "{name}" ran exactly once, with {args}'))
-def tool_ran_once(world: World, name: str, args: str) -> None:
+@then(parsers.re(r'the tool "(?P<name>[^"]+)" ran exactly once, with (?P<args>\{.*\})'
+                  r'(?:, as (?P<requirement>[A-Z]+-\d+) requires)?$'))
+def tool_ran_once(world: World, name: str, args: str, requirement: str | None = None) -> None:
+    """With "as X requires", a precondition X judges: a failure blocks the scenario by X."""
     calls = world.tool(name).calls
     expected = parse_json(args)
-    assert [json_key(c) for c in calls] == [json_key(expected)], (
-        f"the tool {name!r} should have run once with {args}; it ran with {calls}"
-    )
+    ran = [json_key(c) for c in calls] == [json_key(expected)]
+    message = f"the tool {name!r} should have run once with {args}; it ran with {calls}"
+    if requirement is not None:
+        world.blocked_unless(ran, requirement, message)
+    assert ran, message
 
 @then(parsers.re(r'the tool "(?P<name>\w+)" ran (?P<count>\d+) times?$'))
 def tool_ran_times(world: World, name: str, count: str) -> None:

@@ -55,11 +55,8 @@ _FIELDS = "the cap's WorkflowRuntimeError carries only its message (base_agent.p
 _ARGS4 = "test_tool_args_that_break_the_tools_schema_never_reach_it_with_a_wrong_or_missing_value"
 _KNOWN: dict[str, str] = {
     # The scenarios of other requirements that count steps up to a cap (the agent's or the call's,
-    # synchronous or streamed) are blocked by LOOP-3; concurrent runs are judged on their own.
+    # synchronous, streamed or concurrent) or give a final answer on the cap's step are blocked by LOOP-3.
     "LOOP-3": _LAST,
-    "Finishing on the last allowed step does not raise": _LAST,
-    "Fifty overlapping async runs of one agent share no state":
-        _LAST + ": each run's final answer comes on its cap step (with one step more the runs are isolated)",
     "EXH-2": _FIELDS,
     "EXH-3": _FIELDS + "; a cap of 0 becomes the default 20 (_init_context: `max_iterations or "
                        "DEFAULT_MAX_ITERATIONS`)",

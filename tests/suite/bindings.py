@@ -1034,6 +1034,20 @@ class BlockedByAPassedRequirement(_BuildsAs):
     react_class = _CrashesOnQueryC
 
 
+class _NeverResumes(reference.ReAct):
+    """Pauses, but refuses every resume, its own pauses' included."""
+
+    def _resumed(self, response: str, interrupt: reference.HumanInTheLoopRequired) -> Any:
+        raise NotImplementedError("resume is not implemented")
+
+
+class CannotResume(_BuildsAs):
+    """A ReAct that cannot resume at all: HITL-4 fails, and its refusal of another agent's pause
+    proves nothing, so that HITL-6 scenario is blocked by HITL-4 rather than passed."""
+
+    react_class = _NeverResumes
+
+
 class _MarksThePause(reference.ReAct):
     """Marks an answered pause on the interrupt itself, not on the agent: a copy is unmarked."""
 

@@ -156,18 +156,31 @@ def test_a_scenario_blocked_by_a_passed_requirement_fails_in_every_report(
     assert len(failed) == 3 and all(case.find("skipped") is None for case in failed)
 
 
+def test_a_library_that_cannot_resume_does_not_pass_by_refusing_another_agents_pause(
+    run_suite: RunSuite,
+) -> None:
+    run = run_suite(f"{B}:CannotResume", "-k", "another_agent or approving_runs")
+    assert run.report is not None, run.output[-3000:]
+    assert "HITL-4" in run.requirements("failed")
+    (scenario,) = [s for s in run.report["scenarios"]
+                   if s["name"] == "A pause answered through another agent is refused"]
+    assert (scenario["verdict"], scenario["blocked_by"]) == ("blocked", "HITL-4"), scenario
+
+
 def test_a_cap_that_stops_a_step_early_fails_loop_3_and_blocks_what_counts_steps(run_suite: RunSuite) -> None:
     run = run_suite(f"{B}:StopsAStepEarly")
     assert run.report is not None, run.output[-3000:]
     assert "LOOP-3" in run.requirements("failed")
     # Each of these counts steps up to a cap, the agent's or the call's, synchronous or streamed:
     # LOOP-3's failure, not theirs (where LOOP-3 passed, the report turns such a block into a failure).
-    dependent = {"TRJ-3", "EXH-2", "EXH-4", "ERR-2", "LOOP-4", "STREAM-1"}
+    # So is a final answer on the last allowed step not taken (EXH-1), in concurrent runs too (ASYNC-2).
+    dependent = {"TRJ-3", "EXH-1", "EXH-2", "EXH-4", "ERR-2", "LOOP-4", "STREAM-1", "ASYNC-2"}
     assert dependent <= run.requirements("blocked"), run.report["requirements"]
     blocked = [s for s in run.report["scenarios"] if s["verdict"] == "blocked"]
     assert {s["blocked_by"] for s in blocked if s["requirement"] in dependent} == {"LOOP-3"}
-    # Concurrent runs are not traced to their cap: a step early there fails ASYNC-2 itself.
-    assert "ASYNC-2" in run.requirements("failed"), run.report["requirements"]
+    final = next(s for s in run.report["scenarios"]
+                 if s["name"] == "A final answer on the last allowed step is accepted")
+    assert "though the reply to step call 2 was a final answer" in final["message"], final
     assert not run.requirements("errored")
 
 
