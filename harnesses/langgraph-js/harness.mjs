@@ -24,7 +24,8 @@
 // Approval is LangGraph's documented human-in-the-loop for createReactAgent: the tool calls
 // `interrupt()` with a HumanInterrupt (@langchain/langgraph/prebuilt's schema: action_request,
 // config, description) before it runs, under a MemorySaver checkpointer, one thread per run; the
-// person's answer resumes that interrupt by its id, `Command({ resume: { [id]: HumanResponse } })`:
+// agents of one harness are agents of one application, so they share one checkpointer (as an
+// application configures it once), each run on its own thread id; the person's answer resumes that interrupt by its id, `Command({ resume: { [id]: HumanResponse } })`:
 // accept (yes) runs the call, edit runs it with the edited args, response (free text) hands the
 // text back as the tool's result (the documented tool wrapper's branches); ignore (a bare no), or
 // an edit naming another tool, throws as the docs' example does, and ToolNode shows the error.
@@ -73,7 +74,7 @@ const KNOWN_FAILURES = {
   'Resuming keeps the budget the steps before the pause used':
     'a resume (Command({ resume })) is a new invoke whose recursionLimit counts afresh from the checkpoint (pregel/loop.js: stop = step + recursionLimit + 1): the steps before the pause do not count',
   'A pause answered through another agent is refused':
-    "a Command({ resume }) naming another agent's interrupt is not refused: PregelLoop._first (pregel/loop.js) refuses a resume only when the graph has no checkpointer or under the internal __pregel_strict_resume flag (_refuseUnmatchedResume); on a thread its own checkpointer never saw, the graph runs from the start with no messages and the model's reply ends the run as if the person's answer had been taken (and a graph sharing the paused graph's checkpointer runs the paused call: both seen in a direct run)",
+    "a Command({ resume }) naming another agent's interrupt is not refused: PregelLoop._first (pregel/loop.js) refuses a resume only when the graph has no checkpointer or under the internal __pregel_strict_resume flag (_refuseUnmatchedResume), which nothing in the library sets; a graph sharing the paused graph's checkpointer loads the paused thread's checkpoint, runs the paused call with its own tool and asks the model again (seen in a direct run: the second graph's delete_file ran)",
   'ARGS-3': "malformed JSON becomes an invalid_tool_call (@langchain/core parseToolCall), which createReactAgent's agent edge ignores: no tool_calls routes to END (prebuilt/react_agent_executor.js), so the run ends silently with the thought as its answer",
 };
 
@@ -196,6 +197,9 @@ function trajectory(messages) {
 }
 
 const agents = new Map();
+// Where the library persists the pauses of every agent the harness builds: one application's one
+// checkpointer, configured once.
+const checkpointer = new MemorySaver();
 // Every pause a call made, by its id, whichever agent made it: a person's answer may reach another
 // agent than the paused one (HITL-6), and refusing it is the library's part, not the harness's.
 const pauses = new Map();
@@ -294,7 +298,7 @@ serve({
       const graph = createReactAgent({
         llm: new ScriptedChat({}), tools: spec.tools.map(graphTool),
         ...(spec.signature.instructions ? { prompt: spec.signature.instructions } : {}),
-        ...(gated ? { checkpointer: new MemorySaver() } : {}),
+        ...(gated ? { checkpointer } : {}),
       });
       agents.set(agent, { graph, spec, last: [] });
       return { error: null };
