@@ -29,8 +29,8 @@
 // steps, the last one ending in tool calls), the result's own finish reason otherwise.
 //
 // Approval is the SDK's: a `needsApproval` call ends the run with a `tool-approval-request`
-// part and the tool unrun. The run's messages (the user prompt and `response.messages`) are the
-// saved state; a resume appends a `tool` message with a `tool-approval-response` (yes → approved,
+// part and the tool unrun. The run's messages (the user prompt and `response.messages`), kept as
+// their JSON as an application persists them, are the saved state; a resume appends a `tool` message with a `tool-approval-response` (yes → approved,
 // no → denied, free text → denied with the text as its reason) and calls generateText again.
 
 import { readFileSync } from 'node:fs';
@@ -70,7 +70,6 @@ const KNOWN_FAILURES = {
     "the SDK sets no request timeout: generateText's `timeout` option is unset by default, so setAbortTimeout (util/set-abort-timeout.ts) arms no timer, and postToApi (provider-utils post-to-api.ts) hands fetch only the caller's abortSignal, undefined here: a request to an endpoint that never answers waits for ever",
   ...deepArgsFailures(DEEP),
   'HITL-8': `${STATELESS}: replaying the answer to a serialised pause whose call already ran runs it again (collect-tool-approvals.ts skips only approvals whose tool result is in the messages given)`,
-  "A pause's trajectory is a snapshot": `${STATELESS}, so a change the caller makes to the returned messages is what the resumed call shows the model`,
   ...Object.fromEntries([
     'Resuming the same interrupt twice never runs the tool twice',
     'Answering a pause again after its resumed run paused again never runs a call twice',
@@ -176,7 +175,9 @@ function outcome(state, result, before, capOf, inputs) {
   if (waiting.length) {
     const request = waiting[0];
     const call = request.toolCall;
-    pauses.set(request.approvalId, { messages, capOf, inputs, request });
+    // The pause as an application persists it between the request and the person's answer: the
+    // messages' JSON, not the live objects the caller was handed (durable-approvals).
+    pauses.set(request.approvalId, { saved: JSON.stringify({ messages, approvalId: request.approvalId }), capOf, inputs });
     return { ...base, error: {
       type: 'ToolApprovalRequest', kind: 'human-in-the-loop',
       message: `the run ended with ${waiting.length} tool call(s) awaiting approval`,
@@ -262,7 +263,7 @@ async function call(state, prompt, before, capOf, inputs, mode, baseURL) {
 }
 
 // A person's answer as the SDK's approval response for the pending call.
-function approval(request, response) {
+function approval(response) {
   const answer = response.trim();
   if (['yes', 'y'].includes(answer.toLowerCase())) return { approved: true };
   if (['no', 'n'].includes(answer.toLowerCase())) return { approved: false };
@@ -303,12 +304,13 @@ serve({
     const state = agents.get(agent);
     const pause = pauses.get(request.interrupt_id);
     if (pause == null) return unknownPause(request.interrupt_id);
-    const answer = approval(pause.request, request.response);
+    const saved = JSON.parse(pause.saved);
+    const answer = approval(request.response);
     if (answer == null) {
       return { outcome: { error: { type: 'UnsupportedEdit', kind: 'other', fields: {}, message:
         "the SDK's tool-approval-response only approves or denies the pending call: it cannot change its args or tool" } } };
     }
-    const messages = [...pause.messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: pause.request.approvalId, ...answer }] }];
+    const messages = [...saved.messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: saved.approvalId, ...answer }] }];
     try {
       return { outcome: await call(state, { messages }, messages, pause.capOf, pause.inputs, 'sync', null) };
     } finally {
