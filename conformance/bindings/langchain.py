@@ -17,9 +17,10 @@ hook, and the tools node (k = 2, or 3 with `HumanInTheLoopMiddleware`); so N ste
 per-call cap (LOOP-4) is the library's own. `on_max_steps="return"` is the library's other cap,
 `ModelCallLimitMiddleware(run_limit=N, exit_behavior="end")`, which ends the run with an AIMessage.
 
-Approval: `HumanInTheLoopMiddleware(interrupt_on={tool: True})` and an `InMemorySaver` of each
-agent's own (as the docs build one: `create_agent(..., checkpointer=InMemorySaver())`), one thread
-per run, resumed with `Command(resume={interrupt id: {"decisions": [...]}})` on the graph of the agent
+Approval: `HumanInTheLoopMiddleware(interrupt_on={tool: True})` and an `InMemorySaver` (as the
+docs build one: `create_agent(..., checkpointer=InMemorySaver())`), one per binding, which all the
+agents it builds share as one application's agents share its checkpointer; one thread per run,
+resumed with `Command(resume={interrupt id: {"decisions": [...]}})` on the graph of the agent
 `resume` is given, in the paused run's thread.
 """
 
@@ -86,10 +87,10 @@ _COMMON: dict[str, str] = {
         "checkpoint (langgraph/pregel/_loop.py, SyncPregelLoop.__enter__: stop = step + "
         "recursion_limit + 1): the steps before the pause do not count",
     "A pause answered through another agent is refused":
-        "Command(resume=...) in a thread the agent's own checkpointer has no checkpoint of is taken "
-        "as a new run, not refused (langgraph/pregel/_loop.py, PregelLoop._first: with no checkpoint "
-        "it is not resuming, and only the internal strict-resume key checks the answer's interrupt "
-        "id): the answer is dropped and the model is called with no messages",
+        "a graph given Command(resume=...) in the thread of another graph on the same checkpointer "
+        "loads that thread's checkpoint and resumes it (langgraph/pregel/_loop.py, PregelLoop._first: "
+        "the checkpoint is found by thread_id alone, and nothing in it names the graph that paused): "
+        "the paused call runs",
     "EXH-2": _CAP,
     "When no tool ran, tools_used is empty": _CAP,
     "After steps with thoughts, a partial final answer the library gives is not empty": _CAP,
@@ -221,6 +222,11 @@ class LangChainBinding(Binding):
     def _middleware(self) -> list[AgentMiddleware[Any, Any, Any]]:
         return []
 
+    def __init__(self) -> None:
+        #: The application's one checkpointer: every agent it builds keeps its paused runs here, each
+        #: in a thread of its own (HITL-6 asks whether a graph refuses another graph's thread).
+        self.checkpointer = InMemorySaver()
+
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         middleware = self._middleware()
         gated = {t.name: True for t in tools if t.spec.interruptible}
@@ -231,7 +237,7 @@ class LangChainBinding(Binding):
         hooks = sum(_overrides(m, "before_model") + _overrides(m, "after_model") for m in middleware)
         return translate.built(lambda: _Agent(create_agent(
             _ScriptedChat(), [_tool(t) for t in tools], system_prompt=spec.signature.instructions or None,
-            middleware=middleware, checkpointer=InMemorySaver() if gated else None), spec, 2 + hooks))
+            middleware=middleware, checkpointer=self.checkpointer if gated else None), spec, 2 + hooks))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
