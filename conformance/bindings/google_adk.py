@@ -32,15 +32,14 @@ holding the original call (flows/llm_flows/tools/_functions.py), the pause repor
 request's id. The person answers as ADK documents, with a `FunctionResponse` to the request holding
 a `ToolConfirmation` (`confirmed`; free text declines, as its `payload`: ADK takes no message), sent
 by a new `Runner.run` of the paused session, with the run's own `RunConfig`; a resumed run's steps
-are the session's. A pause is its session's events, in the runner's session store: an agent with a
-tool needing confirmation keeps them in ADK's `SqliteSessionService`, a SQLite file of its own
-(InMemoryRunner's other services), so every answer reads the pause back from its serialised form
-(`durable-approvals`); the other agents run in `InMemoryRunner`, the quick-start default (fifty
-concurrent runs of one agent in one SQLite file end in sqlite3's "database is locked"). Pauses are
-kept here by id for every agent: answered through another agent, the runner looks the session up
-in its own store and refuses it (`SessionNotFoundError`), as two InMemoryRunners do; ADK scopes a
-pause to its session store and agent name, so two runners sharing one store take each other's
-answers (checked directly).
+are the session's. A pause is its session's events, in the runner's session store: the agents with a
+tool needing confirmation keep them in ADK's `SqliteSessionService`, one SQLite file per binding that
+their runners share, as one application configures its session service once (InMemoryRunner's
+other services), each run in a session of its own; every answer reads the pause back from its
+serialised form (`durable-approvals`). The other agents run in `InMemoryRunner`, the quick-start
+default (fifty concurrent runs of one agent in one SQLite file end in sqlite3's "database is
+locked"). Pauses are kept here by id for every agent: answered through another agent, its runner
+looks the session up in the shared store, and whether it refuses the answer is ADK's part.
 
 `google-adk+reflect-retry` is the documented opt-in `ReflectAndRetryToolPlugin()` on the runner:
 a raising tool's exception goes back to the model instead of ending the run.
@@ -122,6 +121,12 @@ _SHARED: dict[str, str] = {
         "a resume is a new Runner.run, whose InvocationContext counts max_llm_calls from zero "
         "(agents/invocation_context.py _InvocationCostManager): with a cap of 2 spent before the pause, "
         "the resumed run asks the model a third time",
+    "A pause answered through another agent is refused":
+        "runners sharing one session service find a session by app name, user and session id alone "
+        "(runners.py, Runner._get_or_create_session), and _resolve_confirmation_targets "
+        "(flows/llm_flows/tools/_confirmation.py) matches the confirmation to the paused call by the "
+        "agent's name only: the other runner's agent, of the same name, takes the answer and the "
+        "paused call runs",
     "A step cap of zero is refused at configuration, or raises before any model call":
         "a max_llm_calls of 0 or less means no limit at all (agents/run_config.py validate_max_llm_calls "
         "warns; invocation_context.py enforces only a positive one): the run goes on",
@@ -218,7 +223,7 @@ class _Pause:
 #: Every pause a run reported, by its request's id, whichever agent paused: a person's answer may
 #: reach another agent than the paused one (HITL-6), and refusing it is ADK's part, not ours.
 _PAUSES: dict[str, _Pause] = {}
-#: Each agent's sessions live in a SQLite file of its own under this directory.
+#: Each binding's SQLite session store is a file under this directory.
 _STORE = tempfile.mkdtemp(prefix="conformance-adk-")
 atexit.register(shutil.rmtree, _STORE, True)
 _STORES = itertools.count(1)
@@ -255,6 +260,16 @@ class GoogleADKBinding(Binding):
         """The runner's plugins in this configuration (none: the defaults)."""
         return []
 
+    def paused_sessions(self) -> SqliteSessionService:
+        """The application's one session store for the agents whose tools need confirmation (a
+        SQLite file per binding), configured once and shared by their runners, as one application's
+        runners share it; each run its own session."""
+        if self._paused_sessions is None:
+            self._paused_sessions = SqliteSessionService(f"{_STORE}/sessions-{next(_STORES)}.db")
+        return self._paused_sessions
+
+    _paused_sessions: SqliteSessionService | None = None
+
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         def made() -> _Agent:
             functions = [_tool(t) for t in tools]
@@ -266,9 +281,9 @@ class GoogleADKBinding(Binding):
             scripted = agent_with(_Scripted(has_tools=bool(tools)))
             if not any(t.spec.interruptible for t in tools):
                 runner: Runner = InMemoryRunner(agent=scripted, app_name=_APP, plugins=self.plugins())
-            else:  # InMemoryRunner's services, but its sessions in a SQLite file of its own.
-                store = SqliteSessionService(f"{_STORE}/agent-{next(_STORES)}.db")
-                runner = Runner(agent=scripted, app_name=_APP, plugins=self.plugins(), session_service=store,
+            else:  # InMemoryRunner's services, but its sessions in the application's SQLite store.
+                runner = Runner(agent=scripted, app_name=_APP, plugins=self.plugins(),
+                                session_service=self.paused_sessions(),
                                 artifact_service=InMemoryArtifactService(),
                                 memory_service=InMemoryMemoryService())
 
