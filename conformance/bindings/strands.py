@@ -19,9 +19,11 @@ tool-result message, the `AgentResult` last.
 Approval: a `BeforeToolCallEvent` hook raises an interrupt (`event.interrupt`), the call returns with
 `stop_reason="interrupt"`, and a call with an `interruptResponse` resumes it. Every agent keeps its
 state in Strands' documented durable form, a session manager (`FileSessionManager`, a session per
-agent), which stores the interrupt state with the messages. A pause is kept by id on the binding; the
-answer goes to the agent `resume` is given, read back from its session (`Agent(session_manager=...)`),
-so a replayed answer meets the state as stored.
+agent, all in one storage directory as one application configures it), which stores the interrupt
+state with the messages. A pause is kept by id on the binding, with its session; the answer goes to
+the agent `resume` is given, built on that session (`Agent(session_manager=...)`), as Strands has an
+application resume a pause across requests, so a replayed answer meets the state as stored, and an
+answer to another agent's pause reaches the session it is in.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from __future__ import annotations
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from importlib.metadata import version
 from typing import Any, ClassVar
@@ -68,6 +70,12 @@ _KNOWN: dict[str, str] = {
     "Resuming keeps the budget the steps before the pause used": "a resumed call is a new invocation, "
         "and limits={'turns': N} bound one invocation only: the turns before the pause are not counted "
         "(types/agent.py Limits)",
+    "A pause answered through another agent is refused":
+        "an Agent built on the paused agent's session reads back the stored state of its agent_id "
+        "('default' unless set), interrupt state included (session/repository_session_manager.py "
+        "RepositorySessionManager.initialize, types/session.py SessionAgent.initialize_internal_state): "
+        "nothing in it names the Agent that paused, so the other agent takes the answer and the paused "
+        "call runs",
     "Mutating a returned trajectory changes neither the agent nor its next run":
         "a call hands out no trajectory of its own: the steps are read from agent.messages, the agent's "
         "live conversation, which the next call sends as it is (agent/agent.py Agent.messages)",
@@ -149,7 +157,7 @@ class _Call:
 
 
 #: Strands' documented durable form of an agent's state, interrupts included: a session manager, here
-#: `FileSessionManager` (JSON files), one session per built agent.
+#: `FileSessionManager` (JSON files), one session per built agent, in one storage directory.
 _DIRECTORY = tempfile.TemporaryDirectory(prefix="strands-sessions-")
 #: Every pause reported, by interrupt id and then session, for whichever agent is asked to resume it
 #: (HITL-6). Strands derives an interrupt's id from its call, so two agents' pauses may share one.
@@ -204,19 +212,18 @@ class StrandsBinding(Binding):
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        # The answer goes to the agent given, read back from its session (at the pause's model): what
-        # Strands does with a pause its stored state lacks (another agent's, one already answered) is
-        # the verdict.
+        # The answer goes to the agent given, on the session the pause is stored in, read back (at
+        # the pause's model) as Strands has an application resume one: another agent's pause is
+        # handed over by its session, and whether Strands refuses it is the verdict.
         pauses = _PAUSES.get(request.interrupt_id, {})
-        pause = pauses.get(agent.session_id) or next(iter(pauses.values()), None)
-        base_url = None if pause is None else pause.base_url
-        target = _agent(agent.spec, agent.tools, base_url, agent.session_id)
-        if base_url is None:
+        found = pauses.get(agent.session_id) or next(iter(pauses.values()), None)
+        session = agent.session_id if found is None else found.session_id
+        base_url = None if found is None else found.base_url
+        target = _agent(agent.spec, agent.tools, base_url, session)
+        if base_url is None and session == agent.session_id:
             agent.agent = target
-        if pause is None:
-            pause = _Call(agent.session_id, None, agent.spec.max_steps, len(target.messages), None)
-        elif pause.session_id != agent.session_id:  # its steps are in another agent's session
-            pause = replace(pause, session_id=agent.session_id, start=len(target.messages))
+        # A pause no run reported is answered in the agent's own session, with its own cap.
+        pause = found or _Call(session, None, agent.spec.max_steps, len(target.messages), None)
         prompt = [{"interruptResponse": {"interruptId": request.interrupt_id, "response": request.response}}]
         return _call(agent, target, prompt, request.mode, model, pause)
 
