@@ -173,12 +173,16 @@ Feature: Human in the loop
       | step | I need to ask | ask_to_user | {"question": "Which units, metres?"} |
     When the agent is called with {"question": "How far?"}
     And the model replies
-      | turn    | thought | tool   | args                 |
-      | final | noted   | | {"answer": "5 km"}   |
+      | turn  | thought    | tool        | args                     |
+      | step  | and round? | ask_to_user | {"question": "Rounded?"} |
+      | final | noted      |             | {"answer": "5 km"}       |
     And the user answers "Kilometres, please"
+    # "No" is also how a person rejects a call: to a question it is the answer, word for word.
+    And the user answers "No"
     Then the trajectory's tool steps are
       | thought       | tool        | args                                 | observation        |
       | I need to ask | ask_to_user | {"question": "Which units, metres?"} | Kilometres, please |
+      | and round?    | ask_to_user | {"question": "Rounded?"}             | No                 |
     And step call 2 shows "Kilometres, please"
     And the prediction's "answer" is "5 km"
 
