@@ -161,13 +161,13 @@ def per_step(impls: list[str], steps: list[int], plan: Plan) -> tuple[PerStep, P
 
 
 def import_ms(packages: list[str], runs: int) -> dict[str, Spread]:
-    """CPU milliseconds to import each package in a fresh interpreter, runs interleaved, after one
-    untimed round that leaves the bytecode cached."""
+    """CPU milliseconds to import each package in a fresh interpreter (of its own environment, for
+    the OWN_ENVS), runs interleaved, after one untimed round that leaves the bytecode cached."""
     samples: dict[str, list[float]] = {p: [] for p in packages}
     for run in range(runs + 1):
         for package in packages:
             code = f"import time; t = time.process_time(); {IMPORTS[package]}; print(time.process_time() - t)"
-            out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=ENV,
+            out = subprocess.run([_python(package), "-c", code], cwd=ROOT, env=ENV,
                                  check=True, capture_output=True, text=True).stdout
             if run:
                 samples[package].append(float(out) * 1e3)
