@@ -172,10 +172,11 @@ class World:
                             steps=max_steps)
 
     def resume(self, response: str, mode: Literal["sync", "async"] = "sync",
-               interrupt: ErrorInfo | None = None, another_agent: bool = False,
+               interrupt: ErrorInfo | None = None, another_agent: str | None = None,
                precondition: str | None = None) -> Outcome:
         """Answer an interrupt (by default the latest) with `response`, as a person would; with
-        `another_agent`, through a second agent built from the same description (HITL-6).
+        `another_agent`, through a second agent of that name, built from the same description
+        otherwise (HITL-6).
 
         Answering one a second time, or through another agent, checks no script: what the library
         then does (refuse, repeat its result, ask the model again) is its own, as long as the
@@ -185,10 +186,10 @@ class World:
         again = interrupt is not None and interrupt in self.answered
         interrupt = interrupt or self.interrupt()
         request = ResumeRequest(interrupt_id=interrupt_id(interrupt), response=response, mode=mode)
-        agent = self.another_agent() if another_agent else self.agent
+        agent = self.agent if another_agent is None else self.another_agent(another_agent)
         self.answered.append(interrupt)
         outcome = self._record("resume", lambda model: self.binding.resume(agent, request, model),
-                               check=not (again or another_agent or precondition))
+                               check=not (again or another_agent is not None or precondition))
         if precondition is not None:
             error = outcome.error
             self.blocked_unless(error is None or error.kind != "other", precondition,
@@ -196,9 +197,9 @@ class World:
             self.check_script(outcome)
         return outcome
 
-    def another_agent(self) -> object:
-        """A second agent, built from the same description and tools as the first."""
-        spec, tools = self.spec(), list(self.tools.values())
+    def another_agent(self, name: str) -> object:
+        """A second agent named `name`, built from the same description and tools as the first."""
+        spec, tools = self.spec().model_copy(update={"name": name}), list(self.tools.values())
         built = _guard.call("build", lambda: self.binding.build(spec, tools), self.timeout)
         if isinstance(built, ErrorInfo):
             raise AssertionError(f"the library refused to build a second agent from the description "

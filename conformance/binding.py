@@ -199,6 +199,8 @@ class AgentSpec(BaseModel):
     signature: SignatureSpec
     tools: tuple[ToolSpec, ...]
     max_steps: int = 10
+    #: The agent's name, for a library whose agents have one (HITL-6's second agent has another).
+    name: str = "agent"
     #: The per-agent adapter override (`ReAct(..., adapter=X)`), if any.
     adapter: AdapterName | None = None
     #: What to do on the step cap (one of the cap behaviours the binding claims); `None` means

@@ -250,7 +250,8 @@ Feature: Human in the loop
       | step  | delete it | delete_file | {"path": "/tmp/drafts"} |
       | final | done      |             | {"answer": "gone"}      |
     When the agent is called with {"question": "Clean up"}
-    And the user answers "yes" through another agent of the same description
+    # The other agent differs by its name alone: a library tells its agents apart by name, if at all.
+    And the user answers "yes" through another agent named "auditor"
     Then the answer was refused
     And the tool "delete_file" never ran
     # A refusal counts only from a library that resumes its own pauses: here, a new one.

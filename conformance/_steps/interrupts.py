@@ -40,7 +40,7 @@ def cannot_ask(world: World) -> None:
     parsers.re(
         r'the user answers (?:"(?P<text>[^"]*)"|(?P<edit>\{.*\}))'
         r"(?: to the (?P<again>same|first) interrupt again)?(?P<asynchronously> asynchronously)?"
-        r"(?P<another> through another agent of the same description)?"
+        r'(?: through another agent named "(?P<another>[^"]+)")?'
         r"(?:, as (?P<requirement>[A-Z]+-\d+) requires)?$"
     )
 )
@@ -57,7 +57,7 @@ def user_answers(
         text if text is not None else str(edit),
         mode="async" if asynchronously else "sync",
         interrupt=(world.answered[-1] if again == "same" else world.answered[0]) if again else None,
-        another_agent=another is not None,
+        another_agent=another,
         precondition=requirement,
     )
 

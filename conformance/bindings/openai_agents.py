@@ -107,13 +107,8 @@ _KNOWN: dict[str, str] = {
     "An unknown tool name is never run, and the loop goes on": _UNKNOWN,
     "An unknown tool name never crashes the run, also when it is the last step": _UNKNOWN,
     "The agent is told that the tool it chose does not exist": _UNKNOWN,
-    "HITL-6": _REPLAY,
-    "A pause answered through another agent is refused":
-        "RunState.from_string finds the snapshot's agent by its name (or name-based identity) in the "
-        "graph of the agent it is given (run_state.py _build_run_state_from_json, "
-        "_run_state_agent_identity.py _build_agent_identity_map), and leaves the snapshot's "
-        "ownership to the application (its docstring): another agent of the same name takes the "
-        "pause, and Runner.run runs the approved call",
+    "Resuming the same interrupt twice never runs the tool twice": _REPLAY,
+    "Answering a pause again after its resumed run paused again never runs a call twice": _REPLAY,
     "HITL-8": _REPLAY,
 }
 _KNOWN_OPT_IN: dict[str, str] = {k: v for k, v in _KNOWN.items() if v != _UNKNOWN}
@@ -181,7 +176,7 @@ class OpenAIAgentsBinding(Binding):
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         return translate.built(lambda: _Agent(Agent(
-            name="agent",
+            name=spec.name,
             instructions=spec.signature.instructions or None,
             tools=[function_tool(translate.documented_function(t), name_override=t.name,
                                  needs_approval=t.spec.interruptible, strict_mode=_strict(t))

@@ -79,8 +79,6 @@ const KNOWN_FAILURES = {
   'The agent is told that the tool it chose does not exist': UNKNOWN,
   'Resuming the same interrupt twice never runs the tool twice': REPLAY,
   'Answering a pause again after its resumed run paused again never runs a call twice': REPLAY,
-  'A pause answered through another agent is refused':
-    "RunState.fromString(agent, snapshot) (runState.ts) finds the snapshot's agents by name in the agent graph it is given (buildAgentIdentityMap, runStateIdentity.ts): another agent of the same name takes over the paused run, and run(agent, state) runs its tool once approved; only an agent of another name is refused (UserError 'Agent agent not found', seen in a direct run)",
   'HITL-8': REPLAY,
   'ERR-4': GENERIC,
   "An async call shows a raising tool's error to the agent as a sync call does":
@@ -338,7 +336,7 @@ serve({
   build({ agent, spec }) {
     try {
       const built = new Agent({
-        name: 'agent',
+        name: spec.name ?? 'agent',
         instructions: spec.signature.instructions || undefined,
         tools: spec.tools.map((t) => tool({
           name: t.name, description: t.description, ...parametersOf(t),
