@@ -111,6 +111,7 @@ BREAKS: dict[str, tuple[str, tuple[str, ...]]] = {
     f"{NATIVE}:ParsesArgsWithoutAGuard": ("ARGS-5", ()),
     f"{B}:ForgetsAnsweredPausesOnANewPause": ("HITL-6", ()),
     f"{B}:ResumesAnotherAgentsPause": ("HITL-6", ()),
+    f"{B}:CannotResume": ("HITL-4,HITL-6", ()),
     f"{B}:RunsAReplayedPauseAgain": ("HITL-8", ()),
     f"{B}:RunsTheCallOnAnEditOfNoTool": ("HITL-7", ()),
     f"{B}:SharesThePausedTrajectory": ("TRJ-2", ()),
@@ -126,13 +127,15 @@ DIFFERENT_BY_DESIGN = {
     f"{B}:StaleKnownFailure", f"{CI}:Abstract", f"{CI}:RaisesOnCreation",
 }
 #: The broken bindings of the robustness tests, which run each serially and under `-n 2` themselves
-#: (test_blame.py, test_text_safety.py, test_known_failures.py, test_fuzz_options.py): the fuzzing
+#: (test_blame.py, test_text_safety.py, test_known_failures.py, test_fuzz_options.py,
+#: test_verdicts.py): the fuzzing
 #: at scale they need would cost minutes here.
 COMPARED_WHERE_THEY_ARE_TESTED = {
     f"{B}:AssertsInRun", f"{B}:ConstructsAnInvalidOutcome", f"{B}:CrashesOnTheThirdFuzzedCall",
     f"{B}:HangsOnFuzzedData", f"{B}:ListsAFuzzFailureItPasses", f"{B}:LosesArgsAtScale",
     f"{B}:SpeaksAtLength", f"{B}:SpeaksInCommands", f"{B}:SpeaksInSurrogates",
     f"{CI}:NoisyAndFailsAtScale",
+    f"{B}:BlockedByAPassedRequirement",  # test_verdicts.py, serially and under -n 2
 }
 
 
