@@ -130,15 +130,20 @@ class World:
     def build(self) -> object | None:
         """Build the agent once; a refusal is kept in `build_error`."""
         if self._agent is None and self.build_error is None:
-            spec, tools = self.spec(), list(self.tools.values())
-            built = _guard.call("build", lambda: self.binding.build(spec, tools), self.timeout)
+            built = self._built(self.spec())
             if isinstance(built, ErrorInfo):
                 self.build_error = built
-            elif built is None:
-                raise _guard.BindingError("binding.build returned None instead of an agent.")
             else:
                 self._agent = built
         return self._agent
+
+    def _built(self, spec: AgentSpec) -> object | ErrorInfo:
+        """The binding's agent for `spec` over this scenario's tools, or the library's refusal."""
+        tools = list(self.tools.values())
+        built = _guard.call("build", lambda: self.binding.build(spec, tools), self.timeout)
+        if built is None:
+            raise _guard.BindingError("binding.build returned None instead of an agent.")
+        return built
 
     def reset_agent(self) -> None:
         """Forget the built agent, so the next use builds a new one from the current description."""
@@ -199,13 +204,10 @@ class World:
 
     def another_agent(self, name: str) -> object:
         """A second agent named `name`, built from the same description and tools as the first."""
-        spec, tools = self.spec().model_copy(update={"name": name}), list(self.tools.values())
-        built = _guard.call("build", lambda: self.binding.build(spec, tools), self.timeout)
+        built = self._built(self.spec().model_copy(update={"name": name}))
         if isinstance(built, ErrorInfo):
             raise AssertionError(f"the library refused to build a second agent from the description "
                                  f"it built the first from: {built.type}: {built.message}")
-        if built is None:
-            raise _guard.BindingError("binding.build returned None instead of an agent.")
         return built
 
     def _record(self, operation: str, run: Callable[[ScriptedModel], object],
