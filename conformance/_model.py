@@ -20,6 +20,10 @@ AUXILIARY_ANSWER = "continue"
 #: One clock for every scripted model, so the calls of concurrent runs can be put in one order.
 _CLOCK = itertools.count()
 
+#: How long (seconds) a model's first request waits at its `rendezvous` for the other runs' first
+#: requests. A library that runs one call at a time never meets them: it goes on after this wait.
+RENDEZVOUS_WAIT = 1.0
+
 
 class UnexpectedModelCall(CheckFailed):
     """The implementation asked the model something the scenario did not script."""
@@ -77,6 +81,10 @@ class ScriptedModel:
         #: How many calls (in `calls`) the current run may make before it counts as a run that
         #: never stops (`RunawayRun`); None: no limit. Set by the suite before each run.
         self.call_limit: int | None = None
+        #: Shared by the models of concurrent runs: each answers its first request only once every
+        #: run has made its first one (or after `RENDEZVOUS_WAIT`), so that all of them are in
+        #: flight before any goes on, whatever the threads' timing.
+        self.rendezvous: threading.Barrier | None = None
         self._lock = threading.Lock()
 
     def sleep(self, seconds: float) -> None:
@@ -131,6 +139,13 @@ class ScriptedModel:
 
     def answer(self, call: LMCall) -> Turn:
         """Log `call` and return the turn that answers it."""
+        with self._lock:
+            rendezvous, self.rendezvous = self.rendezvous, None
+        if rendezvous is not None:
+            try:
+                rendezvous.wait(RENDEZVOUS_WAIT)
+            except threading.BrokenBarrierError:
+                pass  # a run that never reached the model, or a library that runs one at a time
         with self._lock:
             if self.call_limit is not None and len(self.calls) >= self.call_limit:
                 message = (

@@ -151,6 +151,11 @@ def concurrent_runs(world: World, own: int, adapter: str, plain: int) -> None:
         world.reset_agent()
         agents.append(world.agent)
     barrier = threading.Barrier(len(jobs))
+    # A leak between runs shows whatever the threads' timing: every run's later requests follow
+    # every run's first one.
+    first_requests = threading.Barrier(len(jobs))
+    for _, model, _ in jobs:
+        model.rendezvous = first_requests
     results: list[Outcome | BaseException | None] = [None] * len(jobs)
 
     def run(index: int) -> None:
