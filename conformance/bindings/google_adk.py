@@ -48,14 +48,12 @@ a raising tool's exception goes back to the model instead of ending the run.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import itertools
 import json
-import shutil
 import tempfile
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from importlib.metadata import version
 from typing import Any, ClassVar
 
@@ -83,7 +81,6 @@ _APP, _USER = "conformance", "user"
 #: The function call ADK adds to ask the person to confirm a call (utils/_function_call_names.py).
 _CONFIRM = "adk_request_confirmation"
 _ARGS4 = "test_tool_args_that_break_the_tools_schema_never_reach_it_with_a_wrong_or_missing_value"
-_ARGS5 = "test_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why"
 _MALFORMED = ("Gemini answers a call it cannot parse with finish_reason MALFORMED_FUNCTION_CALL and no "
               "content; ADK yields that as an event with its error_code and, with no function call in it, "
               "ends the run (flows/llm_flows/base_llm_flow.py): the model is never told or asked again")
@@ -103,13 +100,9 @@ _SHARED: dict[str, str] = {
         ('{"amount": "50", "recipient": "Ann"}-amount', "the text '50' reaches an int parameter"),
         ('{"amount": 50.5, "recipient": "Ann"}-amount', "50.5 reaches an int parameter"),
         ('{"amount": null, "recipient": "Ann"}-amount', "None reaches an int parameter"))},
-    **{f"{_ARGS5}[store-{row}]": "the args come inside the model's JSON response, whose parse (json.loads, "
-                                 "as google-genai's client parses Gemini's body) raises RecursionError, and "
-                                 "ADK lets it escape the run" for row in (
-        "an object nested 100000 levels deep", "an object nested 5000 levels deep",
-        "an object nested 5000 levels deep after an escaped quote",
-        "arrays nested 5000 levels deep inside its object",
-        "arrays nested 5000 levels deep, each beside an empty one")},
+    **dict.fromkeys(translate.ARGS5_DEEP, "the args come inside the model's JSON response, whose parse "
+                    "(json.loads, as google-genai's client parses Gemini's body) raises RecursionError, "
+                    "and ADK lets it escape the run"),
     "An argument the schema does not declare is refused, naming it, not dropped":
         "FunctionTool._prepare_invocation_args (tools/function_tool.py) keeps only the signature's "
         "parameters: 'memo' is dropped and the tool runs",
@@ -208,24 +201,22 @@ class _Agent:
 
 
 @dataclass(frozen=True)
-class _Pause:
-    """A run paused for confirmation: its session (kept, serialised, in the paused agent's session
-    store), the `adk_request_confirmation` call the answer names, and the run's own `RunConfig` cap,
-    which the person's resuming run is given again."""
+class _Run:
+    """A run's session (None: a new one), its own `RunConfig` cap, and the endpoint its model is at
+    (the http profile; None in memory). A pause keeps its run's, in the paused agent's session store,
+    and the person's resuming run is given them again."""
 
-    session: str
-    request: str
-    max_llm_calls: int
-    #: The endpoint the paused run's model was at (the http profile), None in memory.
+    session: str | None
+    cap: int
     base_url: str | None
 
 
-#: Every pause a run reported, by its request's id, whichever agent paused: a person's answer may
-#: reach another agent than the paused one (HITL-6), and refusing it is ADK's part, not ours.
-_PAUSES: dict[str, _Pause] = {}
+#: Every pause a run reported, by its `adk_request_confirmation` call's id, whichever agent paused: a
+#: person's answer may reach another agent than the paused one (HITL-6), and refusing it is ADK's
+#: part, not ours.
+_PAUSES: dict[str, _Run] = {}
 #: Each binding's SQLite session store is a file under this directory.
-_STORE = tempfile.mkdtemp(prefix="conformance-adk-")
-atexit.register(shutil.rmtree, _STORE, True)
+_STORE = tempfile.TemporaryDirectory(prefix="conformance-adk-", ignore_cleanup_errors=True)
 _STORES = itertools.count(1)
 
 
@@ -260,15 +251,12 @@ class GoogleADKBinding(Binding):
         """The runner's plugins in this configuration (none: the defaults)."""
         return []
 
+    @cached_property
     def paused_sessions(self) -> SqliteSessionService:
         """The application's one session store for the agents whose tools need confirmation (a
         SQLite file per binding), configured once and shared by their runners, as one application's
         runners share it; each run its own session."""
-        if self._paused_sessions is None:
-            self._paused_sessions = SqliteSessionService(f"{_STORE}/sessions-{next(_STORES)}.db")
-        return self._paused_sessions
-
-    _paused_sessions: SqliteSessionService | None = None
+        return SqliteSessionService(f"{_STORE.name}/sessions-{next(_STORES)}.db")
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
         def made() -> _Agent:
@@ -283,7 +271,7 @@ class GoogleADKBinding(Binding):
                 runner: Runner = InMemoryRunner(agent=scripted, app_name=_APP, plugins=self.plugins())
             else:  # InMemoryRunner's services, but its sessions in the application's SQLite store.
                 runner = Runner(agent=scripted, app_name=_APP, plugins=self.plugins(),
-                                session_service=self.paused_sessions(),
+                                session_service=self.paused_sessions,
                                 artifact_service=InMemoryArtifactService(),
                                 memory_service=InMemoryMemoryService())
 
@@ -298,17 +286,8 @@ class GoogleADKBinding(Binding):
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        seen: list[AdkEvent] = []
-        message = types.Content(role="user", parts=[types.Part(text=render.user_message(call.inputs))])
-        cap = translate.step_cap(agent.spec, call)
-        runner = _runner(agent, model, call.base_url)
-        with translate.serving(model):
-            return translate.reported(
-                model, call.mode, partial(_outcome, agent, seen, cap, call.base_url),
-                partial(_failed, agent, seen, cap),
-                sync=lambda: _sync(runner, None, message, cap, seen),
-                asynchronous=lambda: _play(runner, None, message, cap, seen, model, None),
-                stream=lambda events: _play(runner, None, message, cap, seen, model, events))
+        return _call(agent, model, call.mode, _Run(None, translate.step_cap(agent.spec, call), call.base_url),
+                     _said(call))
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         """The person's answer as ADK's documented resume: a `FunctionResponse` to the pause's
@@ -323,27 +302,18 @@ class GoogleADKBinding(Binding):
         confirmation = ToolConfirmation(confirmed=answer.decision == "approve",
                                         payload=answer.text if answer.decision == "message" else None)
         message = types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
-            id=pause.request, name=_CONFIRM, response=confirmation.model_dump(by_alias=True,
-                                                                              exclude_none=True)))])
-        seen: list[AdkEvent] = []
-        cap = pause.max_llm_calls
-        runner = _runner(agent, model, pause.base_url)
-        with translate.serving(model):
-            return translate.reported(
-                model, request.mode, partial(_outcome, agent, seen, cap, pause.base_url),
-                partial(_failed, agent, seen, cap),
-                sync=lambda: _sync(runner, pause.session, message, cap, seen),
-                asynchronous=lambda: _play(runner, pause.session, message, cap, seen, model, None))
+            id=request.interrupt_id, name=_CONFIRM, response=confirmation.model_dump(by_alias=True,
+                                                                                     exclude_none=True)))])
+        return _call(agent, model, request.mode, pause, message)
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
+        run = _Run(None, translate.step_cap(agent.spec, call), call.base_url)
         seen: list[AdkEvent] = []
-        message = types.Content(role="user", parts=[types.Part(text=render.user_message(call.inputs))])
-        cap = translate.step_cap(agent.spec, call)
         with translate.serving(model):
             return await translate.areported(
-                _play(_runner(agent, model, call.base_url), None, message, cap, seen, model, None),
-                partial(_outcome, agent, seen, cap, call.base_url), partial(_failed, agent, seen, cap))
+                _play(_runner(agent, model, run.base_url), run, _said(call), seen, model, None),
+                partial(_outcome, agent, seen, run), partial(_failed, agent, seen, run.cap))
 
     def mutate_last_result(self, agent: object, marker: str) -> None:
         assert isinstance(agent, _Agent)
@@ -373,17 +343,34 @@ class GoogleADKReflectRetryBinding(GoogleADKBinding):
         return [ReflectAndRetryToolPlugin()]
 
 
+def _said(call: CallRequest) -> types.Content:
+    return types.Content(role="user", parts=[types.Part(text=render.user_message(call.inputs))])
+
+
+def _call(agent: _Agent, model: ScriptedModel, mode: str, run: _Run, message: types.Content) -> Outcome:
+    """`message` sent to the agent's runner in `run` (a new session, or the paused one), in the form
+    `mode` names: `Runner.run`, `Runner.run_async`, or that as a stream."""
+    runner = _runner(agent, model, run.base_url)
+    seen: list[AdkEvent] = []
+    with translate.serving(model):
+        return translate.reported(
+            model, mode, partial(_outcome, agent, seen, run), partial(_failed, agent, seen, run.cap),
+            sync=lambda: _sync(runner, run, message, seen),
+            asynchronous=lambda: _play(runner, run, message, seen, model, None),
+            stream=lambda events: _play(runner, run, message, seen, model, events))
+
+
 def _runner(agent: _Agent, model: ScriptedModel, base_url: str | None) -> Runner:
     """The agent's runner for one call: with the scripted `BaseLlm`, or (the http profile, or a
     script holding a transport fault) with ADK's own `OpenAILlm`, whose AsyncOpenAI client retries,
     at `base_url` or over a transport answering from the script beneath those retries."""
     if base_url is not None:
         return agent.with_model(OpenAILlm(model="scripted", base_url=base_url, api_key=server.API_KEY))
-    if any(isinstance(t, FaultTurn) for t in (*model.unused, model.every_step)):
-        # Every request is a step: ADK makes no tool-less extraction call.
-        client = server.openai_client(model, partial(server.native_call, kind="step"))
-        return agent.with_model(OpenAILlm(model="scripted", client=client))
-    return agent.runner
+    if not any(isinstance(t, FaultTurn) for t in (*model.unused, model.every_step)):
+        return agent.runner
+    # Every request is a step: ADK makes no tool-less extraction call.
+    client = server.openai_client(model, partial(server.native_call, kind="step"))
+    return agent.with_model(OpenAILlm(model="scripted", client=client))
 
 
 def _tool(tool: SuiteTool) -> Any:
@@ -394,33 +381,36 @@ def _tool(tool: SuiteTool) -> Any:
     return FunctionTool(function, require_confirmation=True) if tool.spec.interruptible else function
 
 
-def _arguments(session: str, message: types.Content, cap: int) -> dict[str, Any]:
+def _arguments(session: str, message: types.Content, run: _Run) -> dict[str, Any]:
     return {"user_id": _USER, "session_id": session, "new_message": message,
-            "run_config": RunConfig(max_llm_calls=cap)}
+            "run_config": RunConfig(max_llm_calls=run.cap)}
 
 
-def _sync(runner: Runner, session: str | None, message: types.Content, cap: int,
-          seen: list[AdkEvent]) -> tuple[str, list[AdkEvent]]:
-    """`Runner.run` in `session` (None: a new one): its events into `seen` as they arrive; the
-    session's whole history once it ends."""
-    if session is None:
-        session = asyncio.run(runner.session_service.create_session(app_name=_APP, user_id=_USER)).id
-    for event in runner.run(**_arguments(session, message, cap)):
+def _sync(runner: Runner, run: _Run, message: types.Content, seen: list[AdkEvent]
+          ) -> tuple[str, list[AdkEvent]]:
+    """`Runner.run` in the run's session (None: a new one): its events into `seen` as they arrive;
+    the session's whole history once it ends."""
+    session = asyncio.run(_session(runner, run))
+    for event in runner.run(**_arguments(session, message, run)):
         seen.append(event)
     return session, asyncio.run(_history(runner, session))
 
 
-async def _play(runner: Runner, session: str | None, message: types.Content, cap: int, seen: list[AdkEvent],
+async def _play(runner: Runner, run: _Run, message: types.Content, seen: list[AdkEvent],
                 model: ScriptedModel, events: list[Event] | None) -> tuple[str, list[AdkEvent]]:
-    """`Runner.run_async` in `session` (None: a new one): its events into `seen`, and when streaming
-    a step event per function response; the session's whole history once it ends."""
-    if session is None:
-        session = (await runner.session_service.create_session(app_name=_APP, user_id=_USER)).id
-    async for event in runner.run_async(**_arguments(session, message, cap)):
+    """`Runner.run_async` in the run's session (None: a new one): its events into `seen`, and when
+    streaming a step event per function response; the session's whole history once it ends."""
+    session = await _session(runner, run)
+    async for event in runner.run_async(**_arguments(session, message, run)):
         seen.append(event)
         if events is not None and event.get_function_responses():
             translate.step_events(model, events, _trajectory(seen))
     return session, await _history(runner, session)
+
+
+async def _session(runner: Runner, run: _Run) -> str:
+    """The run's session, or a new one in the runner's session service."""
+    return run.session or (await runner.session_service.create_session(app_name=_APP, user_id=_USER)).id
 
 
 async def _history(runner: Runner, session: str) -> list[AdkEvent]:
@@ -461,29 +451,21 @@ def _requests(event: AdkEvent) -> list[types.FunctionCall]:
             if c.name == _CONFIRM and c.id in (event.long_running_tool_ids or ())]
 
 
-def _outcome(agent: _Agent, seen: list[AdkEvent], cap: int, base_url: str | None,
-             ended: tuple[str, list[AdkEvent]]) -> Outcome:
-    """A run that returned: its final reply, or the confirmation it ended on; its steps, the
-    session's (`ended`: the session's id and its events)."""
+def _outcome(agent: _Agent, seen: list[AdkEvent], run: _Run, ended: tuple[str, list[AdkEvent]]) -> Outcome:
+    """A run that returned: its final reply, or the confirmation it ended on (the call it holds
+    back, `originalFunctionCall`, the pause kept by the request's id); its steps, the session's
+    (`ended`: the session's id and its events)."""
     agent.last = seen
     session, history = ended
     trajectory, calls = _trajectory(history), _model_calls(history)
-    pending = [(e, c) for e in seen for c in _requests(e)]
-    if pending:
-        return _paused(_Pause(session, pending[0][1].id or "", cap, base_url), history, pending[0][1],
-                       trajectory, calls)
-    final = next((e for e in reversed(seen) if e.is_final_response() and e.content), None)
-    reply = "".join(p.text or "" for p in final.content.parts or []) if final and final.content else None
-    return translate.finished(agent.spec.signature, reply, trajectory, calls)
-
-
-def _paused(pause: _Pause, history: list[AdkEvent], request: types.FunctionCall, trajectory: list[Step],
-            calls: int) -> Outcome:
-    """A run that ended on a confirmation request: the call it holds back (`originalFunctionCall`),
-    kept by the request's id."""
+    request = next((c for e in seen for c in _requests(e)), None)
+    if request is None:
+        final = next((e for e in reversed(seen) if e.is_final_response() and e.content), None)
+        reply = "".join(p.text or "" for p in final.content.parts or []) if final and final.content else None
+        return translate.finished(agent.spec.signature, reply, trajectory, calls)
     args = request.args or {}
     original = types.FunctionCall.model_validate(args.get("originalFunctionCall") or {})
-    _PAUSES[pause.request] = pause
+    _PAUSES[request.id or ""] = _Run(session, run.cap, run.base_url)
     inputs = next(("".join(p.text or "" for p in e.content.parts or []) for e in history
                    if e.author == "user" and e.content), None)
     return translate.paused("ToolConfirmation", str((args.get("toolConfirmation") or {}).get("hint", "")),
