@@ -34,12 +34,14 @@ a `ToolConfirmation` (`confirmed`; free text declines, as its `payload`: ADK tak
 by a new `Runner.run` of the paused session, with the run's own `RunConfig`; a resumed run's steps
 are the session's. A pause is its session's events, in the runner's session store: the agents with a
 tool needing confirmation keep them in ADK's `SqliteSessionService`, one SQLite file per binding that
-their runners share, as one application configures its session service once (InMemoryRunner's
-other services), each run in a session of its own; every answer reads the pause back from its
-serialised form (`durable-approvals`). The other agents run in `InMemoryRunner`, the quick-start
-default (fifty concurrent runs of one agent in one SQLite file end in sqlite3's "database is
-locked"). Pauses are kept here by id for every agent: answered through another agent, its runner
-looks the session up in the shared store, and whether it refuses the answer is ADK's part.
+their runners share (InMemoryRunner's other services), each agent an app of its own named as the
+agent is, as ADK's own api_server runs each agent it serves over one session service
+(cli/api_server.py `_create_runner`), each run in a session of its own; every answer reads the pause
+back from its serialised form (`durable-approvals`). The other agents run in `InMemoryRunner`, the
+quick-start default (fifty concurrent runs of one agent in one SQLite file end in sqlite3's "database
+is locked"). Pauses are kept here by id for every agent: answered through another agent, its runner
+looks the session up in the shared store under its own app, and whether it refuses the answer is
+ADK's part.
 
 `google-adk+reflect-retry` is the documented opt-in `ReflectAndRetryToolPlugin()` on the runner:
 a raising tool's exception goes back to the model instead of ending the run.
@@ -77,7 +79,7 @@ from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import AgentSpec, Binding, CallRequest, ErrorInfo, Event, LMCall, Outcome, Step
 
-_APP, _USER = "conformance", "user"
+_USER = "user"
 #: The function call ADK adds to ask the person to confirm a call (utils/_function_call_names.py).
 _CONFIRM = "adk_request_confirmation"
 _ARGS4 = "test_tool_args_that_break_the_tools_schema_never_reach_it_with_a_wrong_or_missing_value"
@@ -114,12 +116,6 @@ _SHARED: dict[str, str] = {
         "a resume is a new Runner.run, whose InvocationContext counts max_llm_calls from zero "
         "(agents/invocation_context.py _InvocationCostManager): with a cap of 2 spent before the pause, "
         "the resumed run asks the model a third time",
-    "A pause answered through another agent is refused":
-        "runners sharing one session service find a session by app name, user and session id alone "
-        "(runners.py, Runner._get_or_create_session), and _resolve_confirmation_targets "
-        "(flows/llm_flows/tools/_confirmation.py) matches the confirmation to the paused call by the "
-        "agent's name only: the other runner's agent, of the same name, takes the answer and the "
-        "paused call runs",
     "A step cap of zero is refused at configuration, or raises before any model call":
         "a max_llm_calls of 0 or less means no limit at all (agents/run_config.py validate_max_llm_calls "
         "warns; invocation_context.py enforces only a positive one): the run goes on",
@@ -262,21 +258,29 @@ class GoogleADKBinding(Binding):
         def made() -> _Agent:
             functions = [_tool(t) for t in tools]
 
+            # The agent and its app are both named as the spec names the agent, as ADK's api_server
+            # makes each agent it serves an app of its own (cli/api_server.py): a session belongs to
+            # its app, and another app's runner refuses it (runners.py Runner._get_or_create_session,
+            # SessionNotFoundError). Two agents in one app would share its sessions: a resume goes to
+            # the agent that authored the paused call, else to the root agent (agents/_agent_router.py
+            # find_agent_to_run), whose _resolve_confirmation_targets (flows/llm_flows/tools/
+            # _confirmation.py) skips a confirmation another agent asked for: the call stays pending,
+            # nothing is raised, and the root agent asks its model again.
             def agent_with(llm: BaseLlm) -> LlmAgent:
-                return LlmAgent(name="agent", model=llm, instruction=spec.signature.instructions or "",
+                return LlmAgent(name=spec.name, model=llm, instruction=spec.signature.instructions or "",
                                 tools=functions)
 
             scripted = agent_with(_Scripted(has_tools=bool(tools)))
             if not any(t.spec.interruptible for t in tools):
-                runner: Runner = InMemoryRunner(agent=scripted, app_name=_APP, plugins=self.plugins())
+                runner: Runner = InMemoryRunner(agent=scripted, app_name=spec.name, plugins=self.plugins())
             else:  # InMemoryRunner's services, but its sessions in the application's SQLite store.
-                runner = Runner(agent=scripted, app_name=_APP, plugins=self.plugins(),
+                runner = Runner(agent=scripted, app_name=spec.name, plugins=self.plugins(),
                                 session_service=self.paused_sessions,
                                 artifact_service=InMemoryArtifactService(),
                                 memory_service=InMemoryMemoryService())
 
             def with_model(llm: BaseLlm) -> Runner:
-                return Runner(agent=agent_with(llm), app_name=_APP, plugins=self.plugins(),
+                return Runner(agent=agent_with(llm), app_name=spec.name, plugins=self.plugins(),
                               session_service=runner.session_service,
                               artifact_service=runner.artifact_service, memory_service=runner.memory_service)
 
@@ -409,14 +413,18 @@ async def _play(runner: Runner, run: _Run, message: types.Content, seen: list[Ad
 
 
 async def _session(runner: Runner, run: _Run) -> str:
-    """The run's session, or a new one in the runner's session service."""
-    return run.session or (await runner.session_service.create_session(app_name=_APP, user_id=_USER)).id
+    """The run's session, or a new one in the runner's session service, under the runner's app."""
+    if run.session is None:
+        new: str = (await runner.session_service.create_session(app_name=runner.app_name, user_id=_USER)).id
+        return new
+    return run.session
 
 
 async def _history(runner: Runner, session: str) -> list[AdkEvent]:
     """The session's events, as its store keeps them (`get_session`, the documented API): a resumed
     run's trajectory begins before the pause."""
-    found = await runner.session_service.get_session(app_name=_APP, user_id=_USER, session_id=session)
+    found = await runner.session_service.get_session(app_name=runner.app_name, user_id=_USER,
+                                                      session_id=session)
     assert found is not None, f"ADK lost the session {session} it just ran"
     return list(found.events)
 
