@@ -20,8 +20,9 @@ class Tool:
 
     The arguments are JSON values, as a model writes them, validated strictly against the schema
     from the function's type hints: a missing, extra or wrongly typed argument (`"5"` for an `int`)
-    is a ToolArgsError naming the field. An `interruptible` tool never runs before a person
-    approves the call (see `ReAct.resume`).
+    is a ToolArgsError naming the field. Every parameter is a required argument, one with a default
+    too (no requirement asks for optional ones); one without a hint takes any JSON value. An
+    `interruptible` tool never runs before a person approves the call (see `ReAct.resume`).
     """
 
     def __init__(self, func: Callable[..., Any], *, name: str | None = None,
@@ -32,7 +33,7 @@ class Tool:
         self.description: str = description or inspect.getdoc(func) or ""
         hints = typing.get_type_hints(func)
         fields: dict[str, Any] = {
-            p.name: (hints.get(p.name, Any), ... if p.default is p.empty else p.default)
+            p.name: (hints.get(p.name, Any), ...)
             for p in inspect.signature(func).parameters.values() if p.kind not in _VARIADIC
         }
         self._args: type[BaseModel] = create_model(
@@ -51,8 +52,7 @@ class Tool:
             raise ToolArgsError("; ".join(
                 f"{'.'.join(map(str, e['loc'])) or '(arguments)'}: {e['msg']}" for e in exc.errors()
             )) from None
-        given = model.model_fields_set  # the function's own defaults fill in the rest
-        return {name: value for name, value in model.__dict__.items() if name in given}  # the fields
+        return dict(model.__dict__)  # the fields as validated, not dumped
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"

@@ -21,7 +21,7 @@ def test_name_description_and_schema_come_from_the_function() -> None:
     schema = tool.args_schema
     assert set(schema["properties"]) == {"amount", "recipient", "memo", "rate"}
     assert schema["properties"]["amount"]["type"] == "integer"
-    assert schema["required"] == ["amount", "recipient"]
+    assert schema["required"] == ["amount", "recipient", "memo", "rate"]
     assert schema["additionalProperties"] is False
 
 
@@ -31,11 +31,13 @@ def test_name_and_description_can_be_given() -> None:
     assert tool.args_schema["required"] == ["x"]
 
 
-def test_validation_passes_the_given_values_and_leaves_defaults_to_the_function() -> None:
+def test_validation_passes_the_given_values_and_every_parameter_is_required() -> None:
     tool = Tool(transfer)
-    assert tool.validate({"amount": 5, "recipient": "Ann"}) == {"amount": 5, "recipient": "Ann"}
-    assert tool.func(**tool.validate({"amount": 5, "recipient": "Ann"})) == "sent 5.0 to Ann"
-    assert tool.func(**tool.validate({"amount": 5, "recipient": "Ann", "rate": 2})) == "sent 10.0 to Ann"
+    args = {"amount": 5, "recipient": "Ann", "memo": "!", "rate": 2.0}
+    assert tool.validate(args) == args
+    assert tool.func(**tool.validate(args)) == "sent 10.0 to Ann!"
+    with pytest.raises(ToolArgsError, match=r"^memo: .*; rate: "):
+        tool.validate({"amount": 5, "recipient": "Ann"})
 
 
 @pytest.mark.parametrize(("args", "field"), [
@@ -47,6 +49,7 @@ def test_validation_passes_the_given_values_and_leaves_defaults_to_the_function(
     ({"amount": True, "recipient": "Ann"}, "amount"),
     ({"amount": 50, "recipient": ["Ann", "Bob"]}, "recipient"),
     ({"amount": 50, "recipient": "Ann", "rate": "2"}, "rate"),
+    ({"amount": 50, "recipient": "Ann"}, "rate"),
 ])
 def test_missing_extra_or_wrongly_typed_args_never_reach_the_function(
         args: dict[str, Any], field: str) -> None:
