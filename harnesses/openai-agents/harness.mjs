@@ -336,7 +336,7 @@ serve({
   build({ agent, spec }) {
     try {
       const built = new Agent({
-        name: spec.name ?? 'agent',
+        name: spec.name,
         instructions: spec.signature.instructions || undefined,
         tools: spec.tools.map((t) => tool({
           name: t.name, description: t.description, ...parametersOf(t),
