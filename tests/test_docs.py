@@ -1,5 +1,6 @@
 """Every Python block of the docs is kept true: run, quoted verbatim from a tested file, or (marked
-illustrative) at least valid Python."""
+illustrative) at least valid Python; every TOML, YAML, shell and Ruby block parses; the contract's
+tables name every field of its models, and every shared helper the docs name is exported."""
 
 from __future__ import annotations
 
@@ -68,3 +69,80 @@ def test_the_docs_have_python_blocks_of_each_kind() -> None:
     marks = [mark for _, mark, _ in BLOCKS]
     assert None in marks and "illustrative" in marks
     assert any(m and m.startswith("excerpt: ") for m in marks)
+
+
+def _table(doc: str, heading: str) -> list[str]:
+    """The first column of the first table after `heading` in docs/`doc`, without backticks."""
+    text = (ROOT / "docs" / doc).read_text(encoding="utf-8")
+    after = text[text.index(heading):]
+    rows = re.search(r"^\|.*\n\|[-| ]+\|\n((?:\|.*\n)+)", after, re.M)
+    assert rows is not None, f"no table after {heading!r} in {doc}"
+    return [row.split("|")[1].strip().strip("`") for row in rows.group(1).splitlines()]
+
+
+def test_the_contract_tables_name_every_field_of_the_models() -> None:
+    from typing import get_args
+
+    from conformance.binding import CallRequest, Outcome, Step
+
+    assert _table("writing-a-binding.md", "### What `run` reports") == list(Outcome.model_fields)
+    assert _table("writing-a-harness.md", "Each **normalised step**") == list(Step.model_fields)
+    binding = (ROOT / "docs" / "writing-a-binding.md").read_text(encoding="utf-8")
+    assert all(f"`{field}`" in binding for field in Step.model_fields)
+    assert _table("writing-a-harness.md", "## The call: `call.mode`") == list(
+        get_args(CallRequest.model_fields["mode"].annotation))
+    call = (ROOT / "docs" / "writing-a-harness.md").read_text(encoding="utf-8").split("## The call")[1]
+    assert all(f"`{field}`" in call for field in CallRequest.model_fields)
+
+
+def test_the_shared_helpers_the_docs_name_are_exported() -> None:
+    from conformance import render, server, translate
+
+    modules = {"render": render, "server": server, "translate": translate}
+    named = {(module, name) for doc in DOCS
+             for module, name in re.findall(r"\b(render|server|translate)\.([A-Za-z_]\w*)\b",
+                                            doc.read_text(encoding="utf-8"))
+             if name != "py"}
+    helpers = _table("writing-a-binding.md", "### The shared translation")
+    named |= {("translate", row.split("(")[0]) for cell in helpers for row in cell.split("`, `")
+              if "." not in row.split("(")[0]}
+    assert len(named) > 30
+    missing = sorted(f"{m}.{n}" for m, n in named if n not in modules[m].__all__)
+    assert missing == [], "named in the docs but not exported"
+
+
+def _other_blocks() -> list[tuple[str, str, str]]:
+    found = []
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for match in re.finditer(r"```(toml|yaml|sh|ruby)\n(.*?)```", text, re.S):
+            line = text.count("\n", 0, match.start(2))
+            found.append((f"{doc.relative_to(ROOT)}:{line}", match[1], match[2]))
+    return found
+
+
+OTHER_BLOCKS = _other_blocks()
+
+
+@pytest.mark.parametrize(("where", "language", "code"), OTHER_BLOCKS, ids=[b[0] for b in OTHER_BLOCKS])
+def test_each_toml_yaml_shell_and_ruby_block_of_the_docs_parses(where: str, language: str, code: str) -> None:
+    import shutil
+    import subprocess
+    import tomllib
+
+    import yaml  # PyYAML: vcrpy's dependency, so always installed with the suite
+
+    if language == "toml":
+        tomllib.loads(code)
+    elif language == "yaml":
+        assert isinstance(yaml.safe_load(code), dict), where
+    else:
+        checker = ["bash", "-n"] if language == "sh" else ["ruby", "-c"]
+        if shutil.which(checker[0]) is None:
+            pytest.skip(f"needs {checker[0]} (.ci/run installs Debian's ruby)")
+        checked = subprocess.run(checker, input=code, capture_output=True, text=True, timeout=60)
+        assert checked.returncode == 0, f"{where}: {checked.stderr}"
+
+
+def test_the_docs_have_blocks_of_every_other_language() -> None:
+    assert {language for _, language, _ in OTHER_BLOCKS} == {"toml", "yaml", "sh", "ruby"}

@@ -76,6 +76,16 @@ class BrokenSmoke(ReferenceBinding):
         return Outcome(outputs={})
 
 
+class FailsTheSmokeTierByDesign(BrokenSmoke):
+    """A library that fails the smoke scenarios by design lists them: the tier is not broken, and
+    every other scenario is judged."""
+
+    known_failures: ClassVar[Mapping[str, str]] = {
+        "Choosing finish stops the loop at once": "its runs end without outputs by design",
+        "SIG-1": "its runs end without outputs by design",
+    }
+
+
 class HangsInBuild(ReferenceBinding):
     """Its build never returns."""
 

@@ -251,6 +251,22 @@ def test_a_failing_smoke_tier_reports_a_broken_binding(run_suite: RunSuite) -> N
     assert len(not_run) > 20 and all(s["verdict"] == "errored" for s in not_run)
 
 
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_smoke_scenario_listed_as_a_known_failure_does_not_break_the_tier(
+    run_suite: RunSuite, workers: tuple[str, ...]
+) -> None:
+    run = run_suite(f"{B}:FailsTheSmokeTierByDesign", "-k",
+                    "choosing_finish_stops or arrow_string or chosen_tool_runs", *workers)
+    assert run.returncode == 1, run.output[-3000:]
+    assert "the binding looks broken" not in run.output
+    assert run.report is not None
+    verdicts = {s["name"]: (s["verdict"], s["message"]) for s in run.report["scenarios"]}
+    assert verdicts["Choosing finish stops the loop at once"][0] == "known-failure"
+    chosen = verdicts["The chosen tool runs with exactly the chosen args and its result becomes an "
+                      "observation"]
+    assert chosen[0] == "failed" and not chosen[1].startswith("not run"), chosen
+
+
 def test_a_known_failure_that_passes_fails_the_run_as_stale(run_suite: RunSuite) -> None:
     run = run_suite(f"{B}:PassingKnownFailure", "-k", "finish")
     assert run.returncode == 1
