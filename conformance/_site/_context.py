@@ -67,6 +67,13 @@ class Site:
         """SHOULD requirements passed of those that apply."""
         return tally(report, self.ids, "should", self.requirements)
 
+    def catalogue(self) -> str:
+        """The requirement catalogue the newest report was judged on: catalogue N is suite 0.N.x
+        (README, Versions); "" when no report's suite version says."""
+        minors = [int(parts[1]) for r in self.reports
+                  if len(parts := r.suite_version.split(".")) > 1 and parts[0] == "0" and parts[1].isdigit()]
+        return str(max(minors)) if minors else ""
+
     def req_slug(self, rid: str) -> str:
         """The file name of a requirement's page."""
         return slug(rid, "requirement")

@@ -56,7 +56,10 @@ def _scorecard(site: Site) -> str:
     topics = "".join(f'<th scope="col">{e(name)}</th>' for name, _ in site.topics())
     base = [r for r in site.reports if site.is_baseline(r)]
     libs = [r for r in site.reports if not site.is_baseline(r)]
-    head = (f'<thead><tr><th scope="col">Library, language, version</th><th scope="col">Conforms</th>'
+    number = site.catalogue()
+    catalogue = f'<br><span class="muted">catalogue&nbsp;{e(number)}</span>' if number else ""
+    head = (f'<thead><tr><th scope="col">Library, language, version</th>'
+            f'<th scope="col">Conforms{catalogue}</th>'
             f'<th scope="col">MUST passed</th><th scope="col">SHOULD</th>{topics}</tr></thead>')
     rows = "".join(_scorecard_row(site, r) for r in libs)
     baseline = ""
@@ -140,11 +143,12 @@ def _matrix(site: Site) -> str:
                     f'<span aria-hidden="true">{icon}</span>{tag}'
                     f'<span class="sr">{e(r.binding.name)}, {e(rid)}: {e(label)}</span></a></td>')
             text = f"{rid} {title}".lower()
+            counted = f"passed by {passed} of {len(judged)}" if judged else "claimed by no library"
             body.append(
                 f'<tr class="req" data-topic="{e(topic)}" data-text="{e(text)}" '
                 f'data-profiles="{e(" ".join(profiles(req.profile if req else "")))}">'
                 f'<th scope="row"><a href="req/{e(site.req_slug(rid))}.html">{e(rid)}</a> {level_tag(lvl)} '
-                f'<span class="muted">passed by {passed} of {len(judged)}</span>'
+                f'<span class="muted">{counted}</span>'
                 f'<span class="title">{inline(title)}</span></th>{"".join(cells)}</tr>')
     return (f'<div class="matrix-wrap" role="region" aria-labelledby="matrix-h" tabindex="0">'
             f'<table id="matrix"><caption class="sr">Rows: requirements by topic, with their level and '

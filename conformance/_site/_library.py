@@ -70,6 +70,8 @@ def _requirement_section(site: Site, report: SiteReport, rid: str) -> str:
     summary = (", ".join(f"{n} {VERDICTS[v][1]}" for v, n in counts.items() if n)
                or "no scenario in the report")
     why = reason(report, rid)
+    declared = verdict == "known-failure" or any(s.verdict == "known-failure" for s in mine)
+    by = f' <span class="muted">Declared by {_binding_link(site, report)}.</span>' if declared else ""
     items = "".join(_scenario(site, report, s, rs) for s in mine)
     return (f'<section class="req" id="r-{rs}" aria-labelledby="h-{rs}" tabindex="-1">'
             f'<h3 id="h-{rs}"><a href="../req/{rs}.html">{e(rid)}</a> '
@@ -77,7 +79,7 @@ def _requirement_section(site: Site, report: SiteReport, rid: str) -> str:
             f'<span class="v-{e(verdict)}">{verdict_mark(verdict)}</span></h3>'
             f"<p>{inline(req.title if req else '')}</p>"
             f'<p class="muted">Scenarios: {e(summary)}.</p>'
-            f'{f"<p><strong>Reason:</strong> <span class=reason>{e(why)}</span></p>" if why else ""}'
+            f'{f"<p><strong>Reason:</strong> <span class=reason>{e(why)}</span>{by}</p>" if why else ""}'
             f'<ul class="scen">{items}</ul></section>')
 
 
@@ -154,6 +156,8 @@ def library(site: Site, report: SiteReport) -> str:
 alt="{e(b.name)}: {e(badge_json(report, site.requirements)["message"])}">
 <strong>{"Conforms" if ok else "Does not conform"}</strong>: {must.passed} of {must.total} MUST
 requirements passed; SHOULD {should.text}.</p>
+<p><a href="#kit-h">Maintainer kit</a>: badges to copy, the JSON and Markdown downloads, and how to
+report a wrong verdict.</p>
 <dl class="facts"><dt>Language</dt><dd>{e(info.language or "?")}</dd>
 <dt>Package tested</dt><dd><code>{e(info.package or b.name)}</code> {e(b.version)}</dd>
 {deps}<dt>Suite version</dt><dd>{e(report.suite_version)}</dd>

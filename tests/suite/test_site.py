@@ -188,6 +188,8 @@ def test_the_scorecard_counts_must_requirements_per_topic_and_puts_the_baseline_
     assert "Step caps: 0 of 1 MUST passed" in newlib
     assert "Human in the loop: not claimed" in newlib and '<span aria-hidden="true">–</span>' in newlib
     assert '<span class="no">' in newlib and '<span class="lang">' not in newlib  # no data: no language
+    # Which catalogue "conforms" is judged against: catalogue 3 is suite 0.3.x.
+    assert '<th scope="col">Conforms<br><span class="muted">catalogue&nbsp;3</span></th>' in card
     reference = card[card.index('data-lib="reference"'):]
     assert '<span class="yes">' in reference and 'data-label="MUST">5/5</td>' in reference
 
@@ -211,6 +213,9 @@ def test_the_matrix_groups_rows_by_topic_with_levels_and_links_every_cell(
     topics = re.findall(r'<tr class="topic" data-topic="([^"]+)"', matrix)
     assert topics == ["Tool calls", "Tool errors", "Step caps", "Human in the loop"]
     assert 'ERR-4</a> <span class="tag lvl-should">SHOULD</span>' in matrix
+    # HITL-1 (ask-user) is claimed by the baseline alone: no library to count.
+    assert ('HITL-1</a> <span class="tag lvl-must">MUST</span> '
+            '<span class="muted">claimed by no library</span>') in matrix
     assert ('ERR-1</a> <span class="tag lvl-must">MUST</span> <span class="muted">passed by 1 of 3</span>'
             in matrix)
     # Every cell: a link to its details, a text label, and a failure is red whether known or not.
@@ -248,6 +253,8 @@ def test_a_cells_details_show_scenarios_observed_failure_reason_gherkin_and_comm
     assert "@req:ERR-1 @smoke\nScenario: It fails\n  Then the answer is &quot;&lt;b&gt;bold" in section
     assert "Background:\n  Given a ReAct agent" in section
     assert "<code>pytest --impl newlib -k test_it_fails</code>" in section
+    # The binding that declares the reason, beside it (no file known for newlib: its name).
+    assert "Declared by the binding registered as <code>newlib</code>" in section
     assert 'href="../req/ERR-1.html#s-synthetic-feature-it-fails"' in section
     assert 'id="s-synthetic-feature-it-fails"' in pages["req/ERR-1.html"]
     assert "blocked by <strong>ERR-1</strong>" in new
@@ -328,6 +335,17 @@ def test_the_maintainer_kit_gives_badges_snippets_downloads_and_a_way_to_object(
     md = pages["lib/newlib.md"]
     assert "| ERR-1 | MUST | failed (known) | newlib returns the answer in &lt;b>bold&lt;/b> |" in md
     assert "publishes\nthe site to the repository's GitHub Pages" in new
+    # Reached from the top of the page, not only by scrolling past every requirement.
+    assert new.index('<a href="#kit-h">Maintainer kit</a>') < new.index('id="r-LOOP-1"')
+
+
+def test_a_declared_reason_links_the_binding_file_that_declares_it(tmp_path: Path, features: Path) -> None:
+    path = tmp_path / "langchain.json"
+    path.write_text(json.dumps({**V2, "binding": {**V2["binding"], "name": "langchain"}}), encoding="utf-8")
+    page = _build([path], tmp_path / "site", features, repository="https://example.org/suite")["lib/langchain.html"]
+    section = page[page.index('id="r-ERR-1"'):page.index("</section>", page.index('id="r-ERR-1"'))]
+    assert ('Declared by <a href="https://example.org/suite/blob/HEAD/conformance/bindings/langchain.py">'
+            '<code>conformance/bindings/langchain.py</code></a>') in section
 
 
 def test_badges_say_conforms_or_the_must_share(reports: list[Path]) -> None:
@@ -616,11 +634,27 @@ def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
                 "ths => ths.map(t => t.getAttribute('data-lib'))")
             assert set(shown) == claims and 0 < len(shown) < len(PEERS)
             assert _serious_violations(page) == []
+            # The language and the text search, restored from the URL as well.
+            page.goto(f"{index}#lang=JavaScript&q=pause")
+            shown = page.locator("#matrix thead th[data-lib]:visible").evaluate_all(
+                "ths => ths.map(t => t.getAttribute('data-lang'))")
+            assert shown and set(shown) == {"JavaScript"}
+            texts = page.locator("#matrix tbody tr.req:visible").evaluate_all(
+                "rows => rows.map(r => r.getAttribute('data-text'))")
+            assert texts and all("pause" in text for text in texts)
+            assert len(texts) < len(catalogue())
+            assert page.eval_on_selector("input[name=q]", "i => i.value") == "pause"
 
+            # History: at least three libraries across at least three of their versions each.
             history = browser.new_page()
             history.goto((out / "history.html").as_uri())
-            assert history.locator("h2").count() >= 3
+            counts = [int(m.group(1)) for h in history.locator("h2").all_inner_texts()
+                      if (m := re.search(r"\((\d+) library versions?,", h))]
+            assert sum(n >= 3 for n in counts) >= 3, counts
             assert _serious_violations(history) == []
+            for name in ("glossary.html", "req/ERR-1.html"):
+                history.goto((out / name).as_uri())
+                assert _serious_violations(history) == [], name
 
             # On a phone: cards, and no page scrolls sideways.
             phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
@@ -633,6 +667,7 @@ def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
             display = "getComputedStyle(document.querySelector('#scorecard tbody tr')).display"
             assert phone.evaluate(display) == "block"
             phone.screenshot(path=str(artifacts / "site-phone.png"))
+            assert _serious_violations(phone) == []
 
             # Without JavaScript the whole matrix shows and the filters, which need it, do not.
             plain = browser.new_context(java_script_enabled=False).new_page()
