@@ -61,6 +61,12 @@ def _present(out: Path) -> tuple[list[str], list[str]]:
 
 
 def _check_replaceable(out: Path) -> None:
+    here = Path.cwd()
+    if out == here or out in here.parents:
+        raise SiteOutputError(
+            f"refusing to write the site to {out}: it is the current folder or holds it, and the "
+            "site replaces the whole folder it is written to; give a folder of its own below it "
+            "(for example site/)")
     if out.is_symlink():
         raise SiteOutputError(
             f"refusing to write the site to {out}: it is a symbolic link, and the site never writes "
@@ -92,7 +98,10 @@ def _check_replaceable(out: Path) -> None:
 def write_site(out: Path, pages: Mapping[str, str]) -> list[Path]:
     """Write `pages` (relative path -> text) as the whole of `out`, atomically replacing a previous
     site there; returns the files written. Raises SiteOutputError before writing anything when
-    `out` holds what the suite did not write."""
+    `out` holds what the suite did not write, or is the current folder (or one above it)."""
+    # `.`, `..` and `docs/..` named by what they are: their name and parent are not a folder's
+    # (a link is kept as a link, unlike resolve()).
+    out = Path(os.path.abspath(out))
     _check_replaceable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     fresh = Path(tempfile.mkdtemp(prefix=f".{out.name[:40]}.new-", dir=out.parent))

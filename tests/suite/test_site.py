@@ -722,6 +722,20 @@ def test_a_site_replaces_its_own_previous_site_only(reports: list[Path], tmp_pat
     assert (out / "lib" / "added-by-hand.html").read_text(encoding="utf-8") == "mine"
 
 
+@pytest.mark.parametrize("out", [".", "..", "docs/.."])
+def test_the_current_folder_or_one_above_it_is_refused_as_out(
+        reports: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, out: str) -> None:
+    # `--out .` once failed midway with a traceback (the current folder cannot be renamed away),
+    # leaving a `..old-*` folder behind; an empty current folder passed the foreign-files check.
+    top = tmp_path / "top"
+    (top / "docs").mkdir(parents=True)
+    monkeypatch.chdir(top / "docs")
+    code, err = _site(reports, Path(out), capsys)
+    assert code == 2 and "the current folder" in err and "site/" in err, err
+    assert sorted(p.relative_to(top).as_posix() for p in top.rglob("*")) == ["docs"]
+
+
 def test_no_symlink_is_followed_out_of_the_site(reports: list[Path], tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "site"
