@@ -219,8 +219,10 @@ def inline(text: str) -> str:
 
 def plain_title(title: str) -> str:
     """A catalogue title without its notes on the seed documents it came from ("(seed 004 ...)"),
-    which mean nothing to a reader choosing a library; the requirement's page keeps them."""
-    return re.sub(r"\s*\([^()]*\bseed \d{3}\b[^()]*\)", "", title)
+    which mean nothing to a reader choosing a library; the requirement's page keeps them. A
+    sentence about a seed document ("Seed 000's fields ... are one conforming shape.") goes whole."""
+    title = re.sub(r"\s*\([^()]*\bseed \d{3}\b[^()]*\)", "", title)
+    return re.sub(r"\s*\bSeed \d{3}\b[^.]*(?:\([^()]*\)[^.]*)*\.", "", title)
 
 
 def page(title: str, body: str, *, script: str = "", up: str = "") -> str:

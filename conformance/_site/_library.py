@@ -9,7 +9,7 @@ from urllib.parse import quote, urlencode
 
 from conformance._site._badges import badge_json, must_score, profiles
 from conformance._site._context import Site
-from conformance._site._html import VERDICTS, e, inline, level_tag, page, verdict_mark
+from conformance._site._html import VERDICTS, e, inline, level_tag, page, plain_title, verdict_mark
 from conformance._site._model import SiteReport, SiteScenario
 from conformance._site._score import NOT_PASSED, conforms, level, reason, unjudged
 
@@ -21,6 +21,27 @@ def _test_name(s: SiteScenario) -> str:
 def reproduce(report: SiteReport, s: SiteScenario) -> str:
     """The command that reruns one scenario against this library."""
     return f"pytest --impl {report.binding.name} -k {_test_name(s)}"
+
+
+def _setup(site: Site, report: SiteReport) -> str:
+    """What to install, in a clone of the suite, before the Reproduce commands run: a Python
+    library's own extra (named after the library, as every bundled one is), the suite alone for a
+    Node.js harness (which installs its locked packages on its first run) and for the baseline;
+    nothing for a library the data file does not know."""
+    info = site.library(report.binding.name)
+    if site.is_baseline(report):
+        command = "<code>pip install -e .</code>"
+    elif info.language == "JavaScript":
+        command = ("<code>pip install -e .</code> and Node.js (the harness installs its locked npm "
+                   "packages on its first run)")
+    elif info.language == "Python":
+        extra = info.variant_of or report.binding.name.partition("+")[0]
+        install = f"pip install -e '.[{extra}]'"
+        command = f"<code>{e(install)}</code>"
+    else:
+        return ""
+    return (f"<p>To run a Reproduce command below: in a clone of the suite's repository, {command}; "
+            "each command reruns one scenario against this library.</p>")
 
 
 def _binding_link(site: Site, report: SiteReport) -> str:
@@ -77,7 +98,7 @@ def _requirement_section(site: Site, report: SiteReport, rid: str) -> str:
             f'<h3 id="h-{rs}"><a href="../req/{rs}.html">{e(rid)}</a> '
             f"{level_tag(level(report, rid, site.requirements))} "
             f'<span class="v-{e(verdict)}">{verdict_mark(verdict)}</span></h3>'
-            f"<p>{inline(req.title if req else '')}</p>"
+            f"<p>{inline(plain_title(req.title) if req else '')}</p>"
             f'<p class="muted">Scenarios: {e(summary)}.</p>'
             f'{f"<p><strong>Reason:</strong> <span class=reason>{e(why)}</span>{by}</p>" if why else ""}'
             f'<ul class="scen">{items}</ul></section>')
@@ -163,7 +184,7 @@ report a wrong verdict.</p>
 {deps}<dt>Suite version</dt><dd>{e(report.suite_version)}</dd>
 <dt>Report generated</dt><dd>{e(report.generated or "unknown")}</dd>
 <dt>Capabilities claimed</dt><dd>{e(", ".join(b.capabilities) or "none")}</dd></dl>
-{older}
+{older}{_setup(site, report)}
 {f"<h2>Capabilities not claimed</h2><ul>{not_claimed}</ul>" if not_claimed else ""}
 {"".join(sections)}
 {_kit(site, report)}"""

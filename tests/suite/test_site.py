@@ -28,7 +28,7 @@ from conformance._site import (
     reason,
 )
 from conformance._site._meta import meta
-from tests.peer_envs import peers
+from tests.peer_envs import extra_of, peers
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "docs" / "conformance"
@@ -41,7 +41,7 @@ CATALOGUE = {
     "LOOP-1": Requirement(id="LOOP-1", title="Passes everywhere.", profile="core"),
     "LOOP-2": Requirement(id="LOOP-2", title="A title with <b>markup</b> & an ampersand.", profile="core"),
     "ERR-1": Requirement(id="ERR-1", title="Fails on purpose.", profile="core"),
-    "ERR-4": Requirement(id="ERR-4", title="Says the message.", profile="core", level="should"),
+    "ERR-4": Requirement(id="ERR-4", title="Says it (seed 004 is one form).", profile="core", level="should"),
     "EXH-1": Requirement(id="EXH-1", title="Raises on the cap.", profile="max-steps-error|max-steps-return"),
     "HITL-1": Requirement(id="HITL-1", title="Asks the user.", profile="ask-user"),
 }
@@ -240,6 +240,10 @@ def test_matrix_titles_leave_out_the_seed_notes() -> None:
     assert plain_title("A fresh budget (seed 002 continue, seed 003 per-turn depth).") == "A fresh budget."
     assert plain_title("The tool (`ask_to_user` in seed 004) is built in (on by default).") == (
         "The tool is built in (on by default).")
+    assert plain_title("Reach the partial run. Seed 000's fields (`a`, `b`) are one conforming shape.") == (
+        "Reach the partial run.")
+    assert plain_title("Property-based; the seed is the user's to set.") == (
+        "Property-based; the seed is the user's to set.")  # a random seed, not a seed document
 
 
 def test_a_cells_details_show_scenarios_observed_failure_reason_gherkin_and_command(
@@ -258,6 +262,7 @@ def test_a_cells_details_show_scenarios_observed_failure_reason_gherkin_and_comm
     assert 'href="../req/ERR-1.html#s-synthetic-feature-it-fails"' in section
     assert 'id="s-synthetic-feature-it-fails"' in pages["req/ERR-1.html"]
     assert "blocked by <strong>ERR-1</strong>" in new
+    assert "(seed" not in new  # the seed notes stay on the requirement's page
     assert "<code>ask-user</code>: newlib has no human-in-the-loop hook" in new
     # A report without `observed` says so rather than passing the reason off as what happened.
     old = pages["lib/oldlib.html"]
@@ -316,6 +321,8 @@ def test_every_peer_is_introduced_and_published() -> None:
         assert (ROOT / info.binding).is_file(), (name, info.binding)
         assert info.what or info.turns_on, name
         assert f"impl: {name}," in workflow, f"{name} has no job in .github/workflows/site.yml"
+        if info.language == "Python" and name != "reference":  # the extra its page says to install
+            assert extra_of(name) == (info.variant_of or name), name
 
 
 def test_the_maintainer_kit_gives_badges_snippets_downloads_and_a_way_to_object(
@@ -337,6 +344,21 @@ def test_the_maintainer_kit_gives_badges_snippets_downloads_and_a_way_to_object(
     assert "publishes\nthe site to the repository's GitHub Pages" in new
     # Reached from the top of the page, not only by scrolling past every requirement.
     assert new.index('<a href="#kit-h">Maintainer kit</a>') < new.index('id="r-LOOP-1"')
+
+
+def test_the_reproduce_commands_start_with_installing_the_library_s_environment(
+        tmp_path: Path, features: Path) -> None:
+    for name in ("langchain+tool-errors", "ax", "reference"):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({**V2, "binding": {**V2["binding"], "name": name}}), encoding="utf-8")
+    pages = _build([tmp_path / f"{n}.json" for n in ("langchain+tool-errors", "ax", "reference")],
+                   tmp_path / "site", features)
+    assert (f"<code>pip install -e &#x27;.[{extra_of('langchain+tool-errors')}]&#x27;</code>"
+            in pages["lib/langchain-tool-errors.html"])
+    assert "<code>pip install -e .</code> and Node.js" in pages["lib/ax.html"]
+    assert "<code>pip install -e .</code>" in pages["lib/reference.html"]
+    # A library the site's data file does not know: no guess at its environment.
+    assert "pip install" not in _build(_all(tmp_path), tmp_path / "other", features)["lib/newlib.html"]
 
 
 def test_a_declared_reason_links_the_binding_file_that_declares_it(tmp_path: Path, features: Path) -> None:
