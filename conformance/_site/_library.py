@@ -92,7 +92,7 @@ def _requirement_section(site: Site, report: SiteReport, rid: str) -> str:
                or "no scenario in the report")
     why = reason(report, rid)
     declared = verdict == "known-failure" or any(s.verdict == "known-failure" for s in mine)
-    by = f' <span class="muted">Declared by {_binding_link(site, report)}.</span>' if declared else ""
+    by = f'<br><span class="muted">Declared by {_binding_link(site, report)}.</span>' if declared else ""
     items = "".join(_scenario(site, report, s, rs) for s in mine)
     return (f'<section class="req" id="r-{rs}" aria-labelledby="h-{rs}" tabindex="-1">'
             f'<h3 id="h-{rs}"><a href="../req/{rs}.html">{e(rid)}</a> '
