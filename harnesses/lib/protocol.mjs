@@ -1,4 +1,4 @@
-// The react-conformance harness protocol (version 2) for Node harnesses: JSON lines on stdio.
+// The react-conformance harness protocol (version 3) for Node harnesses: JSON lines on stdio.
 //
 // `serve(handlers)` reads the suite's commands from stdin and writes the replies to stdout. A
 // handler returns the reply's payload; `askModel` and `callTool` send the harness's own requests
@@ -9,7 +9,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { STATUS_CODES } from 'node:http';
 import { createInterface } from 'node:readline';
 
-export const PROTOCOL = 2;
+export const PROTOCOL = 3;
 
 // Every line on stdout must be a protocol message: anything a library prints goes to stderr.
 const writeLine = process.stdout.write.bind(process.stdout);
@@ -159,8 +159,7 @@ export function deepArgsFailures(reason, { jsonAdapter = false } = {}) {
 }
 
 /** Runs the suite's tool `name` with `args`; throws the tool's error under its own name. Args
- *  nested deeper than a protocol message may be are sent as their JSON text: the suite then records
- *  that the library did hand them to the tool, and the tool refuses them as not an object. */
+ *  nested deeper than a protocol message may be are sent as their JSON text (`args_json`). */
 export async function callTool(name, args) {
   // Args nested deeper than a message may be travel as their JSON text (protocol 3's `args_json`),
   // which the suite parses to any depth: the library's handing them over is judged, not ours.

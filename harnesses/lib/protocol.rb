@@ -100,11 +100,11 @@ module ReactConformance
 
       # Runs the suite's tool `name` with `args` and returns its result; raises ToolError (with the
       # tool's exception name as `type`) when the tool raised. Args nested deeper than a protocol
-      # message may be are sent as their JSON text: the suite then records that the library did
-      # hand them to the tool, and the tool refuses them as not an object.
+      # message may be travel as their JSON text (`args_json`), which the suite parses to any
+      # depth: the library's handing them over is judged, not the protocol's.
       def call_tool(name, args)
-        sent = depth(args, DEEPEST) > DEEPEST ? JSON.generate(args, max_nesting: false) : args
-        answer = ask('tool', 'name' => name, 'args' => sent)
+        deep = depth(args, DEEPEST) > DEEPEST
+        answer = ask('tool', 'name' => name, **(deep ? { 'args' => nil, 'args_json' => generate_deep(args) } : { 'args' => args }))
         error = answer['error']
         raise ToolError.new(error['type'], error['message']) if error
 
@@ -139,6 +139,39 @@ module ReactConformance
       def error_info(error, kind: 'other', fields: {})
         type = error.is_a?(ToolError) ? error.type : error.class.name.to_s.split('::').last
         { 'type' => type, 'message' => error.message.to_s, 'kind' => kind, 'fields' => fields }
+      end
+
+      # A value as a protocol message may carry it (a step's `tool_args`): nested deeper than the
+      # suite parses a message, its JSON text.
+      def wire(value)
+        depth(value, DEEPEST) > DEEPEST ? generate_deep(value) : value
+      end
+
+      # `value` as JSON text without recursion: JSON.generate recurses, and a run's thread has a
+      # small stack (it overflows near a few thousand levels; ARGS-5 sends a hundred thousand).
+      def generate_deep(value)
+        out = +''
+        stack = [[value, false]]
+        until stack.empty?
+          item, text = stack.pop
+          next out << item if text
+
+          case item
+          when Hash, Array
+            open, close = item.is_a?(Hash) ? %w[{ }] : %w[[ ]]
+            out << open
+            stack.push([close, true])
+            entries = item.is_a?(Hash) ? item.to_a : item.map { |child| [nil, child] }
+            entries.each_with_index.reverse_each do |(key, child), i|
+              stack.push([child, false])
+              stack.push(["#{JSON.generate(key.to_s)}:", true]) if item.is_a?(Hash)
+              stack.push([',', true]) if i.positive?
+            end
+          else
+            out << JSON.generate(item)
+          end
+        end
+        out
       end
 
       # A value as JSON data (what JSON cannot hold becomes its text).

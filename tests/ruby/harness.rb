@@ -104,7 +104,7 @@ end
 
 def step_of(step)
   { 'thought' => step['thought'].to_s.empty? ? nil : step['thought'], 'tool_name' => step['tool_name'],
-    'tool_args' => step['tool_args'], 'observation' => step['observation'],
+    'tool_args' => P.wire(step['tool_args']), 'observation' => step['observation'],
     'is_error' => step['failed'], 'call_id' => step['call_id'] }
 end
 

@@ -130,9 +130,13 @@ module TinyLoop
 
     def parse_args(tool, text)
       begin
-        args = JSON.parse(text)
-      rescue JSON::ParserError, JSON::NestingError => e
+        # Any depth: arguments nested thousands of levels deep reach the tool (ARGS-5), through
+        # the protocol module's deep path; deeper than Ruby's parser goes, they are refused.
+        args = JSON.parse(text, max_nesting: false)
+      rescue JSON::ParserError => e
         raise ArgsError, "the arguments are not valid JSON (#{e.message[0, 200]})"
+      rescue SystemStackError
+        raise ArgsError, 'the arguments are nested too deep to parse'
       end
       raise ArgsError, "the arguments must be a JSON object, not #{args.class}" unless args.is_a?(Hash)
 

@@ -55,3 +55,18 @@ def test_a_message_round_trips_as_one_line() -> None:
 def test_an_invalid_harness_message_is_refused_naming_the_field(line: str, says: str) -> None:
     with pytest.raises(ValidationError, match=says):
         p.from_harness.validate_json(line)
+
+
+def test_each_protocol_module_speaks_the_contracts_version() -> None:
+    """A harness copies a protocol module and answers `hello` with its version: it must be the
+    contract's, or a new harness is held to an older contract without knowing."""
+    import re
+
+    from conformance.binding import CONTRACT_VERSION
+
+    lib = Path(__file__).resolve().parents[2] / "harnesses" / "lib"
+    declared = {path.name: re.findall(r"^\s*(?:export const PROTOCOL =|PROTOCOL =|@protocol) (\d+)",
+                                      path.read_text(encoding="utf-8"), re.M)
+                for path in sorted(lib.glob("protocol.*"))}
+    assert declared == {name: [str(CONTRACT_VERSION)] for name in declared}
+    assert {"protocol.mjs", "protocol.rb"} <= set(declared)
