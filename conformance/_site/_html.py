@@ -80,6 +80,8 @@ pre.message, pre.wrap { white-space: pre-wrap; word-break: break-word; }
   display: inline-block; font-weight: 600; }
 #matrix th.lib .score { display: block; font-weight: normal; font-size: .72rem; }
 #matrix th.variant .name { font-weight: normal; }
+#matrix th.baseline .name { font-style: italic; font-weight: normal; }
+#matrix th.baseline, #matrix td.base { border-right: 3px double var(--line); }
 #matrix tbody th { position: sticky; left: 0; z-index: 1; background: #fff; white-space: nowrap;
   font-weight: normal; min-width: 15rem; max-width: 22rem; }
 #matrix tbody th .title { display: block; overflow: hidden; text-overflow: ellipsis; max-width: 21rem;

@@ -115,10 +115,11 @@ def _matrix(site: Site) -> str:
         shown = b.name[len(info.variant_of):] if variant and b.name.startswith(info.variant_of) else b.name
         must = site.must(r)
         kind = "variant" if variant else "baseline" if site.is_baseline(r) else ""
+        note = " (the baseline, not a contender)" if kind == "baseline" else ""
         head.append(
             f'<th scope="col" class="lib {kind}"{_lib_cell_attrs(site, r)}>'
             f'<a class="name" href="lib/{e(site.slugs[b.name])}.html"><span aria-hidden="true">{e(shown)}'
-            f'</span><span class="sr">{e(b.name)}</span></a>'
+            f'</span><span class="sr">{e(b.name)}{note}</span></a>'
             f'<span class="score" title="MUST requirements passed">{e(must.text)}</span></th>')
     body = []
     width = len(site.reports)
@@ -133,11 +134,12 @@ def _matrix(site: Site) -> str:
             title = plain_title(req.title) if req else "(not in this suite's catalogue)"
             cells = []
             for r in site.reports:
+                base = " base" if site.is_baseline(r) else ""
                 verdict = r.requirements.get(rid, "")
                 icon, label = VERDICTS.get(verdict, VERDICTS[""])
                 tag = '<span class="tag" aria-hidden="true">K</span>' if verdict == "known-failure" else ""
                 cells.append(
-                    f'<td class="v v-{e(verdict)}" data-verdict="{e(verdict)}" '
+                    f'<td class="v v-{e(verdict)}{base}" data-verdict="{e(verdict)}" '
                     f'data-lib="{e(r.binding.name)}">'
                     f'<a href="lib/{e(site.slugs[r.binding.name])}.html#r-{e(site.req_slug(rid))}">'
                     f'<span aria-hidden="true">{icon}</span>{tag}'

@@ -219,7 +219,7 @@ def test_the_matrix_groups_rows_by_topic_with_levels_and_links_every_cell(
     assert ('ERR-1</a> <span class="tag lvl-must">MUST</span> <span class="muted">passed by 1 of 3</span>'
             in matrix)
     # Every cell: a link to its details, a text label, and a failure is red whether known or not.
-    cells = re.findall(r'<td class="v v-([a-z-]*)" data-verdict="[a-z-]*" data-lib="([^"]+)">'
+    cells = re.findall(r'<td class="v v-([a-z-]*)(?: base)?" data-verdict="[a-z-]*" data-lib="([^"]+)">'
                        r'<a href="([^"]+)">'
                        r'.*?<span class="sr">([^<]+)</span></a></td>', matrix)
     assert len(cells) == len(CATALOGUE) * 4
@@ -232,6 +232,10 @@ def test_the_matrix_groups_rows_by_topic_with_levels_and_links_every_cell(
     heads = re.findall(r'<th scope="col" class="lib ([a-z]*)" data-lib="([^"]+)"', matrix)
     assert heads == [("baseline", "reference"), ("", "newlib"), ("variant", "newlib+opt"), ("", "oldlib")]
     assert '<span aria-hidden="true">+opt</span>' in matrix
+    # The baseline's column is set apart and named as such, not read as the winner.
+    assert '<span class="sr">reference (the baseline, not a contender)</span>' in matrix
+    assert re.findall(r'<td class="v v-[a-z-]* base" data-verdict="[a-z-]*" data-lib="([^"]+)"', matrix) == [
+        "reference"] * len(CATALOGUE)
 
 
 def test_matrix_titles_leave_out_the_seed_notes() -> None:
