@@ -113,7 +113,7 @@ class Worker:
     def serve_forever(self, lines: Any) -> None:
         """Read the suite's lines (an iterable of str) until `stop` or the end of input."""
         for line in lines:
-            message = p.to_harness.validate_json(line)
+            message = p.decode(p.to_harness, line)
             if isinstance(message, p.TurnAnswer | p.ToolAnswer | p.ApprovalAnswer):
                 with self._state_lock:
                     done, box = self._waiting.pop(str(message.id))

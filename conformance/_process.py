@@ -230,7 +230,7 @@ class _Harness:
             if self.transcript is not None:
                 self._log("harness ->", line)
             try:
-                message = p.from_harness.validate_json(line)
+                message = p.decode(p.from_harness, line)
             except ValidationError as exc:
                 shown = line if len(line) <= 500 else line[:500] + "..."
                 self.fail(f"sent a line that is not a valid protocol message: {shown.strip()!r}\n"

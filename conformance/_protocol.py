@@ -15,12 +15,15 @@ requests repeat, so the suite answers each from the right scenario script and to
 from __future__ import annotations
 
 import json
+import re
 import sys
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
 from pydantic.json_schema import models_json_schema
+from pydantic_core import PydanticSerializationError
 
+from conformance._text import clean
 from conformance.binding import (
     CONTRACT_VERSION,
     AdapterName,
@@ -364,8 +367,35 @@ to_harness: TypeAdapter[ToHarness] = TypeAdapter(ToHarness)
 
 
 def encode(message: BaseModel) -> str:
-    """One message as one line of JSON (no newline inside, `\\n` at the end)."""
-    return message.model_dump_json(exclude_none=False) + "\n"
+    """One message as one line of JSON (no newline inside, `\\n` at the end). A lone surrogate (a
+    string cut inside an emoji, `json.loads` of `"\\\\ud800"`) is sent as U+FFFD: no UTF-8 writer
+    takes it, and a binding's text must never lose the run."""
+    try:
+        return message.model_dump_json(exclude_none=False) + "\n"
+    except PydanticSerializationError:
+        data = message.model_dump(mode="json", exclude_none=False)
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return clean(text) + "\n"
+
+
+M = TypeVar("M")
+#: A JSON escape: a surrogate pair, a lone surrogate, or any other escape (so that `\\` before
+#: `ud800` is read as the escaped backslash it is).
+_ESCAPE = re.compile(r"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|\\u(d[89a-f][0-9a-f]{2})|\\.",
+                     re.I)
+
+
+def decode(adapter: TypeAdapter[M], line: str) -> M:
+    """A line read as one message. A lone surrogate's escape (`\\ud83d`, which JavaScript's
+    JSON.stringify writes for a string cut inside an emoji) is read as U+FFFD, not refused: it is the
+    library's text, and the harness relayed it faithfully."""
+    try:
+        return adapter.validate_json(line)
+    except ValidationError:
+        mended = _ESCAPE.sub(lambda m: "\\ufffd" if m[3] else m[0], line)
+        if mended == line:
+            raise
+    return adapter.validate_json(mended)
 
 
 def schema() -> dict[str, Any]:

@@ -149,6 +149,18 @@ def test_invalid_utf8_from_a_harness_is_a_protocol_error_named_as_such(run_suite
     assert "did not reply" not in message
 
 
+def test_a_lone_surrogate_escape_from_a_harness_is_the_librarys_text_not_a_protocol_error(
+    run_suite: RunSuite,
+) -> None:
+    # JSON.stringify writes a JavaScript string cut inside an emoji as `\\ud83d`, which the strict
+    # JSON parser refused: the library's answer was reported as the harness's protocol error.
+    run = run_suite(f"cmd:{HARNESS} --break lone-surrogate --when '{MARKED}'", "-k", "async_call_gives")
+    assert run.report is not None, run.output[-3000:]
+    [scenario] = run.report["scenarios"]
+    assert scenario["verdict"] == "failed", scenario
+    assert "the prediction's 'answer' is 'cut \ufffd', expected '5555'" in scenario["message"]
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]

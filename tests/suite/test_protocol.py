@@ -45,6 +45,33 @@ def test_a_message_round_trips_as_one_line() -> None:
     assert p.to_harness.validate_json(p.encode(answer)) == answer
 
 
+def test_a_lone_surrogate_is_sent_as_a_replacement_character_never_a_crash() -> None:
+    # The isolated worker once died writing its welcome when a binding's reason held one
+    # (`json.loads` of "\\ud800", a string cut inside an emoji): the whole run was lost.
+    welcome = p.Welcome(id=1, protocol=3, name="cut \ud83d", version="1\udfff",
+                        known_failures={"LOOP-3": "a \ud800 b"})
+    line = p.encode(welcome)
+    line.encode("utf-8")
+    assert line.count("\n") == 1
+    read = p.decode(p.from_harness, line)
+    assert isinstance(read, p.Welcome)
+    assert (read.name, read.version) == ("cut \ufffd", "1\ufffd")
+    assert read.known_failures == {"LOOP-3": "a \ufffd b"}
+
+
+@pytest.mark.parametrize(("escaped", "read"), [
+    ("\\ud83d", "\ufffd"),  # JSON.stringify's escape of a JavaScript string cut inside an emoji
+    ("x\\udc00y", "x\ufffdy"),
+    ("\\ud83d\\ude00", "\U0001f600"),  # a pair is its character
+    ("\\\\ud83d", "\\ud83d"),  # an escaped backslash, then letters: no surrogate at all
+    ("\\ud800\\ud800\\udc00", "\ufffd\U00010000"),
+])
+def test_a_harness_line_with_a_lone_surrogate_escape_is_read(escaped: str, read: str) -> None:
+    line = '{"type": "welcome", "id": 1, "protocol": 3, "name": "' + escaped + '", "version": "1"}'
+    message = p.decode(p.from_harness, line)
+    assert isinstance(message, p.Welcome) and message.name == read
+
+
 @pytest.mark.parametrize(("line", "says"), [
     ('{"type": "ran", "id": 1}', "outcome"),
     ('{"type": "welcome", "id": 1, "protocol": 1, "name": "x", "version": "1", "extra": 1}', "extra"),

@@ -23,7 +23,8 @@ from tests.suite.conftest import ROOT, RunSuite
 B = "tests.suite.bindings"
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize("workers", [[], ["-n", "2"], ["--conformance-isolate"]],
+                         ids=["serial", "xdist", "isolated"])
 def test_lone_surrogates_in_binding_text_never_lose_the_run(
     run_suite: RunSuite, tmp_path: Path, workers: list[str]
 ) -> None:
