@@ -96,4 +96,4 @@ def test_each_protocol_module_speaks_the_contracts_version() -> None:
                                       path.read_text(encoding="utf-8"), re.M)
                 for path in sorted(lib.glob("protocol.*"))}
     assert declared == {name: [str(CONTRACT_VERSION)] for name in declared}
-    assert {"protocol.mjs", "protocol.rb"} <= set(declared)
+    assert {"protocol.mjs", "protocol.rb", "protocol.ex"} <= set(declared)

@@ -1,6 +1,8 @@
-"""The Ruby protocol module (harnesses/lib/protocol.rb) drives the suite to verdicts: a tiny Ruby
-loop (tests/ruby/loop.rb) bound by a harness that writes only its translation
-(tests/ruby/harness.rb), every message checked against the protocol."""
+"""The Ruby and Elixir protocol modules (harnesses/lib/protocol.rb, protocol.ex) drive the suite to
+verdicts: a tiny loop in each language (tests/ruby/loop.rb, tests/elixir/loop.ex) bound by a
+harness that writes only its translation (tests/ruby/harness.rb, tests/elixir/harness.exs), every
+message checked against the protocol; Ruby under Debian's ruby (standard library only), Elixir
+under Debian's elixir with its erlang-jiffy for JSON."""
 
 from __future__ import annotations
 
@@ -15,18 +17,33 @@ import pytest
 
 from tests.suite.conftest import ROOT, suite_run
 
-HARNESS = ROOT / "tests" / "ruby" / "harness.rb"
+RUBY = ROOT / "tests" / "ruby" / "harness.rb"
+ELIXIR = ROOT / "tests" / "elixir" / "harness.exs"
 
 
-@pytest.mark.skipif(shutil.which("ruby") is None,
-                    reason="needs Debian's ruby (.ci/run installs it)")
-def test_a_ruby_harness_reaches_the_verdicts_of_its_loop(tmp_path: Path) -> None:
+def _elixir_with_a_json_library() -> bool:
+    if shutil.which("elixir") is None:
+        return False
+    probe = "unless Enum.any?([JSON, Jason, :jiffy], &Code.ensure_loaded?/1), do: System.halt(1)"
+    return subprocess.run(["elixir", "-e", probe], capture_output=True, timeout=60).returncode == 0
+
+
+needs_ruby = pytest.mark.skipif(shutil.which("ruby") is None,
+                                reason="needs Debian's ruby (.ci/run installs it)")
+needs_elixir = pytest.mark.skipif(not _elixir_with_a_json_library(),
+                                  reason="needs Debian's elixir and erlang-jiffy (.ci/run installs them)")
+LOOPS = [pytest.param("ruby-loop", f"ruby {RUBY}", marks=needs_ruby, id="ruby"),
+         pytest.param("elixir-loop", f"elixir {ELIXIR}", marks=needs_elixir, id="elixir")]
+
+
+@pytest.mark.parametrize(("name", "command"), LOOPS)
+def test_a_harness_reaches_the_verdicts_of_its_loop(tmp_path: Path, name: str, command: str) -> None:
     transcript = tmp_path / "transcript.jsonl"
-    run = suite_run(tmp_path, f"cmd:ruby {HARNESS}", "--harness-debug", str(transcript))
+    run = suite_run(tmp_path, f"cmd:{command}", "--harness-debug", str(transcript), "-n", "2")
     assert run.returncode == 0, run.output[-3000:]
     report = run.report
     assert report is not None and report["complete"], run.output[-3000:]
-    assert report["binding"]["name"] == "ruby-loop"
+    assert report["binding"]["name"] == name
     assert set(report["requirements"].values()) <= {"passed", "not-claimed"}, report["requirements"]
     # The loop, its tool errors and arguments, its cap, parallel calls and the per-call cap.
     assert {"LOOP-1", "LOOP-2", "LOOP-3", "LOOP-4", "LOOP-6", "ERR-1", "ERR-2", "ARGS-1", "ARGS-3",
@@ -36,22 +53,38 @@ def test_a_ruby_harness_reaches_the_verdicts_of_its_loop(tmp_path: Path) -> None
     assert '"args_json":"{' in transcript.read_text(encoding="utf-8")
 
 
-@pytest.mark.skipif(shutil.which("ruby") is None,
-                    reason="needs Debian's ruby (.ci/run installs it)")
-def test_an_auxiliary_call_is_answered_without_a_scripted_turn(tmp_path: Path) -> None:
+@needs_ruby
+@needs_elixir
+def test_the_ruby_and_elixir_loops_get_the_same_verdicts(tmp_path: Path) -> None:
+    verdicts = []
+    for command in (f"ruby {RUBY}", f"elixir {ELIXIR}"):
+        run = suite_run(tmp_path, f"cmd:{command}")
+        assert run.report is not None, run.output[-3000:]
+        verdicts.append({s["id"]: s["verdict"] for s in run.report["scenarios"]})
+    assert verdicts[0] == verdicts[1]
+
+
+@pytest.mark.parametrize(("name", "command"), LOOPS)
+def test_an_auxiliary_call_is_answered_without_a_scripted_turn(
+    tmp_path: Path, name: str, command: str
+) -> None:
     transcript = tmp_path / "transcript.jsonl"
-    run = suite_run(tmp_path, f"cmd:env OBSERVER=1 ruby {HARNESS}", "--harness-debug", str(transcript),
+    run = suite_run(tmp_path, f"cmd:env OBSERVER=1 {command}", "--harness-debug", str(transcript),
                     "-k", "chosen_tool_runs or choosing_finish")
     assert run.returncode == 0, run.output[-3000:]
+    assert run.report is not None and run.report["binding"]["name"] == name
     assert run.requirements("passed") >= {"LOOP-1", "LOOP-2"}
     lines = transcript.read_text(encoding="utf-8").splitlines()
-    asked = [line for line in lines if '"kind":"auxiliary"' in line and '"auxiliary":"observation"' in line]
+    sent = [json.loads(line.split("->", 1)[1]) for line in lines if line.startswith("harness ->")]
+    auxiliary = [m for m in sent if m["type"] == "model" and m["call"]["kind"] == "auxiliary"]
+    assert auxiliary and all(m["call"]["auxiliary"] == "observation" for m in auxiliary)
     answered = [line for line in lines if '"auxiliary":"continue"' in line]
-    assert asked and len(answered) == len(asked), lines[:20]
+    assert len(answered) == len(auxiliary), lines[:20]
 
 
-@pytest.mark.skipif(shutil.which("ruby") is None or shutil.which("uv") is None or shutil.which("uvx") is None,
-                    reason="needs ruby (.ci/run installs it), uv and uvx (the dev extra)")
+@needs_ruby
+@pytest.mark.skipif(shutil.which("uv") is None or shutil.which("uvx") is None,
+                    reason="needs uv and uvx (the dev extra)")
 def test_a_ruby_library_runs_the_suite_as_writing_a_harness_md_shows(tmp_path: Path) -> None:
     """The CI recipe for a library not in Python, verbatim but for where the suite comes from (a
     built wheel, as docs/ci.md says) and with the protocol module copied beside the harness."""
@@ -63,8 +96,8 @@ def test_a_ruby_library_runs_the_suite_as_writing_a_harness_md_shows(tmp_path: P
     (repo / "conformance").mkdir(parents=True)
     shutil.copy(ROOT / "harnesses" / "lib" / "protocol.rb", repo / "conformance" / "protocol.rb")
     shutil.copy(ROOT / "tests" / "ruby" / "loop.rb", repo / "conformance" / "loop.rb")
-    harness = HARNESS.read_text(encoding="utf-8").replace("require_relative '../../harnesses/lib/protocol'",
-                                                          "require_relative 'protocol'")
+    harness = RUBY.read_text(encoding="utf-8").replace("require_relative '../../harnesses/lib/protocol'",
+                                                       "require_relative 'protocol'")
     (repo / "conformance" / "harness.rb").write_text(harness, encoding="utf-8")
 
     doc = (ROOT / "docs" / "writing-a-harness.md").read_text(encoding="utf-8")

@@ -1,0 +1,305 @@
+# The react-conformance harness protocol for Elixir harnesses: JSON lines on stdio. It mirrors
+# harnesses/lib/protocol.rb and protocol.mjs; the message shapes are harnesses/protocol.schema.json,
+# and docs/writing-a-harness.md explains them.
+#
+#     Code.require_file("protocol.ex", __DIR__)      # or the path to this file
+#     ReactConformance.Protocol.serve(MyHarness)
+#
+# `serve(handlers)` reads the suite's commands from stdin and writes the replies to stdout. The
+# handlers module has a function per command (`hello`, `build`, `run`, `mutate_last_result`, and
+# where the library has them `configure`, `global_adapter`, `resume`, `step_tool_names`), each
+# taking the command (a map with string keys) and returning the reply's payload (a map). While a
+# `run` or `resume` is in progress, `ask_model(call)` and `call_tool(name, args)` send the
+# harness's own requests and wait for the suite's answer. Each command runs in a process of its
+# own, which knows its run id; so do the processes it starts with `Task` (through `$callers`), and
+# any other process the library starts passes it on with `with_run(current_run(), fun)`.
+#
+# JSON: Elixir's own `JSON` (1.18 and later), else `Jason`, else Erlang's `jiffy` (Debian's
+# erlang-jiffy), or the module given as `serve(handlers, json: Module)`, having `encode!/1` and
+# `decode!/1`.
+
+defmodule ReactConformance.Protocol do
+  # The protocol version: the binding contract's (conformance/binding.py, CONTRACT_VERSION).
+  @protocol 3
+
+  # What each command is answered with.
+  @replies %{
+    "hello" => "welcome", "configure" => "done", "global_adapter" => "adapter", "build" => "built",
+    "run" => "ran", "resume" => "ran", "run_concurrently" => "ran_all", "step_tool_names" => "names",
+    "mutate_last_result" => "done"
+  }
+
+  # The replies to the commands a library without the feature need not implement: no global
+  # adapter, no constraint on the step's tool names (the suite reads the declared tools).
+  @defaults %{"global_adapter" => %{"adapter" => nil}, "step_tool_names" => %{"names" => nil}}
+
+  # The suite's JSON parser refuses a message nested deeper than about 200 levels.
+  @deepest 150
+
+  @run_key :react_conformance_run
+
+  defmodule UnexpectedModelCall do
+    @moduledoc "Raised by `ask_model` when the suite did not expect the request: the model call must fail."
+    defexception [:message]
+  end
+
+  defmodule ToolError do
+    @moduledoc "A tool's error as the suite sent it: `type` is the tool's exception name."
+    defexception [:type, :message]
+  end
+
+  defmodule Jiffy do
+    @moduledoc "JSON through Erlang's jiffy (Debian's erlang-jiffy), with null as nil."
+    def encode!(value), do: IO.iodata_to_binary(:jiffy.encode(value, [:use_nil]))
+    def decode!(text), do: :jiffy.decode(text, [:return_maps, :use_nil])
+  end
+
+  @doc "The id of the run the calling process belongs to (nil outside a run)."
+  def current_run do
+    Process.get(@run_key) ||
+      Enum.find_value(Process.get(:"$callers", []), fn pid ->
+        case Process.info(pid, :dictionary) do
+          {:dictionary, dictionary} -> with {_, run} <- List.keyfind(dictionary, @run_key, 0), do: run
+          nil -> nil
+        end
+      end)
+  end
+
+  @doc "Runs `fun` as part of run `run` (in a process the library starts itself)."
+  def with_run(run, fun) do
+    before = Process.put(@run_key, run)
+
+    try do
+      fun.()
+    after
+      if before == nil, do: Process.delete(@run_key), else: Process.put(@run_key, before)
+    end
+  end
+
+  @doc """
+  The scripted turn answering `call` (an LMCall as a map); raises UnexpectedModelCall if the
+  script did not expect it.
+  """
+  def ask_model(call) do
+    answer = ask("model", %{"call" => call})
+
+    if answer["error"] || answer["turn"] == nil,
+      do: raise(UnexpectedModelCall, message: answer["error"] || "no turn"),
+      else: answer["turn"]
+  end
+
+  @doc """
+  The standing answer to an auxiliary model call (one the harness names in its welcome's
+  `auxiliary_calls`: an observation processor, a planning call), `continue`: render it as the
+  library's "go on, unchanged". It consumes no scripted turn.
+  """
+  def ask_auxiliary(name, call) do
+    answer = ask("model", %{"call" => Map.merge(call, %{"kind" => "auxiliary", "auxiliary" => name})})
+
+    if answer["error"] || answer["auxiliary"] == nil,
+      do: raise(UnexpectedModelCall, message: answer["error"] || "no answer"),
+      else: answer["auxiliary"]
+  end
+
+  @doc """
+  Runs the suite's tool `name` with `args` and returns its result; raises ToolError (with the
+  tool's exception name as `type`) when the tool raised. Args nested deeper than a protocol
+  message may be travel as their JSON text (`args_json`), which the suite parses to any depth.
+  """
+  def call_tool(name, args) do
+    fields =
+      if depth(args, @deepest) > @deepest,
+        do: %{"args" => nil, "args_json" => encode!(args)},
+        else: %{"args" => args}
+
+    case ask("tool", Map.put(fields, "name", name)) do
+      %{"error" => %{"type" => type, "message" => message}} -> raise ToolError, type: type, message: message
+      answer -> answer["result"]
+    end
+  end
+
+  @doc """
+  A `hang` fault's notice: the request's own timeout in seconds (nil without one), which the suite
+  passes on the run's model clock. Send it, then fail the request as that timeout would.
+  """
+  def notify_hang(timeout) do
+    run = current_run() || raise ArgumentError, "a hang notice outside of any run"
+    send_message(%{"type" => "hang", "run" => run, "timeout" => timeout})
+  end
+
+  @doc "A retry's wait, on the run's model clock (NET-1), instead of sleeping."
+  def notify_sleep(seconds) do
+    run = current_run() || raise ArgumentError, "a sleep notice outside of any run"
+    send_message(%{"type" => "sleep", "run" => run, "seconds" => seconds})
+  end
+
+  @reasons %{
+    400 => "Bad Request", 401 => "Unauthorized", 403 => "Forbidden", 404 => "Not Found",
+    408 => "Request Timeout", 409 => "Conflict", 413 => "Payload Too Large",
+    422 => "Unprocessable Entity", 429 => "Too Many Requests", 500 => "Internal Server Error",
+    502 => "Bad Gateway", 503 => "Service Unavailable", 504 => "Gateway Timeout"
+  }
+
+  @doc """
+  A scripted HTTP fault (a `fault` turn with a status) as the endpoint answers it: the status, its
+  headers (retry-after) and an error body that says what failed in words, never the status code
+  (as server.py does), as {status, headers, body}.
+  """
+  def fault_response(turn) do
+    status = String.to_integer(to_string(turn["fault"]))
+    headers = [{"content-type", "application/json"}]
+    headers = if turn["retry_after"] == nil, do: headers, else: headers ++ [{"retry-after", to_string(turn["retry_after"])}]
+    reason = Map.get(@reasons, status, if(status >= 500, do: "server error", else: "client error"))
+    {status, headers, codec().encode!(%{"error" => %{"message" => "scripted fault: #{reason}"}})}
+  end
+
+  @doc "An exception as the protocol's ErrorInfo."
+  def error_info(error, kind \\ "other", fields \\ %{}) do
+    type =
+      case error do
+        %ToolError{type: type} -> type
+        %{__struct__: struct} -> struct |> Module.split() |> List.last()
+      end
+
+    %{"type" => type, "message" => Exception.message(error), "kind" => kind, "fields" => fields}
+  end
+
+  @doc """
+  A value as a protocol message may carry it (a step's `tool_args`): nested deeper than the suite
+  parses a message, its JSON text.
+  """
+  def wire(value), do: if(depth(value, @deepest) > @deepest, do: encode!(value), else: value)
+
+  @doc "`value` as JSON text, through the JSON library the protocol uses."
+  def encode!(value), do: codec().encode!(value)
+
+  @doc "JSON text as data, through the JSON library the protocol uses."
+  def decode!(text), do: codec().decode!(text)
+
+  @doc "A value as JSON data (what JSON cannot hold becomes its text)."
+  def json(value) do
+    codec().decode!(codec().encode!(value))
+  rescue
+    _ -> inspect(value)
+  end
+
+  @doc "Serves the suite until it says stop (or closes stdin)."
+  def serve(handlers, options \\ []) do
+    Code.ensure_loaded!(handlers)
+    codec = Keyword.get_lazy(options, :json, &default_codec/0)
+    :persistent_term.put({__MODULE__, :json}, codec)
+    # Every line on stdout must be a protocol message: the protocol keeps the standard output
+    # for itself, and every process a command runs in (with those it starts) writes to stderr,
+    # where whatever the library prints belongs.
+    out = Process.group_leader()
+    :ok = :io.setopts(out, binary: true, encoding: :unicode)
+    :persistent_term.put({__MODULE__, :out}, out)
+    :ets.new(__MODULE__, [:named_table, :public])
+    loop(handlers)
+  end
+
+  defp loop(handlers) do
+    case IO.read(:stdio, :line) do
+      :eof ->
+        System.halt(0)
+
+      line when is_binary(line) ->
+        message = codec().decode!(String.trim_trailing(line, "\n"))
+
+        case message["type"] do
+          type when type in ["turn", "observation"] ->
+            for {_, pid} <- :ets.take(__MODULE__, message["id"]), do: send(pid, {__MODULE__, message})
+
+          "stop" ->
+            send_message(%{"type" => "done", "id" => message["id"]})
+            System.halt(0)
+
+          _ ->
+            stderr = Process.whereis(:standard_error)
+
+            spawn(fn ->
+              Process.group_leader(self(), stderr)
+              reply(handlers, message)
+            end)
+        end
+
+        loop(handlers)
+    end
+  end
+
+  defp reply(handlers, command) do
+    payload = carry_out(handlers, command)
+    send_message(Map.merge(%{"type" => Map.fetch!(@replies, command["type"]), "id" => command["id"]}, payload))
+  catch
+    kind, reason ->
+      send_message(%{"type" => "failed", "id" => command["id"],
+                     "message" => Exception.format(kind, reason, __STACKTRACE__)})
+  end
+
+  defp carry_out(handlers, %{"type" => "hello"} = command),
+    do: Map.merge(%{"protocol" => @protocol}, handlers.hello(command))
+
+  defp carry_out(handlers, %{"type" => type} = command) when type in ["run", "resume"],
+    do: with_run(command["run"], fn -> apply(handlers, String.to_atom(type), [command]) end)
+
+  defp carry_out(handlers, %{"type" => "run_concurrently"} = command) do
+    tasks =
+      for entry <- command["runs"] do
+        Task.async(fn -> with_run(entry["run"], fn -> handlers.run(entry)["outcome"] end) end)
+      end
+
+    %{"outcomes" => Enum.map(tasks, &Task.await(&1, :infinity))}
+  end
+
+  defp carry_out(handlers, %{"type" => name} = command) do
+    function = String.to_atom(name)
+
+    cond do
+      function_exported?(handlers, function, 1) -> apply(handlers, function, [command]) || %{}
+      Map.has_key?(@defaults, name) -> @defaults[name]
+      true -> raise ArgumentError, "this harness has no #{name} command"
+    end
+  end
+
+  defp ask(type, fields) do
+    run = current_run() || raise ArgumentError, "a #{type} request outside of any run"
+    id = "#{type}-#{System.unique_integer([:positive, :monotonic])}"
+    :ets.insert(__MODULE__, {id, self()})
+    send_message(Map.merge(%{"type" => type, "id" => id, "run" => run}, fields))
+
+    receive do
+      {__MODULE__, %{"id" => ^id} = answer} -> answer
+    end
+  end
+
+  # One write of the whole line: the standard output's server writes each request at once.
+  defp send_message(message) do
+    IO.write(:persistent_term.get({__MODULE__, :out}), [codec().encode!(message), "\n"])
+  end
+
+  defp codec, do: :persistent_term.get({__MODULE__, :json})
+
+  defp default_codec do
+    cond do
+      Code.ensure_loaded?(JSON) and function_exported?(JSON, :decode!, 1) -> JSON
+      Code.ensure_loaded?(Jason) -> Jason
+      Code.ensure_loaded?(:jiffy) -> __MODULE__.Jiffy
+      true -> raise "no JSON library: Elixir 1.18's JSON, Jason or jiffy (give one as json: Module)"
+    end
+  end
+
+  defp depth(value, limit) do
+    children =
+      cond do
+        is_map(value) -> Map.values(value)
+        is_list(value) -> value
+        true -> nil
+      end
+
+    cond do
+      children == nil -> 0
+      limit <= 0 -> 1
+      true -> 1 + Enum.reduce(children, 0, &max(depth(&1, limit - 1), &2))
+    end
+  end
+end

@@ -1,0 +1,169 @@
+# An Elixir harness for the suite's own tests: binds the tiny loop of loop.ex through the Elixir
+# protocol module (harnesses/lib/protocol.ex), as an Elixir library's maintainers would bind theirs:
+#
+#   pytest --impl "cmd:elixir tests/elixir/harness.exs"
+#
+# Only the translation is written here; the protocol module does the wire.
+
+Code.require_file("../../harnesses/lib/protocol.ex", __DIR__)
+Code.require_file("loop.ex", __DIR__)
+
+defmodule Harness do
+  alias ReactConformance.Protocol, as: P
+
+  @json_type %{"str" => "string", "int" => "integer", "float" => "number", "bool" => "boolean",
+               "list" => "array", "dict" => "object"}
+
+  @claimed ~w[max-steps-return cap-summary per-call-cap repeated-error-stop parallel-tool-calls]
+  @not_claimed %{
+    "signature" => "a native loop: no signature, adapters or extraction call",
+    "adapters" => "a native loop: the replies are tool calls, in no adapter format",
+    "max-steps-error" => "on the cap the run returns; it never raises",
+    "max-steps-extract" => "on the cap the run returns; no extra call writes the outputs",
+    "ask-user" => "no built-in tool to ask the user",
+    "tool-approval" => "no approval of tool calls",
+    "approval-edit" => "no approval of tool calls, so no edit of one",
+    "durable-approvals" => "no approval of tool calls, so no pause to keep",
+    "async" => "no async form",
+    "streaming" => "no event stream",
+    "lm-retry" => "the model is a plain function: no client, no retries",
+    "http" => "the model is a plain function: no HTTP client"
+  }
+
+  # With OBSERVER=1 the loop runs its observation processor: an auxiliary model call per tool result.
+  defp observer?, do: System.get_env("OBSERVER") == "1"
+
+  def hello(_command) do
+    auxiliary = if observer?(), do: %{"observation" => "the loop may rewrite each tool result with a model call"}, else: %{}
+    %{"name" => "elixir-loop", "version" => "0", "capabilities" => @claimed, "not_claimed" => @not_claimed,
+      "known_failures" => %{}, "auxiliary_calls" => auxiliary}
+  end
+
+  # The agents built, by the suite's id, in a table every command's process reads (made by the
+  # harness's own process, below, which outlives them).
+  @agents :elixir_loop_agents
+  def agents_table, do: @agents
+
+  def build(command) do
+    spec = command["spec"]
+    agent = TinyLoop.new(tools_of(spec), nil, max_steps: spec["max_steps"],
+                         instructions: spec["signature"]["instructions"] || "")
+    :ets.insert(@agents, {command["agent"], agent, spec})
+    %{"error" => nil}
+  rescue
+    error -> %{"error" => P.error_info(error)}
+  end
+
+  def run(command) do
+    [{_, agent, spec}] = :ets.lookup(@agents, command["agent"])
+    call = command["call"]
+    # Each run its own model seam; the tools and cap are the agent's.
+    agent = %{agent | model: seam(), observer: if(observer?(), do: &observe/2)}
+
+    try do
+      TinyLoop.run(agent, user_message(call["inputs"]), max_steps: call["max_steps"])
+    rescue
+      error -> %{"outcome" => %{"error" => P.error_info(error)}}
+    else
+      result ->
+        outputs = if result.output == nil, do: nil, else: reply_outputs(spec["signature"], result.output)
+        %{"outcome" => %{"outputs" => outputs, "trajectory" => Enum.map(result.steps, &step_of/1),
+                         "stop_reason" => result.stop_reason, "iterations" => result.steps_used,
+                         "fallback" => result.message, "tool_errors" => result.tool_errors}}
+    end
+  end
+
+  # What a run handed out is immutable in Elixir: no caller can change it in place, so there is
+  # nothing to mutate (TRJ-2 judges that the next run is unaffected).
+  def mutate_last_result(_command), do: %{}
+
+  # The suite's tools, declared in the loop's form; each call goes to the suite.
+  defp tools_of(spec) do
+    for t <- spec["tools"] do
+      properties = Map.new(t["parameters"], &{&1["name"], %{"type" => Map.fetch!(@json_type, &1["type"]), "description" => &1["description"]}})
+      schema = %{"type" => "object", "properties" => properties,
+                 "required" => Enum.map(t["parameters"], & &1["name"]), "additionalProperties" => false}
+      %TinyLoop.Tool{name: t["name"], description: t["description"], schema: schema,
+                     function: fn args -> P.call_tool(t["name"], args) end}
+    end
+  end
+
+  defp text(value) when is_binary(value), do: value
+  defp text(value), do: P.encode!(value)
+
+  # The inputs as the user message: the one input's text, or `name: value` lines (render.user_message).
+  defp user_message(inputs) when map_size(inputs) == 1, do: inputs |> Map.values() |> hd() |> text()
+  defp user_message(inputs), do: Enum.map_join(inputs, "\n", fn {name, value} -> "#{name}: #{text(value)}" end)
+
+  # The final reply as the outputs: under the one output's name, or a JSON object of several.
+  defp reply_outputs(signature, reply) do
+    names = Enum.map(signature["outputs"], & &1["name"])
+    names = if names == [], do: ["answer"], else: names
+
+    values =
+      if length(names) > 1 do
+        try do
+          P.decode!(reply)
+        catch
+          _, _ -> nil
+        end
+      end
+
+    if is_map(values), do: values, else: %{hd(names) => reply}
+  end
+
+  # A final or extract turn as one reply's text (FinalTurn.reply_text).
+  defp reply_text(outputs) when map_size(outputs) == 1, do: outputs |> Map.values() |> hd() |> text()
+  defp reply_text(outputs), do: P.encode!(outputs)
+
+  # The loop's model: each request logged as the model saw it, answered from the script.
+  defp seam do
+    counter = :counters.new(1, [])
+
+    fn messages, tools ->
+      shown =
+        for m <- messages do
+          calls = for c <- m["tool_calls"] || [], do: "call #{c["name"]}(#{c["arguments"]})"
+          %{"role" => m["role"], "content" => String.trim(Enum.join([to_string(m["content"]) | calls], "\n"))}
+        end
+
+      turn = P.ask_model(%{"kind" => "step", "adapter" => "native", "messages" => shown, "tools" => tools})
+      :counters.add(counter, 1, 1)
+      number = :counters.get(counter, 1)
+
+      case turn["kind"] do
+        "step" ->
+          calls =
+            for {c, i} <- Enum.with_index([turn | turn["parallel"] || []]) do
+              args = c["raw_tool_args"] || P.encode!(c["tool_args"])
+              %TinyLoop.ToolCall{id: "call_#{number}_#{i}", name: c["tool_name"], arguments: args}
+            end
+
+          %TinyLoop.Reply{content: turn["thought"], tool_calls: calls}
+
+        kind when kind in ["final", "extract"] ->
+          %TinyLoop.Reply{content: reply_text(turn["outputs"])}
+
+        _ ->
+          raise RuntimeError, "the model's transport failed: #{turn["fault"]}"
+      end
+    end
+  end
+
+  defp step_of(step) do
+    %{"thought" => if(step["thought"] in [nil, ""], do: nil, else: step["thought"]),
+      "tool_name" => step["tool_name"], "tool_args" => P.wire(step["tool_args"]),
+      "observation" => step["observation"], "is_error" => step["failed"], "call_id" => step["call_id"]}
+  end
+
+  # The observation processor's model call: `continue` keeps the observation as it is.
+  defp observe(tool, observation) do
+    call = %{"kind" => "auxiliary", "adapter" => "other", "tools" => nil,
+             "messages" => [%{"role" => "user", "content" => "Rewrite the result of #{tool}, or say continue: #{observation}"}]}
+    answer = P.ask_auxiliary("observation", call)
+    if answer == "continue", do: observation, else: answer
+  end
+end
+
+:ets.new(Harness.agents_table(), [:named_table, :public])
+ReactConformance.Protocol.serve(Harness)
