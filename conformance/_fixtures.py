@@ -55,3 +55,6 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
         request.node.user_properties.extend(("observed", note) for note in state.notes)
         if state.http is not None:
             state.http.close()
+        # The call's report has read it; kept on the item, every scenario's state (all its library
+        # said) would live as long as the session.
+        del request.node.stash[WORLD]

@@ -1241,3 +1241,15 @@ class SpeaksAtLength(KnowsItIgnoresTheCap):
     not_claimed: ClassVar[Mapping[str, str]] = {
         **ReferenceBinding.not_claimed, "parallel-tool-calls": "r" * 5_000_000}
     known_failures: ClassVar[Mapping[str, str]] = {"LOOP-3": "k" * 5_000_000}
+
+
+class CrashesAtLengthOnARaisingTool(ReferenceBinding):
+    """Whenever a tool raised, the run 'crashes' with a 1 MB message: the scenarios fail or are
+    blocked on it, each holding a megabyte."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        outcome = super().run(agent, call, model)
+        if any("Error" in str(step.observation) for step in outcome.trajectory):
+            return Outcome(error=ErrorInfo(type="Boom", message="q" * 1_000_000),
+                           trajectory=outcome.trajectory)
+        return outcome

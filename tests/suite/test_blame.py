@@ -16,6 +16,7 @@ import pytest
 from conformance import _guard
 from conformance._model import UnexpectedModelCall
 from tests.suite.conftest import RunSuite
+from tests.suite.test_harness import HARNESS
 
 B = "tests.suite.bindings"
 FUZZ = "Any JSON object the model writes"
@@ -62,6 +63,19 @@ def test_a_worker_crash_while_fuzzing_is_errored_with_the_input_seed_and_stderr(
     assert "Inconsistent results" not in message
     assert "on the example: {" in message and "--conformance-seed 1234" in message, message
     assert "segfault in the native parser" in message, message  # the worker's stderr tail
+
+
+def test_a_harness_crash_while_fuzzing_is_errored_with_the_input_seed_and_stderr(
+    run_suite: RunSuite,
+) -> None:
+    # A harness that crashes on every fuzzed call: hypothesis once shrank through crash after crash.
+    run = run_suite(f"cmd:{HARNESS} --break crash --when 'Record this'", "-k", _FUZZ_K,
+                    "--conformance-seed", "99", timeout=300)
+    scenario = _scenario(run.report, _FUZZ_K)
+    message = scenario["message"]
+    assert scenario["verdict"] == "errored", message
+    assert "exited with code 3" in message and "harness: something went badly wrong" in message
+    assert "on the example: {" in message and "--conformance-seed 99" in message, message
 
 
 def test_fuzzing_a_library_that_hangs_stops_at_the_first_hang(

@@ -122,3 +122,18 @@ def test_megabytes_from_a_binding_are_capped_before_every_writer(
         assert path.stat().st_size < 300_000, path.name
     assert len(run.output) < 300_000
     assert "more chars)" in junit.read_text(encoding="utf-8")
+
+
+def test_a_scenario_state_is_not_kept_after_its_scenario(
+    run_suite: RunSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every scenario's state (its outcomes, with all its library said) was kept on its item for the
+    # whole session: 50 scenarios failing on a library's 30 MB message peaked at 2 GB.
+    alive = tmp_path / "alive.txt"
+    monkeypatch.setenv("LIVE_WORLDS_FILE", str(alive))
+    run = run_suite(f"{B}:CrashesAtLengthOnARaisingTool", "-p", "tests.suite.live_worlds",
+                    "-k", "tool_errors or raising or finish_stops")
+    assert run.report is not None, run.output[-3000:]
+    verdicts = [s["verdict"] for s in run.report["scenarios"]]
+    assert {"failed", "blocked"} <= set(verdicts), verdicts
+    assert int(alive.read_text()) <= 1
