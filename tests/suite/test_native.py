@@ -103,3 +103,15 @@ def test_an_argument_schema_written_as_json_text_is_read(run_suite: RunSuite) ->
     assert run.report is not None, run.output[-2000:]
     step_3 = [s for s in run.report["scenarios"] if s["requirement"] == "STEP-3"]
     assert step_3 and all(s["verdict"] == "passed" for s in step_3), step_3
+
+
+def test_an_auxiliary_call_is_logged_and_reported_without_a_scripted_turn(run_suite: RunSuite) -> None:
+    run = run_suite(f"{N}.observing:ObservesEachResult", "-k", "chosen_tool_runs or choosing_finish")
+    assert run.returncode == 0, run.output[-3000:]
+    assert run.requirements("passed") == {"LOOP-1", "LOOP-2"}
+    assert run.report is not None
+    assert run.report["binding"]["auxiliary_calls"] == {
+        "observation": "the loop may rewrite each tool result with a model call"}
+    made = {s["name"]: s["auxiliary_calls"] for s in run.report["scenarios"] if s["verdict"] == "passed"}
+    assert made["The chosen tool runs with exactly the chosen args and its result becomes an "
+                "observation"] == {"observation": 1}, made
