@@ -18,6 +18,8 @@ def _row(site: Site, s: Snapshot, before: Snapshot | None, current: bool) -> str
         return e(VERDICTS.get(verdict, VERDICTS[""])[1])
     what = "; ".join(f"{e(rid)}: {label(a)} → {label(b)}" for rid, a, b in moved[:12])
     what += f" and {len(moved) - 12} more" if len(moved) > 12 else ""
+    if before and before.suite_version != s.suite_version:  # not the library's doing alone
+        what = f"suite {e(before.suite_version)} → {e(s.suite_version)}: {what or 'no verdict changed'}"
     source = "this site's report" if current else (
         "a run against this release" if s.source == "run" else f"committed report ({s.source})")
     return (f'<tr><th scope="row">{e(s.version)}</th><td data-label="Suite">{e(s.suite_version)}</td>'
@@ -41,7 +43,9 @@ def timeline(site: Site) -> str:
         runs = distinct(runs)
         if len(runs) < 2:
             continue
-        runs.sort(key=lambda s: (_version_key(s.version), s.generated))
+        # By suite version first: a row then differs from the one above by the library's version
+        # under the same suite, and a suite's change shows once, where the suite changes.
+        runs.sort(key=lambda s: (_version_key(s.suite_version), _version_key(s.version), s.generated))
         rows, before = [], None
         for s in runs:
             rows.append(_row(site, s, before, s.source == "current"))
@@ -57,9 +61,12 @@ def timeline(site: Site) -> str:
             f'<th scope="col">From</th></tr></thead><tbody>{"".join(rows)}</tbody></table>{grid}')
     body = f"""<h1>History</h1>
 <p class="lead">Verdicts by library version and by suite version: runs of the suite against earlier
-releases of a library, the committed reports' earlier versions, and this site's reports. Only runs
-that differ from the one before (a version or a verdict) are listed. Counts use today's catalogue
-levels; a run of an older suite judged fewer requirements.</p>
+releases of a library, the committed reports' earlier versions, and this site's reports, ordered by
+suite version, then library version. Only runs that differ from the one before (a version or a
+verdict) are listed. Counts use today's catalogue
+levels; a run of an older suite judged fewer requirements. In a run against an earlier release, a
+failure the binding declares for the current release that the earlier one does not have counts as
+passed.</p>
 {"".join(sections) or "<p>No history was given to this build (<code>--history</code>).</p>"}"""
     return page("History: conformance by library and suite version", body)
 
