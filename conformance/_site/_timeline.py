@@ -30,6 +30,15 @@ def _row(site: Site, s: Snapshot, before: Snapshot | None, current: bool) -> str
             f'<td data-label="From">{e(source)}</td></tr>')
 
 
+_LEAD = ("Verdicts by library version and by suite version: runs of the suite against earlier releases "
+         "of a library, the committed reports' earlier versions, and this site's reports, ordered by "
+         "suite version, then library version. Only runs that differ from the one before (a version or "
+         "a verdict) are listed.")
+_READING = ("Counts use today's catalogue levels; a run of an older suite judged fewer requirements. In a "
+            "run against an earlier release, a failure the binding declares for the current release that "
+            "the earlier one does not have counts as passed.")
+
+
 def timeline(site: Site) -> str:
     """history.html."""
     current = {r.binding.name: Snapshot.of(r, "current") for r in site.reports}
@@ -60,13 +69,8 @@ def timeline(site: Site) -> str:
             f'<th scope="col">Conforms</th><th scope="col">Changed from the row above</th>'
             f'<th scope="col">From</th></tr></thead><tbody>{"".join(rows)}</tbody></table>{grid}')
     body = f"""<h1>History</h1>
-<p class="lead">Verdicts by library version and by suite version: runs of the suite against earlier
-releases of a library, the committed reports' earlier versions, and this site's reports, ordered by
-suite version, then library version. Only runs that differ from the one before (a version or a
-verdict) are listed. Counts use today's catalogue
-levels; a run of an older suite judged fewer requirements. In a run against an earlier release, a
-failure the binding declares for the current release that the earlier one does not have counts as
-passed.</p>
+<p class="lead">{_LEAD}</p>
+<p>{_READING}</p>
 {"".join(sections) or "<p>No history was given to this build (<code>--history</code>).</p>"}"""
     return page("History: conformance by library and suite version", body)
 
