@@ -146,3 +146,25 @@ def test_each_toml_yaml_shell_and_ruby_block_of_the_docs_parses(where: str, lang
 
 def test_the_docs_have_blocks_of_every_other_language() -> None:
     assert {language for _, language, _ in OTHER_BLOCKS} == {"toml", "yaml", "sh", "ruby"}
+
+
+def test_the_harness_tables_name_every_command_request_and_answer_of_the_protocol() -> None:
+    from typing import get_args
+
+    from conformance import _protocol as p
+
+    def types(union: object) -> set[str]:
+        [members, _] = get_args(union)
+        return {m.model_fields["type"].default for m in get_args(members)}
+
+    answers = {"turn", "observation", "approval"}  # the suite's answers to the harness's requests
+    commands = _table("writing-a-harness.md", "## Commands (suite to harness)")
+    assert set(commands) == types(p.ToHarness) - answers
+    requests = _table("writing-a-harness.md", "## Requests (harness to suite)")
+    notices = {"hang", "sleep"}  # described beside the turns they stand for
+    replies = {"welcome", "done", "adapter", "built", "ran", "ran_all", "names", "failed"}
+    assert set(requests) == types(p.FromHarness) - replies - notices
+    text = (ROOT / "docs" / "writing-a-harness.md").read_text(encoding="utf-8")
+    named = [f"`{name}`" in text or f'"type": "{name}"' in text for name in answers | notices | replies]
+    assert all(named)
+    assert all(f"`{field}`" in text for field in p.Welcome.model_fields if field not in ("type", "id"))
