@@ -271,6 +271,10 @@ class _Session:
         requirement = _requirement(item)
         if requirement is None:
             return report
+        # Every phase's report: the teardown's holds the whole scenario's captured output, which
+        # JUnit takes from it (`junit_logging`).
+        report.sections = [(title, _text.terminal(content) if _unsafe(content) else content)
+                           for title, content in report.sections]
         verdict, message, observed = _verdict(report, call, self.broken)
         if verdict is None:
             return report
@@ -584,8 +588,6 @@ def _tidy_longrepr(report: pytest.TestReport) -> None:
     limit and made `_text.terminal` (no lone surrogate, escape or workflow command from a binding's
     message), the whole to a few times that. A short, plain one keeps pytest's own formatting; so
     does an unsafe one, cut in place where pytest's structure allows."""
-    report.sections = [(title, _text.terminal(content) if _unsafe(content) else content)
-                       for title, content in report.sections]
     longrepr = report.longrepr
     if isinstance(longrepr, tuple):  # a skip's (path, line, reason)
         report.longrepr = (longrepr[0], longrepr[1], _text.terminal(str(longrepr[2])))

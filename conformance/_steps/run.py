@@ -67,6 +67,9 @@ def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Con
     #: The first hang or harness (or isolated worker) fault, with its arguments: no example runs
     #: after it.
     stopped: list[tuple[HarnessError | _guard.ImplementationHung, dict[str, JsonValue]]] = []
+    #: Each in-process binding fault, with its arguments: shrunk as a failure is, but hypothesis
+    #: reports one that its replay did not repeat as its own "unreliable results", without it.
+    faults: list[tuple[_guard.BindingError, dict[str, JsonValue]]] = []
 
     def send(text: str, data: dict[str, Any]) -> None:
         if stopped:
@@ -89,6 +92,9 @@ def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Con
             # in-process binding fault is shrunk as any failure is.
             stopped.append((exc, args))
             return
+        except _guard.BindingError as exc:
+            faults.append((exc, args))
+            raise
         got = recorder.calls[before:]
         assert [json_key(c) for c in got] == [json_key(args)], (
             f"the tool {tool!r} was sent {canonical(args)}\nbut received {got!r}"
@@ -99,7 +105,17 @@ def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Con
     except AssertionError as exc:
         # Hypothesis replays the shrunk example last: that is the one the message shows.
         raise AssertionError(f"{exc}\n\n{_reproduce(seed, examples, last)}") from None
+    except _guard.BindingError as exc:
+        # In its message, which is what the report shows of it (a note is the terminal's only).
+        exc.args = (f"{exc}\n\n{_reproduce(seed, examples, last)}",)
+        _fuzz.trim_tracebacks(exc)
+        raise
     except Exception as exc:
+        if faults:  # hypothesis' own error about a binding fault that did not recur on its replay
+            error, args = faults[0]
+            how = _reproduce(seed, examples, [args]).replace("shrunk example", "on the example", 1)
+            raise type(error)(f"{error}\n\n{how}\n(the fault did not recur when this example ran "
+                              "again)") from None
         exc.add_note(_reproduce(seed, examples, last))
         _fuzz.trim_tracebacks(exc)
         raise

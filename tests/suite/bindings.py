@@ -10,6 +10,7 @@ import ast
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import re
 import sys
@@ -1220,6 +1221,19 @@ class CrashesOnTheThirdFuzzedCall(ReferenceBinding):
         return super().run(agent, call, model)
 
 
+class RaisesOnTheThirdFuzzedCall(ReferenceBinding):
+    """Its own `assert` fails on the third fuzzed call it runs, and never again: a binding fault on
+    one input that a replay of that input does not repeat."""
+
+    fuzzed: ClassVar[int] = 0
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        if call.inputs.get("question") == "Record this":
+            RaisesOnTheThirdFuzzedCall.fuzzed += 1
+            assert RaisesOnTheThirdFuzzedCall.fuzzed != 3, "the binding lost track of its agent"
+        return super().run(agent, call, model)
+
+
 class HangsOnFuzzedData(ReferenceBinding):
     """Hangs on every fuzzed call whose `data` is not empty, noting each hang in the file
     $HANGS_FILE names."""
@@ -1253,3 +1267,14 @@ class CrashesAtLengthOnARaisingTool(ReferenceBinding):
             return Outcome(error=ErrorInfo(type="Boom", message="q" * 1_000_000),
                            trajectory=outcome.trajectory)
         return outcome
+
+
+class PrintsAtLength(ReferenceBinding):
+    """Prints a megabyte to stdout and to stderr, and logs one, in every run (a library's debug
+    dump), with an ANSI escape and a workflow command."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        print("\x1b[31m::add-mask::out\n" + "o" * 1_000_000)
+        sys.stderr.write("e" * 1_000_000 + "\n")
+        logging.getLogger("a.library").warning("l" * 1_000_000)
+        return super().run(agent, call, model)

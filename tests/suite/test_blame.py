@@ -65,6 +65,19 @@ def test_a_worker_crash_while_fuzzing_is_errored_with_the_input_seed_and_stderr(
     assert "segfault in the native parser" in message, message  # the worker's stderr tail
 
 
+def test_a_binding_fault_while_fuzzing_is_errored_with_the_input_and_seed(run_suite: RunSuite) -> None:
+    # An in-process binding's fault on one input was shrunk: hypothesis then reported its own
+    # "unreliable results" (the replay did not raise), with neither the fault nor the seed.
+    run = run_suite(f"{B}:RaisesOnTheThirdFuzzedCall", "-k", _FUZZ_K, "--conformance-seed", "1234",
+                    timeout=300)
+    scenario = _scenario(run.report, _FUZZ_K)
+    message = scenario["message"]
+    assert scenario["verdict"] == "errored", message
+    assert "Flaky" not in message and "unreliable" not in message, message
+    assert "binding.run raised AssertionError: the binding lost track of its agent" in message
+    assert "on the example: {" in message and "--conformance-seed 1234" in message, message
+
+
 def test_a_harness_crash_while_fuzzing_is_errored_with_the_input_seed_and_stderr(
     run_suite: RunSuite,
 ) -> None:

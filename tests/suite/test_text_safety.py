@@ -124,6 +124,19 @@ def test_megabytes_from_a_binding_are_capped_before_every_writer(
     assert "more chars)" in junit.read_text(encoding="utf-8")
 
 
+def test_a_librarys_output_is_capped_in_junit_whatever_it_logs(run_suite: RunSuite, tmp_path: Path) -> None:
+    # With junit_logging, the captured output of every scenario reached JUnit whole (from its
+    # teardown report, which the suite left as it was): 330 MB for eleven scenarios printing 30 MB.
+    junit = tmp_path / "junit.xml"
+    run = run_suite(f"{B}:PrintsAtLength", "--junitxml", str(junit), "-o", "junit_logging=all",
+                    "-k", "finish_stops or chosen_tool_runs or never_runs")
+    assert run.report is not None and len(run.report["scenarios"]) >= 3, run.output[-3000:]
+    text = junit.read_text(encoding="utf-8")
+    assert "more chars)" in text and "oooo" in text and "eeee" in text and "llll" in text
+    assert len(text) < 100_000 * len(run.report["scenarios"])
+    assert "\x1b" not in text and "\n::add-mask::" not in text
+
+
 def test_a_scenario_state_is_not_kept_after_its_scenario(
     run_suite: RunSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
