@@ -112,9 +112,9 @@ def generated_args(world: World, count: int, tool: str, pytestconfig: pytest.Con
         raise
     except Exception as exc:
         if faults:  # hypothesis' own error about a binding fault that did not recur on its replay
-            error, args = faults[0]
-            how = _reproduce(seed, examples, [args]).replace("shrunk example", "on the example", 1)
-            raise type(error)(f"{error}\n\n{how}\n(the fault did not recur when this example ran "
+            fault, faulted = faults[0]
+            how = _reproduce(seed, examples, [faulted]).replace("shrunk example", "on the example", 1)
+            raise type(fault)(f"{fault}\n\n{how}\n(the fault did not recur when this example ran "
                               "again)") from None
         exc.add_note(_reproduce(seed, examples, last))
         _fuzz.trim_tracebacks(exc)
