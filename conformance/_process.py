@@ -90,6 +90,8 @@ class _Harness:
         self.argv = argv
         self.timeout = timeout
         self.transcript = transcript
+        if transcript is not None:  # made if missing, as the reports' folders are
+            transcript.parent.mkdir(parents=True, exist_ok=True)
         self.failure: str | None = None
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}

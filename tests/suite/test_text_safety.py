@@ -19,6 +19,7 @@ import pytest
 
 from conformance import _text
 from tests.suite.conftest import ROOT, RunSuite
+from tests.suite.test_harness import HARNESS
 
 B = "tests.suite.bindings"
 
@@ -51,6 +52,14 @@ def test_report_paths_into_missing_folders_are_created(run_suite: RunSuite, tmp_
     assert run.returncode == 0 and "INTERNALERROR" not in run.output, run.output[-3000:]
     assert json.loads(json_report.read_text())["complete"]
     assert markdown.read_text().startswith("# Conformance of `reference`")
+
+
+def test_a_harness_transcript_into_a_missing_folder_is_created(run_suite: RunSuite, tmp_path: Path) -> None:
+    # --harness-debug into a folder that does not exist aborted the run with INTERNALERROR.
+    transcript = tmp_path / "logs" / "today" / "harness.jsonl"
+    run = run_suite(f"cmd:{HARNESS}", "-k", "finish_stops", "--harness-debug", str(transcript))
+    assert run.returncode == 0 and "INTERNALERROR" not in run.output, run.output[-3000:]
+    assert '"type":"welcome"' in transcript.read_text(encoding="utf-8").replace(" ", "")
 
 
 def _workflow_commands(output: str) -> list[str]:
