@@ -180,10 +180,6 @@ JS = """
         (chosen.length && chosen.indexOf(name) < 0);
       if (hide) { hiddenLibs[name] = true; } else { shownLibs += 1; }
     });
-    Array.prototype.forEach.call(document.querySelectorAll('[data-lib]'), function (el) {
-      if (el.tagName === 'INPUT') { return; }
-      el.hidden = !!hiddenLibs[el.getAttribute('data-lib')];
-    });
     var shown = 0;
     rows.forEach(function (row) {
       var ok = (!topic || row.getAttribute('data-topic') === topic) &&
@@ -191,6 +187,21 @@ JS = """
         (!q || row.getAttribute('data-text').indexOf(q) >= 0);
       row.hidden = !ok;
       if (ok) { shown += 1; }
+    });
+    // A library that claims none of the requirements left (a topic, a search) is hidden too,
+    // unless it was chosen by name: a column of "not claimed" answers nothing.
+    libs.forEach(function (th, i) {
+      var name = th.getAttribute('data-lib');
+      if (hiddenLibs[name] || chosen.indexOf(name) >= 0 || !(topic || q) || !shown) { return; }
+      var claims = rows.some(function (row) {
+        var verdict = row.hidden ? '' : row.cells[i + 1].getAttribute('data-verdict');
+        return verdict !== '' && verdict !== 'not-claimed';
+      });
+      if (!claims) { hiddenLibs[name] = true; shownLibs -= 1; }
+    });
+    Array.prototype.forEach.call(document.querySelectorAll('[data-lib]'), function (el) {
+      if (el.tagName === 'INPUT') { return; }
+      el.hidden = !!hiddenLibs[el.getAttribute('data-lib')];
     });
     groups.forEach(function (g) {
       var name = g.getAttribute('data-topic');

@@ -683,6 +683,19 @@ def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
                 "ths => ths.map(t => t.getAttribute('data-lib'))")
             assert set(shown) == claims and 0 < len(shown) < len(PEERS)
             assert _serious_violations(page) == []
+            # A topic hides the libraries that claim nothing in it, as a capability does.
+            page.goto(f"{index}#topic=Human+in+the+loop")
+            hitl = next(t.requirements for t in meta().topics if t.name == "Human in the loop")
+            claims = {r.binding.name for r in reports
+                      if any(r.requirements.get(rid, "not-claimed") != "not-claimed" for rid in hitl)}
+            shown = page.locator("#matrix thead th[data-lib]:visible").evaluate_all(
+                "ths => ths.map(t => t.getAttribute('data-lib'))")
+            assert set(shown) == claims and 0 < len(shown) < len(PEERS)
+            # ... unless chosen by name: then it is shown, every cell "not claimed".
+            page.goto(f"{index}#topic=Human+in+the+loop&lib=autogen,langchain")
+            shown = page.locator("#matrix thead th[data-lib]:visible").evaluate_all(
+                "ths => ths.map(t => t.getAttribute('data-lib'))")
+            assert "autogen" not in claims and sorted(shown) == ["autogen", "langchain"]
             # The language and the text search, restored from the URL as well.
             page.goto(f"{index}#lang=JavaScript&q=pause")
             shown = page.locator("#matrix thead th[data-lib]:visible").evaluate_all(
