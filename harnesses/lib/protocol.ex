@@ -102,6 +102,42 @@ defmodule ReactConformance.Protocol do
   end
 
   @doc """
+  The person's answer to the library's approval callback for the call `name(args)`
+  (`approval_form: "callback"` in the welcome): `yes`, `no`, free text, or an edit as JSON text;
+  `read_approval` reads it.
+  """
+  def ask_approval(name, args, call_id \\ nil),
+    do: ask("approve", %{"name" => name, "args" => wire(args), "call_id" => call_id})["response"]
+
+  @doc """
+  A person's answer (an approval's, or a resume's `response`) read as the suite means it:
+  `%{"decision" => "approve" | "reject" | "message", "text" => ...}`, or an edit,
+  `%{"decision" => "edit", "name" => ..., "args" => ...}` (conformance.translate.approval).
+  """
+  def read_approval(response) do
+    word = response |> String.trim() |> String.downcase()
+
+    edit =
+      try do
+        case decode!(response) do
+          %{"edit" => edit} when is_map(edit) -> edit
+          _ -> nil
+        end
+      catch
+        _, _ -> nil
+      end
+
+    cond do
+      word in ["yes", "y"] -> %{"decision" => "approve", "text" => response}
+      word in ["no", "n"] -> %{"decision" => "reject", "text" => response}
+      edit != nil ->
+        name = if is_binary(edit["name"]), do: edit["name"]
+        %{"decision" => "edit", "text" => response, "name" => name, "args" => edit["args"]}
+      true -> %{"decision" => "message", "text" => response}
+    end
+  end
+
+  @doc """
   Runs the suite's tool `name` with `args` and returns its result; raises ToolError (with the
   tool's exception name as `type`) when the tool raised. Args nested deeper than a protocol
   message may be travel as their JSON text (`args_json`), which the suite parses to any depth.
@@ -207,7 +243,7 @@ defmodule ReactConformance.Protocol do
         message = codec().decode!(String.trim_trailing(line, "\n"))
 
         case message["type"] do
-          type when type in ["turn", "observation"] ->
+          type when type in ["turn", "observation", "approval"] ->
             for {_, pid} <- :ets.take(__MODULE__, message["id"]), do: send(pid, {__MODULE__, message})
 
           "stop" ->

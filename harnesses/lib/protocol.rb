@@ -98,6 +98,32 @@ module ReactConformance
         answer['auxiliary']
       end
 
+      # The person's answer to the library's approval callback for the call `name(args)`
+      # (`approval_form: "callback"` in the welcome): `yes`, `no`, free text, or an edit as JSON
+      # text; `read_approval` reads it.
+      def ask_approval(name, args, call_id = nil)
+        ask('approve', 'name' => name, 'args' => wire(args), 'call_id' => call_id)['response']
+      end
+
+      # A person's answer (an approval's, or a resume's `response`) read as the suite means it:
+      # `{'decision' => 'approve' | 'reject' | 'message', 'text' => ...}`, or an edit,
+      # `{'decision' => 'edit', 'name' => ..., 'args' => ...}` (conformance.translate.approval).
+      def read_approval(response)
+        word = response.strip.downcase
+        return { 'decision' => word.start_with?('y') ? 'approve' : 'reject', 'text' => response } if %w[yes y no n].include?(word)
+
+        edit = begin
+          JSON.parse(response, max_nesting: false)
+        rescue JSON::ParserError, SystemStackError
+          nil
+        end
+        edit = edit['edit'] if edit.is_a?(Hash)
+        return { 'decision' => 'message', 'text' => response } unless edit.is_a?(Hash)
+
+        { 'decision' => 'edit', 'text' => response, 'name' => edit['name'].is_a?(String) ? edit['name'] : nil,
+          'args' => edit['args'] }
+      end
+
       # Runs the suite's tool `name` with `args` and returns its result; raises ToolError (with the
       # tool's exception name as `type`) when the tool raised. Args nested deeper than a protocol
       # message may be travel as their JSON text (`args_json`), which the suite parses to any
@@ -186,7 +212,7 @@ module ReactConformance
         $stdin.each_line do |line|
           message = JSON.parse(line, max_nesting: false)
           case message['type']
-          when 'turn', 'observation'
+          when 'turn', 'observation', 'approval'
             queue = @waiting_lock.synchronize { @waiting.delete(message['id']) }
             queue&.push(message)
           when 'stop'

@@ -14,16 +14,15 @@ defmodule Harness do
   @json_type %{"str" => "string", "int" => "integer", "float" => "number", "bool" => "boolean",
                "list" => "array", "dict" => "object"}
 
-  @claimed ~w[max-steps-return cap-summary per-call-cap repeated-error-stop parallel-tool-calls]
+  @claimed ~w[max-steps-return cap-summary per-call-cap repeated-error-stop parallel-tool-calls tool-approval
+              approval-edit]
   @not_claimed %{
     "signature" => "a native loop: no signature, adapters or extraction call",
     "adapters" => "a native loop: the replies are tool calls, in no adapter format",
     "max-steps-error" => "on the cap the run returns; it never raises",
     "max-steps-extract" => "on the cap the run returns; no extra call writes the outputs",
     "ask-user" => "no built-in tool to ask the user",
-    "tool-approval" => "no approval of tool calls",
-    "approval-edit" => "no approval of tool calls, so no edit of one",
-    "durable-approvals" => "no approval of tool calls, so no pause to keep",
+    "durable-approvals" => "approval is a callback during the run: there is no pause to keep",
     "async" => "no async form",
     "streaming" => "no event stream",
     "lm-retry" => "the model is a plain function: no client, no retries",
@@ -36,7 +35,7 @@ defmodule Harness do
   def hello(_command) do
     auxiliary = if observer?(), do: %{"observation" => "the loop may rewrite each tool result with a model call"}, else: %{}
     %{"name" => "elixir-loop", "version" => "0", "capabilities" => @claimed, "not_claimed" => @not_claimed,
-      "known_failures" => %{}, "auxiliary_calls" => auxiliary}
+      "known_failures" => %{}, "auxiliary_calls" => auxiliary, "approval_form" => "callback"}
   end
 
   # The agents built, by the suite's id, in a table every command's process reads (made by the
@@ -47,7 +46,8 @@ defmodule Harness do
   def build(command) do
     spec = command["spec"]
     agent = TinyLoop.new(tools_of(spec), nil, max_steps: spec["max_steps"],
-                         instructions: spec["signature"]["instructions"] || "")
+                         instructions: spec["signature"]["instructions"] || "",
+                         needs_approval: for(t <- spec["tools"], t["interruptible"], do: t["name"]))
     :ets.insert(@agents, {command["agent"], agent, spec})
     %{"error" => nil}
   rescue
@@ -58,7 +58,7 @@ defmodule Harness do
     [{_, agent, spec}] = :ets.lookup(@agents, command["agent"])
     call = command["call"]
     # Each run its own model seam; the tools and cap are the agent's.
-    agent = %{agent | model: seam(), observer: if(observer?(), do: &observe/2)}
+    agent = %{agent | model: seam(), observer: if(observer?(), do: &observe/2), approve: &approve/3}
 
     try do
       TinyLoop.run(agent, user_message(call["inputs"]), max_steps: call["max_steps"])
@@ -154,6 +154,18 @@ defmodule Harness do
     %{"thought" => if(step["thought"] in [nil, ""], do: nil, else: step["thought"]),
       "tool_name" => step["tool_name"], "tool_args" => P.wire(step["tool_args"]),
       "observation" => step["observation"], "is_error" => step["failed"], "call_id" => step["call_id"]}
+  end
+
+  # The loop's approval callback: the person's answer, in the loop's terms.
+  defp approve(name, args, call_id) do
+    answer = P.read_approval(P.ask_approval(name, args, call_id))
+
+    case answer["decision"] do
+      "approve" -> true
+      "reject" -> false
+      "edit" -> %{"name" => answer["name"], "args" => answer["args"]}
+      _ -> answer["text"]
+    end
   end
 
   # The observation processor's model call: `continue` keeps the observation as it is.

@@ -18,8 +18,10 @@ defmodule TinyLoop do
   end
 
   # `observer`, if given, is the library's observation processor: a model call that may rewrite
-  # each tool result before the model sees it (nil: none).
-  defstruct [:tools, :model, :max_steps, instructions: "", observer: nil]
+  # each tool result before the model sees it (nil: none). `needs_approval` names the tools that
+  # run only once `approve` (name, args, call id) says true; false or a text rejects the call, a
+  # map `%{"name", "args"}` runs that call instead.
+  defstruct [:tools, :model, :max_steps, instructions: "", observer: nil, needs_approval: [], approve: nil]
 
   @json_types %{
     "string" => &is_binary/1, "integer" => &is_integer/1, "number" => &is_number/1,
@@ -28,7 +30,8 @@ defmodule TinyLoop do
 
   def new(tools, model, options) do
     %TinyLoop{tools: Map.new(tools, &{&1.name, &1}), model: model, max_steps: options[:max_steps],
-              instructions: options[:instructions] || "", observer: options[:observer]}
+              instructions: options[:instructions] || "", observer: options[:observer],
+              needs_approval: options[:needs_approval] || []}
   end
 
   def declarations(agent) do
@@ -120,7 +123,7 @@ defmodule TinyLoop do
   defp error_kind(%{__struct__: struct}), do: inspect(struct)
 
   # The observation, the args as parsed (or the raw text), the error if any, and whether the tool ran.
-  defp execute(agent, call) do
+  defp execute(agent, call, approved \\ false) do
     case Map.fetch(agent.tools, call.name) do
       :error ->
         names = agent.tools |> Map.keys() |> Enum.sort()
@@ -133,15 +136,40 @@ defmodule TinyLoop do
             {"Error: invalid arguments for #{tool.name}: #{error.message}", call.arguments, error, false}
 
           {:ok, args} ->
-            try do
-              tool.function.(args)
-            rescue
-              error -> {"Error executing #{tool.name}: #{Exception.message(error)}", args, error, true}
-            else
-              text when is_binary(text) -> {text, args, nil, true}
-              value -> {IO.iodata_to_binary(:jiffy.encode(value, [:use_nil])), args, nil, true}
-            end
+            if tool.name in agent.needs_approval and not approved,
+              do: ask_approval(agent, tool, call, args),
+              else: run_tool(tool, args)
         end
+    end
+  end
+
+  defp ask_approval(agent, tool, call, args) do
+    if agent.approve == nil, do: raise("the tool #{tool.name} needs approval, and no one approves calls")
+
+    case agent.approve.(tool.name, args, call.id) do
+      true ->
+        run_tool(tool, args)
+
+      # An edited call, validated as the model's would be.
+      %{"name" => name, "args" => edited} ->
+        arguments = IO.iodata_to_binary(:jiffy.encode(edited, [:use_nil]))
+        execute(agent, %ToolCall{call | name: to_string(name), arguments: arguments}, true)
+
+      answer ->
+        said = if is_binary(answer), do: ": #{answer}", else: ""
+        error = %ArgsError{message: "the person rejected the call of #{tool.name}"}
+        {"Error: the person rejected the call of #{tool.name}; it did not run#{said}", args, error, false}
+    end
+  end
+
+  defp run_tool(tool, args) do
+    try do
+      tool.function.(args)
+    rescue
+      error -> {"Error executing #{tool.name}: #{Exception.message(error)}", args, error, true}
+    else
+      text when is_binary(text) -> {text, args, nil, true}
+      value -> {IO.iodata_to_binary(:jiffy.encode(value, [:use_nil])), args, nil, true}
     end
   end
 

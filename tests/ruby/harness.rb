@@ -16,16 +16,15 @@ P = ReactConformance::Protocol
 JSON_TYPE = { 'str' => 'string', 'int' => 'integer', 'float' => 'number', 'bool' => 'boolean',
               'list' => 'array', 'dict' => 'object' }.freeze
 
-CLAIMED = %w[max-steps-return cap-summary per-call-cap repeated-error-stop parallel-tool-calls].freeze
+CLAIMED = %w[max-steps-return cap-summary per-call-cap repeated-error-stop parallel-tool-calls tool-approval
+             approval-edit].freeze
 NOT_CLAIMED = {
   'signature' => 'a native loop: no signature, adapters or extraction call',
   'adapters' => 'a native loop: the replies are tool calls, in no adapter format',
   'max-steps-error' => 'on the cap the run returns; it never raises',
   'max-steps-extract' => 'on the cap the run returns; no extra call writes the outputs',
   'ask-user' => 'no built-in tool to ask the user',
-  'tool-approval' => 'no approval of tool calls',
-  'approval-edit' => 'no approval of tool calls, so no edit of one',
-  'durable-approvals' => 'no approval of tool calls, so no pause to keep',
+  'durable-approvals' => 'approval is a callback during the run: there is no pause to keep',
   'async' => 'no async form',
   'streaming' => 'no event stream',
   'lm-retry' => 'the model is a plain callable: no client, no retries',
@@ -121,13 +120,15 @@ class Harness
   def hello(_command)
     auxiliary = OBSERVER ? { 'observation' => 'the loop may rewrite each tool result with a model call' } : {}
     { 'name' => 'ruby-loop', 'version' => '0', 'capabilities' => CLAIMED, 'not_claimed' => NOT_CLAIMED,
-      'known_failures' => {}, 'auxiliary_calls' => auxiliary }
+      'known_failures' => {}, 'auxiliary_calls' => auxiliary, 'approval_form' => 'callback' }
   end
 
   def build(command)
     spec = command['spec']
     agent = TinyLoop::Agent.new(tools_of(spec), nil, max_steps: spec['max_steps'],
-                                                     instructions: spec['signature']['instructions'].to_s)
+                                                     instructions: spec['signature']['instructions'].to_s,
+                                                     needs_approval: spec['tools'].select { |t| t['interruptible'] }
+                                                                                  .map { |t| t['name'] })
     @lock.synchronize { @agents[command['agent']] = { agent: agent, spec: spec, last: nil } }
     { 'error' => nil }
   rescue StandardError => e
@@ -140,6 +141,7 @@ class Harness
     agent = entry[:agent].dup # each run its own model seam; the tools and cap are the agent's
     agent.model = seam
     agent.observer = OBSERVER ? method(:observe) : nil
+    agent.approve = method(:approve)
     begin
       result = agent.run(user_message(call['inputs']), max_steps: call['max_steps'])
     rescue StandardError => e
@@ -150,6 +152,17 @@ class Harness
     { 'outcome' => { 'outputs' => outputs, 'trajectory' => result.steps.map { |s| step_of(s) },
                      'stop_reason' => result.stop_reason, 'iterations' => result.steps_used,
                      'fallback' => result.message, 'tool_errors' => result.tool_errors } }
+  end
+
+  # The loop's approval callback: the person's answer, in the loop's terms.
+  def approve(name, args, call_id)
+    answer = P.read_approval(P.ask_approval(name, args, call_id))
+    case answer['decision']
+    when 'approve' then true
+    when 'reject' then false
+    when 'edit' then { 'name' => answer['name'], 'args' => answer['args'] }
+    else answer['text']
+    end
   end
 
   # The observation processor's model call: `continue` keeps the observation as it is.

@@ -30,8 +30,14 @@ module TinyLoop
 
     # `observer`, if given, is the library's observation processor: a model call that may rewrite
     # each tool result before the model sees it (nil: none).
-    def initialize(tools, model, max_steps:, instructions: '', observer: nil)
+    # `needs_approval` names the tools that run only once `approve` (name, args, call id) says
+    # true; false or a text rejects the call, a Hash `{'name', 'args'}` runs that call instead.
+    attr_accessor :needs_approval, :approve
+
+    def initialize(tools, model, max_steps:, instructions: '', observer: nil, needs_approval: [], approve: nil)
       @observer = observer
+      @needs_approval = needs_approval
+      @approve = approve
       @tools = tools.to_h { |t| [t.name, t] }
       @model = model
       @max_steps = max_steps
@@ -109,7 +115,7 @@ module TinyLoop
 
     # The observation, the args as parsed (or the raw text), the error if any, and whether the
     # tool ran.
-    def execute(call)
+    def execute(call, approved: false)
       tool = @tools[call.name]
       if tool.nil?
         error = ArgsError.new("Error: unknown tool #{call.name.inspect}; the tools are #{@tools.keys.sort}")
@@ -119,6 +125,19 @@ module TinyLoop
         args = parse_args(tool, call.arguments)
       rescue ArgsError => e
         return ["Error: invalid arguments for #{tool.name}: #{e.message}", call.arguments, e, false]
+      end
+      if @needs_approval.include?(tool.name) && !approved
+        raise "the tool #{tool.name} needs approval, and no one approves calls" if @approve.nil?
+
+        answer = @approve.call(tool.name, JSON.parse(JSON.generate(args, max_nesting: false), max_nesting: false), call.id)
+        if answer.is_a?(Hash) # an edited call, validated as the model's would be
+          return execute(ToolCall.new(call.id, answer['name'].to_s, JSON.generate(answer['args'])), approved: true)
+        end
+        unless answer == true
+          said = answer.is_a?(String) ? ": #{answer}" : ''
+          error = ArgsError.new("the person rejected the call of #{tool.name}")
+          return ["Error: the person rejected the call of #{tool.name}; it did not run#{said}", args, error, false]
+        end
       end
       begin
         result = tool.function.call(args)

@@ -45,9 +45,11 @@ def test_a_harness_reaches_the_verdicts_of_its_loop(tmp_path: Path, name: str, c
     assert report is not None and report["complete"], run.output[-3000:]
     assert report["binding"]["name"] == name
     assert set(report["requirements"].values()) <= {"passed", "not-claimed"}, report["requirements"]
-    # The loop, its tool errors and arguments, its cap, parallel calls and the per-call cap.
+    # The loop, its tool errors and arguments, its cap, parallel calls, the per-call cap, and its
+    # approval callback (asked through the module's ask_approval, read by its read_approval).
     assert {"LOOP-1", "LOOP-2", "LOOP-3", "LOOP-4", "LOOP-6", "ERR-1", "ERR-2", "ARGS-1", "ARGS-3",
-            "ARGS-5", "TRJ-1", "TRJ-2", "EXH-5", "EXH-7"} <= run.requirements("passed")
+            "ARGS-5", "TRJ-1", "TRJ-2", "EXH-5", "EXH-7", "HITL-3", "HITL-4", "HITL-7",
+            } <= run.requirements("passed")
     # Every message in both directions was valid under the protocol (else the run would be errored),
     # and ARGS-5's args nested thousands of levels deep reached the suite's tool as their JSON text.
     assert '"args_json":"{' in transcript.read_text(encoding="utf-8")
