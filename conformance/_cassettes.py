@@ -129,7 +129,9 @@ def _scrub_request(request: Request) -> Request:
     # A value is scrubbed decoded: `Bearer%20...` or a percent-encoded private key is one too.
     kept = [(k, scrub(v)) for k, v in pairs if not _CREDENTIAL_PARAMETER.fullmatch(k)]
     query = parts.query if kept == pairs else urlencode(kept)
-    netloc = parts.netloc
+    # A user and password before the host are dropped whole: no match needs them, and a redaction
+    # there would make the host unparsable.
+    netloc = parts.netloc.rpartition("@")[2]
     if parts.hostname in ("127.0.0.1", "localhost", "::1"):  # the loopback port changes every run
         netloc = parts.hostname
     request.uri = scrub(urlunsplit((parts.scheme, netloc, parts.path, query, "")))
