@@ -117,3 +117,28 @@ def test_a_ruby_library_runs_the_suite_as_writing_a_harness_md_shows(tmp_path: P
                                                        if v == "passed"}
     assert (repo / "conformance.xml").is_file()
     assert sorted(p.name for p in repo.iterdir()) == ["conformance", "conformance.json", "conformance.xml"]
+
+
+@needs_elixir
+@pytest.mark.skipif(shutil.which("mix") is None, reason="needs Mix (Debian's elixir has it)")
+def test_an_elixir_harness_runs_in_a_mix_project_as_writing_a_harness_md_shows(tmp_path: Path) -> None:
+    """The Mix route of the docs: `mix compile` first, then the documented `mix run --no-compile`
+    command (a plain `mix run` writes its compiling lines to stdout)."""
+    created = subprocess.run(["mix", "new", "mylib"], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=120)
+    assert created.returncode == 0, created.stderr
+    repo = tmp_path / "mylib"
+    (repo / "conformance").mkdir()
+    shutil.copy(ROOT / "harnesses" / "lib" / "protocol.ex", repo / "conformance" / "protocol.ex")
+    shutil.copy(ROOT / "tests" / "elixir" / "loop.ex", repo / "conformance" / "loop.ex")
+    harness = ELIXIR.read_text(encoding="utf-8").replace('"../../harnesses/lib/protocol.ex"', '"protocol.ex"')
+    (repo / "conformance" / "harness.exs").write_text(harness, encoding="utf-8")
+    compiled = subprocess.run(["mix", "compile"], cwd=repo, capture_output=True, text=True, timeout=300)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+
+    doc = (ROOT / "docs" / "writing-a-harness.md").read_text(encoding="utf-8")
+    [command] = re.findall(r'`--impl "cmd:(mix run [^"]+)"`', doc)
+    run = suite_run(repo, f"cmd:{command}", "-k", "choosing_finish or chosen_tool_runs or approv")
+    assert run.returncode == 0, run.output[-3000:]
+    assert run.report is not None and run.report["binding"]["name"] == "elixir-loop"
+    assert run.requirements("passed") >= {"LOOP-1", "LOOP-2", "HITL-3"}
