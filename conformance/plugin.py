@@ -402,6 +402,8 @@ class _Session:
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary and not hasattr(self.config, "workerinput"):
             # GitHub Actions shows this file on the run's page: the requirement-by-verdict table.
+            # Its folder is made if missing, as the reports' are.
+            Path(summary).parent.mkdir(parents=True, exist_ok=True)
             with open(summary, "a", encoding="utf-8") as out:
                 out.write(_report.markdown(self.report(self.complete), catalogue()) + "\n")
 

@@ -54,6 +54,18 @@ def test_report_paths_into_missing_folders_are_created(run_suite: RunSuite, tmp_
     assert markdown.read_text().startswith("# Conformance of `reference`")
 
 
+def test_a_step_summary_into_a_missing_folder_is_created(
+    run_suite: RunSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It once failed a passing run with a traceback at the end of the session.
+    summary = tmp_path / "runner" / "step" / "summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    run = run_suite("reference", "-k", "finish_stops")
+    assert run.returncode == 0 and "Traceback" not in run.output, run.output[-3000:]
+    assert summary.read_text(encoding="utf-8").startswith("# Conformance of `reference`")
+
+
 def test_a_harness_transcript_into_a_missing_folder_is_created(run_suite: RunSuite, tmp_path: Path) -> None:
     # --harness-debug into a folder that does not exist aborted the run with INTERNALERROR.
     transcript = tmp_path / "logs" / "today" / "harness.jsonl"
