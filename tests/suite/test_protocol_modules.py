@@ -142,3 +142,18 @@ def test_an_elixir_harness_runs_in_a_mix_project_as_writing_a_harness_md_shows(t
     assert run.returncode == 0, run.output[-3000:]
     assert run.report is not None and run.report["binding"]["name"] == "elixir-loop"
     assert run.requirements("passed") >= {"LOOP-1", "LOOP-2", "HITL-3"}
+
+
+@needs_ruby
+def test_the_ruby_files_have_no_warnings() -> None:
+    for path in (ROOT / "harnesses" / "lib" / "protocol.rb", RUBY, ROOT / "tests" / "ruby" / "loop.rb"):
+        checked = subprocess.run(["ruby", "-wc", str(path)], capture_output=True, text=True, timeout=60)
+        assert checked.returncode == 0 and checked.stderr == "", f"{path}: {checked.stderr}"
+
+
+@needs_elixir
+def test_the_elixir_modules_compile_without_warnings(tmp_path: Path) -> None:
+    sources = [ROOT / "harnesses" / "lib" / "protocol.ex", ROOT / "tests" / "elixir" / "loop.ex"]
+    compiled = subprocess.run(["elixirc", "--warnings-as-errors", "-o", str(tmp_path), *map(str, sources)],
+                              capture_output=True, text=True, timeout=300)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
