@@ -28,6 +28,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any, ClassVar, TextIO, TypeVar, cast
 
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
@@ -112,6 +113,7 @@ class _Harness:
             )
         except OSError as exc:
             raise HarnessError(f"could not start the harness {shlex.join(argv)!r}: {exc}") from exc
+        _RUNNING.add(self)
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._stderr_reader = threading.Thread(target=self._read_stderr, args=(self.proc.stderr,),
                                                daemon=True, name="harness stderr")
@@ -323,15 +325,19 @@ class _Harness:
     def _kill(self) -> None:
         """End the harness and its whole process group (also once the harness itself has exited:
         what it started may live on)."""
-        if os.name == "posix":
-            with contextlib.suppress(OSError):  # the group is gone already
-                os.killpg(self.proc.pid, signal.SIGKILL)
+        self._kill_group()
+        _RUNNING.discard(self)
         if self.proc.poll() is None:
             self.proc.kill()
             try:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:
                 pass
+
+    def _kill_group(self) -> None:
+        if os.name == "posix":
+            with contextlib.suppress(OSError):  # the group is gone already
+                os.killpg(self.proc.pid, signal.SIGKILL)
 
     def _tail(self) -> str:
         with self._stderr_lock:
@@ -510,6 +516,43 @@ def _greet(process: _Harness) -> p.Welcome:
     return welcome
 
 
+#: The harnesses started and not yet ended: a signal that ends the suite ends their process groups.
+_RUNNING: set[_Harness] = set()
+#: The signals that end a run from outside (a CI job's cancel or time limit, a closed terminal),
+#: with the handler each had before the suite's.
+_ENDING = ("SIGTERM", "SIGHUP")
+_PREVIOUS: dict[int, Any] = {}
+
+
+def _end_harnesses(signum: int, frame: FrameType | None) -> None:
+    """End every harness's process group, then end the suite as the signal would have: atexit's
+    clean-up never runs on a signal's default action, and what the harnesses started lived on."""
+    for harness in list(_RUNNING):
+        harness._kill_group()
+    previous = _PREVIOUS.get(signum, signal.SIG_DFL)
+    if callable(previous):
+        previous(signum, frame)
+        return
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _end_harnesses_on_signals() -> None:
+    """Install `_end_harnesses` for `_ENDING`'s signals, once, from the main thread: a signal the
+    program ignores stays ignored; a handler of its own still runs, after the harnesses end."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # only the main thread may set a handler
+    for name in _ENDING:
+        signum = getattr(signal, name, None)
+        if signum is None or signum in _PREVIOUS:
+            continue
+        previous = signal.getsignal(signum)
+        if previous is signal.SIG_IGN:
+            continue  # nohup: the run goes on, and so do its harnesses
+        _PREVIOUS[signum] = previous
+        signal.signal(signum, _end_harnesses)
+
+
 def process_binding(command: str, *, timeout: float, transcript: Path | None = None) -> Binding:
     """Start `command` (a shell-style command line), greet it, and bind the suite to it.
 
@@ -519,6 +562,7 @@ def process_binding(command: str, *, timeout: float, transcript: Path | None = N
     argv = shlex.split(command)
     if not argv:
         raise HarnessError("the command line is empty: give one, e.g. cmd:'node harness.mjs'")
+    _end_harnesses_on_signals()
     first = _Harness(argv, timeout, transcript)
     welcome = _greet(first)
     declared = type(

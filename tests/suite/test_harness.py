@@ -4,14 +4,18 @@ is reported as errored with its stderr while the run goes on."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from conformance import _protocol as p
-from tests.suite.conftest import RunSuite, SuiteRun, suite_run
+from tests.suite.conftest import ROOT, RunSuite, SuiteRun, suite_run
 from tests.suite.test_protocol import SCHEMA
 
 HARNESS = shlex.join([sys.executable, "-m", "tests.suite.harness"])
@@ -183,3 +187,50 @@ def test_a_harness_is_ended_with_its_process_group_and_an_orphan_holding_its_pip
     assert "exited with code 3" in message and "did not reply" not in message, message
     assert "harness: leaving a process behind" in message
     assert not _alive(int(pid_file.read_text()))
+
+
+_LEAVES_A_SLEEPER = """
+import os, subprocess, sys
+from conformance._isolate import protocol_stdout
+from tests.suite.harness import Harness
+sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+with open(os.environ["ORPHAN_PID_FILE"], "a", encoding="utf-8") as out:
+    out.write(f"{sleeper.pid}\\n")
+Harness(protocol_stdout(), None, "").serve_forever(sys.stdin)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc to tell a process is gone")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_suite_terminated_by_a_signal_ends_its_harnesses_process_groups(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    # A CI job's cancel or time limit sends SIGTERM: the suite died without its atexit clean-up,
+    # the harness left on the end of its stdin, and what it had started lived on.
+    script, pid_file = tmp_path / "harness.py", tmp_path / "sleeper.pid"
+    script.write_text(_LEAVES_A_SLEEPER, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ORPHAN_PID_FILE": str(pid_file)}
+    suite = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--impl", f"cmd:{shlex.join([sys.executable, str(script)])}",
+         "-p", "no:cacheprovider", "-q", "--conformance-timeout", "20", "-k", "concurrent or async"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < deadline and suite.poll() is None:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the suite is running scenarios through the harness
+        assert suite.poll() is None, "the run ended before it could be terminated"
+        suite.send_signal(signum)
+        assert suite.wait(30) == -signum  # it still ends as the signal asks
+    finally:
+        if suite.poll() is None:
+            suite.kill()
+    sleeper = int(pid_file.read_text().split()[0])
+    deadline = time.monotonic() + 5
+    while _alive(sleeper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = _alive(sleeper)
+    if alive:
+        os.kill(sleeper, signal.SIGKILL)
+    assert not alive, "the harness's child outlived the suite"
