@@ -61,8 +61,8 @@ def _present(out: Path) -> tuple[list[str], list[str]]:
 
 
 def _check_replaceable(out: Path) -> None:
-    here = Path.cwd()
-    if out == here or out in here.parents:
+    here, real = Path.cwd().resolve(), out.resolve()  # the same folder by any path
+    if real == here or real in here.parents:
         raise SiteOutputError(
             f"refusing to write the site to {out}: it is the current folder or holds it, and the "
             "site replaces the whole folder it is written to; give a folder of its own below it "

@@ -784,7 +784,7 @@ def test_a_site_replaces_its_own_previous_site_only(reports: list[Path], tmp_pat
     assert (out / "lib" / "added-by-hand.html").read_text(encoding="utf-8") == "mine"
 
 
-@pytest.mark.parametrize("out", [".", "..", "docs/.."])
+@pytest.mark.parametrize("out", [".", "..", "docs/..", "{tmp}/link/docs"])
 def test_the_current_folder_or_one_above_it_is_refused_as_out(
         reports: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch, out: str) -> None:
@@ -792,8 +792,9 @@ def test_the_current_folder_or_one_above_it_is_refused_as_out(
     # leaving a `..old-*` folder behind; an empty current folder passed the foreign-files check.
     top = tmp_path / "top"
     (top / "docs").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(top, target_is_directory=True)  # the same folder by another path
     monkeypatch.chdir(top / "docs")
-    code, err = _site(reports, Path(out), capsys)
+    code, err = _site(reports, Path(out.format(tmp=tmp_path)), capsys)
     assert code == 2 and "the current folder" in err and "site/" in err, err
     assert sorted(p.relative_to(top).as_posix() for p in top.rglob("*")) == ["docs"]
 
