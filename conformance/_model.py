@@ -53,8 +53,14 @@ class ScriptedModel:
         every_step: StepTurn | FaultTurn | None = None,
         every_extract: ExtractTurn | None = None,
         finish_then_extract: bool = True,
+        auxiliary_names: Iterable[str] | None = None,
     ) -> None:
         self._queue: deque[Turn] = deque(turns)
+        #: The auxiliary calls the binding names (`Binding.auxiliary_calls`); None: any.
+        self.auxiliary_names = None if auxiliary_names is None else frozenset(auxiliary_names)
+        #: The first auxiliary call the binding made without naming it: a binding bug, as no report
+        #: could say what that call is. It is answered all the same, so the run is not disturbed.
+        self.unnamed_auxiliary: str | None = None
         self.finish_then_extract = finish_then_extract
         #: The index in `calls` of each call that completed a final answer.
         self.finals: list[int] = []
@@ -103,9 +109,12 @@ class ScriptedModel:
 
     def auxiliary(self, name: str, call: LMCall) -> str:
         """Log an auxiliary call (a kind the binding named in `Binding.auxiliary_calls`) and return
-        the neutral standing answer, `AUXILIARY_ANSWER`; no scripted turn is consumed."""
+        the neutral standing answer, `AUXILIARY_ANSWER`; no scripted turn is consumed. A name the
+        binding did not list is remembered in `unnamed_auxiliary` (a binding error)."""
         logged = call.model_copy(update={"kind": "auxiliary", "auxiliary": name})
         with self._lock:
+            if self.auxiliary_names is not None and name not in self.auxiliary_names:
+                self.unnamed_auxiliary = self.unnamed_auxiliary or name
             self.calls.append(logged)
             self.stamps.append(next(_CLOCK))
             self.times.append(self.clock)

@@ -96,7 +96,8 @@ class World:
 
     def new_model(self, turns: Iterable[Turn] = ()) -> ScriptedModel:
         """A scripted model that renders a final answer the way this binding's library expects."""
-        return ScriptedModel(turns, finish_then_extract=self.signature_shaped)
+        return ScriptedModel(turns, finish_then_extract=self.signature_shaped,
+                             auxiliary_names=self.binding.auxiliary_calls)
 
     def blocked_unless(self, condition: bool, requirement: str, what: str) -> None:
         """Check a precondition another requirement asks for: if it did not happen, the scenario is
@@ -238,6 +239,11 @@ class World:
 
     def check_script(self, outcome: Outcome) -> None:
         """Fail on a model call the script did not expect, or on turns left unused."""
+        if self.model.unnamed_auxiliary is not None:
+            raise _guard.BindingError(
+                f"the binding made an auxiliary call {self.model.unnamed_auxiliary!r} that its "
+                "auxiliary_calls does not name: name each kind of auxiliary call there, with a "
+                "one-line description the reports show")
         if self.model.violation is not None:
             raise AssertionError(f"unexpected model call: {self.model.violation}")
         interrupted = outcome.error is not None and outcome.error.kind == "human-in-the-loop"

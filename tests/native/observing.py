@@ -43,3 +43,11 @@ class ObservesEachResult(NativeBinding):
 
         agent.agent.observer = observe
         return super().run(agent, call, model)
+
+
+class ObservesWithoutNamingIt(ObservesEachResult):
+    """Makes the same auxiliary call without naming it in `auxiliary_calls`: a binding bug, as the
+    report could not say what the call is."""
+
+    name = "native-observing-unnamed"
+    auxiliary_calls: ClassVar[Mapping[str, str]] = {}

@@ -115,3 +115,16 @@ def test_an_auxiliary_call_is_logged_and_reported_without_a_scripted_turn(run_su
     made = {s["name"]: s["auxiliary_calls"] for s in run.report["scenarios"] if s["verdict"] == "passed"}
     assert made["The chosen tool runs with exactly the chosen args and its result becomes an "
                 "observation"] == {"observation": 1}, made
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_an_auxiliary_call_the_binding_does_not_name_is_a_binding_error(
+    run_suite: RunSuite, workers: tuple[str, ...]
+) -> None:
+    run = run_suite(f"{N}.observing:ObservesWithoutNamingIt", "-k", "chosen_tool_runs", *workers)
+    assert run.returncode == 1, run.output[-3000:]
+    assert run.requirements("errored") == {"LOOP-1"}, run.output[-3000:]
+    assert run.report is not None
+    [scenario] = [s for s in run.report["scenarios"] if s["verdict"] == "errored"]
+    assert "auxiliary call 'observation'" in scenario["message"]
+    assert "auxiliary_calls" in scenario["message"]
