@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.server import request_call
@@ -99,6 +99,8 @@ _WIDENED: dict[str, re.Pattern[str]] = {
 #: A JSON escape of a character that never needs one (`\u002d` for `-`): what a detector reads is
 #: the character itself.
 _NEEDLESS_ESCAPE = re.compile(r"\\+u00(2[bdef]|3[0-9d]|[46][1-9a-f]|[57][0-9a]|5f|7e)", re.I)
+#: A URL's percent escape of a printable ASCII character (`%2D` for `-`).
+_PERCENT_ESCAPE = re.compile(r"%(2[0-9a-f]|[3-6][0-9a-f]|7[0-9a-e])", re.I)
 #: What a credential's value becomes in a recorded URL or body: no pattern above matches it.
 REDACTED = "[REDACTED]"
 _CREDENTIAL_PARAMETER = re.compile(_CREDENTIAL_NAME, re.I)
@@ -134,7 +136,10 @@ def _scrub_request(request: Request) -> Request:
     netloc = parts.netloc.rpartition("@")[2]
     if parts.hostname in ("127.0.0.1", "localhost", "::1"):  # the loopback port changes every run
         netloc = parts.hostname
-    request.uri = scrub(urlunsplit((parts.scheme, netloc, parts.path, query, "")))
+    # A client percent-encodes a key in a path segment (`sk%2Dproj%2D...`): scrubbed decoded too.
+    path = unquote(parts.path)
+    path = parts.path if scrub(path) == path else quote(scrub(path), safe="/[]")
+    request.uri = scrub(urlunsplit((parts.scheme, netloc, path, query, "")))
     request.headers = {k: v for k, v in request.headers.items() if k.lower() in _REQUEST_HEADERS}
     request.body = _scrub_body(request.body)
     return request
@@ -339,6 +344,16 @@ def _scanning_persister() -> type[Any]:
 
 def _findings(text: str) -> Iterator[tuple[int, str]]:
     """(line, what) of every credential in `text`, each at most once per line."""
+    seen: set[tuple[int, str]] = set()
+    # A URL's credential may be percent-encoded (`sk%2Dproj%2D...`): read as a client would decode
+    # it too, printable characters only, so the lines keep their numbers.
+    decoded = _PERCENT_ESCAPE.sub(lambda m: chr(int(m[1], 16)), text)
+    for variant in {text, decoded}:
+        seen.update(_findings_as_written(variant))
+    yield from sorted(seen)
+
+
+def _findings_as_written(text: str) -> set[tuple[int, str]]:
     text = unescaped(text)
     seen: set[tuple[int, str]] = set()
     for what, pattern in SECRET_PATTERNS.items():
@@ -347,7 +362,7 @@ def _findings(text: str) -> Iterator[tuple[int, str]]:
     for start, _, what in _spans(text):
         if what not in SECRET_PATTERNS and what not in _WIDENED:  # those count as the detector's
             seen.add((text.count("\n", 0, start) + 1, what))
-    yield from sorted(seen)
+    return seen
 
 
 #: The files vcrpy writes a cassette as, by its serializers (yaml, json) and the usual spellings.

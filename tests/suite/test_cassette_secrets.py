@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import httpx
 import pytest
@@ -134,3 +134,17 @@ def test_credentials_in_a_urls_userinfo_are_dropped_whatever_the_host(netloc: st
     uri = _cassettes._scrub_request(request).uri
     assert "hunter2" not in uri and "deploy" not in uri and "REDACTED" not in uri, uri
     assert uri == f"https://{netloc.rpartition('@')[2]}/v1/chat/completions?api-version=1"
+
+
+def test_a_percent_encoded_credential_in_a_urls_path_is_scrubbed_and_found() -> None:
+    # A key in a path segment is percent-encoded by the client (`sk%2Dproj%2D...`); the patterns
+    # read the URL as written, so the key reached the cassette and the scan missed it.
+    from vcr.request import Request
+
+    secret = SHAPES["escaped dash"][1]
+    encoded = secret.replace("-", "%2D")
+    request = Request("GET", f"https://api.example/v1/keys/{encoded}/usage?api-version=1", b"", {})
+    uri = _cassettes._scrub_request(request).uri
+    assert secret not in unquote(uri) and "Zx8Yw7" not in uri, uri
+    assert uri.startswith("https://api.example/v1/keys/") and uri.endswith("/usage?api-version=1"), uri
+    assert list(_cassettes._findings(f"uri: https://api.example/v1/keys/{encoded}/usage\n"))
