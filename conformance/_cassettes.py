@@ -135,7 +135,7 @@ def _scrub_request(request: Request) -> Request:
     # there would make the host unparsable.
     netloc = parts.netloc.rpartition("@")[2]
     if parts.hostname in ("127.0.0.1", "localhost", "::1"):  # the loopback port changes every run
-        netloc = parts.hostname
+        netloc = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     # A client percent-encodes a key in a path segment (`sk%2Dproj%2D...`): scrubbed decoded too.
     path = unquote(parts.path)
     path = parts.path if scrub(path) == path else quote(scrub(path), safe="/[]")

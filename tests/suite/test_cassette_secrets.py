@@ -148,3 +148,14 @@ def test_a_percent_encoded_credential_in_a_urls_path_is_scrubbed_and_found() -> 
     assert secret not in unquote(uri) and "Zx8Yw7" not in uri, uri
     assert uri.startswith("https://api.example/v1/keys/") and uri.endswith("/usage?api-version=1"), uri
     assert list(_cassettes._findings(f"uri: https://api.example/v1/keys/{encoded}/usage\n"))
+
+
+def test_an_ipv6_loopback_url_is_recorded_parsable_without_its_port() -> None:
+    # `http://::1/...` (brackets lost with the port) is no URL: reading its port raises.
+    from urllib.parse import urlsplit
+
+    from vcr.request import Request
+
+    uri = _cassettes._scrub_request(Request("POST", "http://[::1]:41235/v1/chat/completions", b"{}", {})).uri
+    assert uri == "http://[::1]/v1/chat/completions"
+    assert urlsplit(uri).port is None and urlsplit(uri).hostname == "::1"
