@@ -116,6 +116,8 @@ BREAKS: dict[str, tuple[str, tuple[str, ...]]] = {
     f"{B}:RunsTheCallOnAnEditOfNoTool": ("HITL-7", ()),
     f"{B}:SharesThePausedTrajectory": ("TRJ-2", ()),
     f"{B}:RejectsWithoutTellingTheAgent": ("HITL-4", ()),
+    f"{B}:CrashesAtLengthOnARaisingTool": ("ERR-1", ()),
+    f"{B}:PrintsAtLength": ("LOOP-1", ()),
 }
 #: The broken bindings that cannot give the same verdicts both ways, by design.
 DIFFERENT_BY_DESIGN = {
@@ -132,6 +134,7 @@ DIFFERENT_BY_DESIGN = {
 #: at scale they need would cost minutes here.
 COMPARED_WHERE_THEY_ARE_TESTED = {
     f"{B}:AssertsInRun", f"{B}:ConstructsAnInvalidOutcome", f"{B}:CrashesOnTheThirdFuzzedCall",
+    f"{B}:RaisesOnTheThirdFuzzedCall",
     f"{B}:HangsOnFuzzedData", f"{B}:ListsAFuzzFailureItPasses", f"{B}:LosesArgsAtScale",
     f"{B}:SpeaksAtLength", f"{B}:SpeaksInCommands", f"{B}:SpeaksInSurrogates",
     f"{CI}:NoisyAndFailsAtScale",
