@@ -237,15 +237,22 @@ class World:
             self.check_script(outcome)
         return outcome
 
-    def check_script(self, outcome: Outcome) -> None:
-        """Fail on a model call the script did not expect, or on turns left unused."""
-        if self.model.unnamed_auxiliary is not None:
+    def check_calls(self, model: ScriptedModel, run: str = "") -> None:
+        """Fail on a call `model`'s script did not expect; an auxiliary call the binding did not
+        name is the binding's error. `run` names a concurrent run in the message."""
+        if model.unnamed_auxiliary is not None:
+            where = f" ({run})" if run else ""
             raise _guard.BindingError(
-                f"the binding made an auxiliary call {self.model.unnamed_auxiliary!r} that its "
+                f"the binding made an auxiliary call {model.unnamed_auxiliary!r}{where} that its "
                 "auxiliary_calls does not name: name each kind of auxiliary call there, with a "
                 "one-line description the reports show")
-        if self.model.violation is not None:
-            raise AssertionError(f"unexpected model call: {self.model.violation}")
+        if model.violation is not None:
+            raise AssertionError(f"{run}: {model.violation}" if run else
+                                 f"unexpected model call: {model.violation}")
+
+    def check_script(self, outcome: Outcome) -> None:
+        """Fail on a model call the script did not expect, or on turns left unused."""
+        self.check_calls(self.model)
         interrupted = outcome.error is not None and outcome.error.kind == "human-in-the-loop"
         refused = self.may_stop_early and outcome.error is not None
         if self.model.unused and not interrupted and not refused:

@@ -59,7 +59,7 @@ def concurrent_ok(world: World) -> None:
     for index, (own, model, answer, result) in enumerate(world.concurrent):
         expected = own or world.global_adapter
         assert isinstance(result, Outcome), f"concurrent run {index} did not finish: {result!r}"
-        assert model.violation is None, f"concurrent run {index}: {model.violation}"
+        world.check_calls(model, f"concurrent run {index}")
         formats = _formats(model.calls)
         assert formats and all(f == expected for f in formats), (
             f"concurrent run {index} should use only the {expected!r} format; it used {formats}"

@@ -111,7 +111,7 @@ def concurrent_answers(world: World) -> None:
     assert world.concurrent, "no concurrent runs were made"
     for index, (_, model, answer, result) in enumerate(world.concurrent):
         assert isinstance(result, Outcome), f"concurrent run {index} did not finish: {result!r}"
-        assert model.violation is None, f"concurrent run {index}: {model.violation}"
+        world.check_calls(model, f"concurrent run {index}")
         if result.error is not None:
             world.blocked_if_concurrent_run_stopped_early(index)
         assert result.error is None, (
@@ -127,7 +127,7 @@ def concurrent_steps(world: World) -> None:
         zip(world.concurrent, world.concurrent_scripts, strict=True)
     ):
         assert isinstance(result, Outcome), f"concurrent run {index} did not finish: {result!r}"
-        assert model.violation is None, f"concurrent run {index}: {model.violation}"
+        world.check_calls(model, f"concurrent run {index}")
         steps = [t for t in script if isinstance(t, StepTurn | FinalTurn)]
         assert model.count("step") == len(steps) and not model.unused, (
             f"concurrent run {index} should make exactly its {len(steps)} scripted step call(s), "

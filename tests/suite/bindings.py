@@ -1278,3 +1278,13 @@ class PrintsAtLength(ReferenceBinding):
         sys.stderr.write("e" * 1_000_000 + "\n")
         logging.getLogger("a.library").warning("l" * 1_000_000)
         return super().run(agent, call, model)
+
+
+class LeavesAnAsyncAuxiliaryCallUnnamed(ReferenceBinding):
+    """Its async runs make an auxiliary call that `auxiliary_calls` does not name (its sync runs
+    make none): a binding bug in the concurrent runs only."""
+
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        model.auxiliary("tally", LMCall(kind="auxiliary", adapter="other",
+                                        messages=[{"role": "user", "content": "Count the runs."}]))
+        return await super().arun(agent, call, model)

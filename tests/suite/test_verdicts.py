@@ -293,3 +293,14 @@ def test_a_repeated_stream_step_blocks_the_streamed_cap_by_stream_1(run_suite: R
     (streamed,) = [s for s in run.report["scenarios"] if s["requirement"] == "LOOP-4"
                    and s["verdict"] != "not-claimed"]
     assert (streamed["verdict"], streamed["blocked_by"]) == ("blocked", "STREAM-1"), streamed
+
+
+def test_an_unnamed_auxiliary_call_in_concurrent_runs_is_a_binding_error(run_suite: RunSuite) -> None:
+    # The check once covered the scenario's own model only: the concurrent runs' models answered
+    # an unnamed auxiliary call silently, and the report could not say what the call was.
+    run = run_suite(f"{B}:LeavesAnAsyncAuxiliaryCallUnnamed", "-k", "overlapping")
+    assert run.report is not None, run.output[-3000:]
+    verdicts = {s["name"]: (s["verdict"], s["message"]) for s in run.report["scenarios"]}
+    assert len(verdicts) == 2 and {v for v, _ in verdicts.values()} == {"errored"}, verdicts
+    assert all("auxiliary call 'tally' (concurrent run 0)" in m for _, m in verdicts.values()), verdicts
+    assert run.requirements("errored") == {"ASYNC-2"}, run.output[-3000:]
