@@ -15,7 +15,7 @@ defmodule Harness do
                "list" => "array", "dict" => "object"}
 
   @claimed ~w[max-steps-return cap-summary per-call-cap repeated-error-stop parallel-tool-calls tool-approval
-              approval-edit]
+              approval-edit async]
   @not_claimed %{
     "signature" => "a native loop: no signature, adapters or extraction call",
     "adapters" => "a native loop: the replies are tool calls, in no adapter format",
@@ -23,7 +23,6 @@ defmodule Harness do
     "max-steps-extract" => "on the cap the run returns; no extra call writes the outputs",
     "ask-user" => "no built-in tool to ask the user",
     "durable-approvals" => "approval is a callback during the run: there is no pause to keep",
-    "async" => "no async form",
     "streaming" => "no event stream",
     "lm-retry" => "the model is a plain function: no client, no retries",
     "http" => "the model is a plain function: no HTTP client"
@@ -57,11 +56,15 @@ defmodule Harness do
   def run(command) do
     [{_, agent, spec}] = :ets.lookup(@agents, command["agent"])
     call = command["call"]
-    # Each run its own model seam; the tools and cap are the agent's.
+    # Each run its own model seam; the tools and cap are the agent's. The async form calls them in
+    # a Task of the loop's own, which knows the run id through `$callers`.
     agent = %{agent | model: seam(), observer: if(observer?(), do: &observe/2), approve: &approve/3}
+    user = user_message(call["inputs"])
 
     try do
-      TinyLoop.run(agent, user_message(call["inputs"]), max_steps: call["max_steps"])
+      if call["mode"] == "async",
+        do: TinyLoop.await(TinyLoop.run_async(agent, user, max_steps: call["max_steps"])),
+        else: TinyLoop.run(agent, user, max_steps: call["max_steps"])
     rescue
       error -> %{"outcome" => %{"error" => P.error_info(error)}}
     else

@@ -41,6 +41,25 @@ defmodule TinyLoop do
     end
   end
 
+  # The async form: the run in a Task of the loop's own, where the model, tools and callbacks are
+  # called; `await/1` gives its Result, or raises in the caller what the run raised.
+  def run_async(agent, user, options \\ []) do
+    Task.async(fn ->
+      try do
+        {:ok, run(agent, user, options)}
+      rescue
+        error -> {:error, error, __STACKTRACE__}
+      end
+    end)
+  end
+
+  def await(task) do
+    case Task.await(task, :infinity) do
+      {:ok, result} -> result
+      {:error, error, stacktrace} -> reraise error, stacktrace
+    end
+  end
+
   # One call with its own budget: until a reply calls no tool, or the cap.
   def run(agent, user, options \\ []) do
     cap = options[:max_steps] || agent.max_steps

@@ -17,7 +17,7 @@ JSON_TYPE = { 'str' => 'string', 'int' => 'integer', 'float' => 'number', 'bool'
               'list' => 'array', 'dict' => 'object' }.freeze
 
 CLAIMED = %w[max-steps-return cap-summary per-call-cap repeated-error-stop parallel-tool-calls tool-approval
-             approval-edit].freeze
+             approval-edit async].freeze
 NOT_CLAIMED = {
   'signature' => 'a native loop: no signature, adapters or extraction call',
   'adapters' => 'a native loop: the replies are tool calls, in no adapter format',
@@ -25,7 +25,6 @@ NOT_CLAIMED = {
   'max-steps-extract' => 'on the cap the run returns; no extra call writes the outputs',
   'ask-user' => 'no built-in tool to ask the user',
   'durable-approvals' => 'approval is a callback during the run: there is no pause to keep',
-  'async' => 'no async form',
   'streaming' => 'no event stream',
   'lm-retry' => 'the model is a plain callable: no client, no retries',
   'http' => 'the model is a plain callable: no HTTP client'
@@ -138,12 +137,22 @@ class Harness
   def run(command)
     entry = @lock.synchronize { @agents.fetch(command['agent']) }
     call = command['call']
-    agent = entry[:agent].dup # each run its own model seam; the tools and cap are the agent's
-    agent.model = seam
-    agent.observer = OBSERVER ? method(:observe) : nil
-    agent.approve = method(:approve)
+    # Each run its own model seam; the tools and cap are the agent's. The async form calls them
+    # on a thread of the loop's own, so each carries the run id there.
+    run = P.current_run
+    in_run = ->(callback) { ->(*args) { P.with_run(run) { callback.call(*args) } } }
+    agent = entry[:agent].dup
+    agent.tools = tools_of(entry[:spec]).each { |t| t.function = in_run.call(t.function) }
+    agent.model = in_run.call(seam)
+    agent.observer = OBSERVER ? in_run.call(method(:observe)) : nil
+    agent.approve = in_run.call(method(:approve))
     begin
-      result = agent.run(user_message(call['inputs']), max_steps: call['max_steps'])
+      user = user_message(call['inputs'])
+      result = if call['mode'] == 'async'
+                 agent.run_async(user, max_steps: call['max_steps']).value
+               else
+                 agent.run(user, max_steps: call['max_steps'])
+               end
     rescue StandardError => e
       return { 'outcome' => { 'error' => P.error_info(e) } }
     end

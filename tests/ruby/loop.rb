@@ -51,6 +51,17 @@ module TinyLoop
       end
     end
 
+    # The tools the loop may run (replacing the ones it was built with).
+    def tools=(tools)
+      @tools = tools.to_h { |t| [t.name, t] }
+    end
+
+    # The async form: the run on a thread of the loop's own, whose `value` is the Result (or
+    # raises what the run raised). The model, tools and callbacks are called on that thread.
+    def run_async(user, max_steps: nil)
+      Thread.new { run(user, max_steps: max_steps) }.tap { |t| t.report_on_exception = false }
+    end
+
     # One call with its own budget: until a reply calls no tool, or the cap.
     def run(user, max_steps: nil)
       cap = max_steps || @max_steps

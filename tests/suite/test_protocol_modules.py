@@ -49,7 +49,18 @@ def test_a_harness_reaches_the_verdicts_of_its_loop(tmp_path: Path, name: str, c
     # approval callback (asked through the module's ask_approval, read by its read_approval).
     assert {"LOOP-1", "LOOP-2", "LOOP-3", "LOOP-4", "LOOP-6", "ERR-1", "ERR-2", "ARGS-1", "ARGS-3",
             "ARGS-5", "TRJ-1", "TRJ-2", "EXH-5", "EXH-7", "HITL-3", "HITL-4", "HITL-7",
-            } <= run.requirements("passed")
+            "ASYNC-1", "ASYNC-2"} <= run.requirements("passed")
+    # The loop's async form (its own thread or Task), and fifty runs at once through the module's
+    # run_concurrently: each run's requests and answers kept apart by run id, in flight together.
+    # The other two async scenarios need what the loop lacks (a signature, a durable pause).
+    verdicts = {s["id"]: s["verdict"] for s in report["scenarios"] if "async" in s["id"]}
+    assert verdicts == {
+        "test_an_async_call_gives_the_same_result_as_a_sync_call": "passed",
+        "test_an_async_call_shows_a_raising_tools_error_to_the_agent_as_a_sync_call_does": "passed",
+        "test_fifty_overlapping_async_runs_of_one_agent_share_no_state": "passed",
+        "test_fifty_overlapping_async_runs_share_no_state": "not-claimed",
+        "test_an_async_resume_gives_the_same_result_as_a_sync_resume": "not-claimed",
+    }, verdicts
     # Every message in both directions was valid under the protocol (else the run would be errored),
     # and ARGS-5's args nested thousands of levels deep reached the suite's tool as their JSON text.
     assert '"args_json":"{' in transcript.read_text(encoding="utf-8")
