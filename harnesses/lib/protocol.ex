@@ -278,13 +278,30 @@ defmodule ReactConformance.Protocol do
   defp carry_out(handlers, %{"type" => type} = command) when type in ["run", "resume"],
     do: with_run(command["run"], fn -> apply(handlers, String.to_atom(type), [command]) end)
 
+  # A run that raises is the command's `failed` reply, as in a `run`: the Task returns what it
+  # raised, for the command's process to raise again (a Task that raised would take that process,
+  # linked to it, down with it: no reply at all).
   defp carry_out(handlers, %{"type" => "run_concurrently"} = command) do
     tasks =
       for entry <- command["runs"] do
-        Task.async(fn -> with_run(entry["run"], fn -> handlers.run(entry)["outcome"] end) end)
+        Task.async(fn ->
+          try do
+            {:ok, with_run(entry["run"], fn -> handlers.run(entry)["outcome"] end)}
+          catch
+            kind, reason -> {:raised, kind, reason, __STACKTRACE__}
+          end
+        end)
       end
 
-    %{"outcomes" => Enum.map(tasks, &Task.await(&1, :infinity))}
+    outcomes =
+      for task <- tasks do
+        case Task.await(task, :infinity) do
+          {:ok, outcome} -> outcome
+          {:raised, kind, reason, stacktrace} -> :erlang.raise(kind, reason, stacktrace)
+        end
+      end
+
+    %{"outcomes" => outcomes}
   end
 
   defp carry_out(handlers, %{"type" => name} = command) do

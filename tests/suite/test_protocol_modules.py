@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 from pathlib import Path
@@ -64,6 +65,52 @@ def test_a_harness_reaches_the_verdicts_of_its_loop(tmp_path: Path, name: str, c
     # Every message in both directions was valid under the protocol (else the run would be errored),
     # and ARGS-5's args nested thousands of levels deep reached the suite's tool as their JSON text.
     assert '"args_json":"{' in transcript.read_text(encoding="utf-8")
+
+
+RAISING_HARNESS = {
+    "ruby": ("harness.rb", ["ruby"], """require '{module}'
+class H
+  def run(command)
+    raise 'the harness broke' if command['run'] == 'r2'
+    {{ 'outcome' => {{ 'outputs' => {{}} }} }}
+  end
+end
+ReactConformance::Protocol.serve(H.new)
+"""),
+    "elixir": ("harness.exs", ["elixir"], """Code.require_file("{module}")
+defmodule H do
+  def run(%{{"run" => "r2"}}), do: raise("the harness broke")
+  def run(_), do: %{{"outcome" => %{{"outputs" => %{{}}}}}}
+end
+ReactConformance.Protocol.serve(H)
+"""),
+}
+
+
+@pytest.mark.parametrize("language", [pytest.param("ruby", marks=needs_ruby),
+                                      pytest.param("elixir", marks=needs_elixir)])
+def test_a_run_that_raises_in_run_concurrently_fails_the_command(tmp_path: Path, language: str) -> None:
+    """A harness's exception in one of the concurrent runs is the `failed` reply to the command, as
+    in a `run`: never a lost reply the suite would wait for until its timeout."""
+    name, argv, source = RAISING_HARNESS[language]
+    module = ROOT / "harnesses" / "lib" / ("protocol.rb" if language == "ruby" else "protocol.ex")
+    (tmp_path / name).write_text(source.format(module=module), encoding="utf-8")
+    command = {"type": "run_concurrently", "id": 5,
+               "runs": [{"agent": "a", "run": run, "call": {}} for run in ("r1", "r2", "r3")]}
+    with subprocess.Popen([*argv, str(tmp_path / name)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True) as harness:
+        assert harness.stdin is not None and harness.stdout is not None
+        harness.stdin.write(json.dumps(command) + "\n")
+        harness.stdin.flush()
+        ready, _, _ = select.select([harness.stdout], [], [], 60)
+        line = harness.stdout.readline() if ready else ""
+        harness.stdin.write('{"type": "stop", "id": 6}\n')
+        harness.stdin.close()
+        harness.wait(timeout=60)
+    assert line, "the harness never answered run_concurrently"
+    reply = json.loads(line)
+    assert reply["type"] == "failed" and reply["id"] == 5, reply
+    assert "the harness broke" in reply["message"]
 
 
 @needs_ruby
