@@ -230,8 +230,26 @@ defmodule ReactConformance.Protocol do
     out = Process.group_leader()
     :ok = :io.setopts(out, binary: true, encoding: :unicode)
     :persistent_term.put({__MODULE__, :out}, out)
+    log_to_stderr()
     :ets.new(__MODULE__, [:named_table, :public])
     loop(handlers)
+  end
+
+  # Logger writes to the standard output by default (its console backend before Elixir 1.15,
+  # Erlang's default handler since), and a library's log lines would corrupt the protocol: they
+  # go to stderr. A handler's output cannot be changed in place: it is replaced, as it was.
+  defp log_to_stderr do
+    if :console in Application.get_env(:logger, :backends, []),
+      do: Logger.configure_backend(:console, device: :standard_error)
+
+    case :logger.get_handler_config(:default) do
+      {:ok, %{module: :logger_std_h, config: %{type: :standard_io}} = handler} ->
+        :ok = :logger.remove_handler(:default)
+        :ok = :logger.add_handler(:default, :logger_std_h, put_in(handler.config.type, :standard_error))
+
+      _ ->
+        :ok
+    end
   end
 
   defp loop(handlers) do

@@ -67,8 +67,10 @@ def test_a_harness_reaches_the_verdicts_of_its_loop(tmp_path: Path, name: str, c
     assert '"args_json":"{' in transcript.read_text(encoding="utf-8")
 
 
-RAISING_HARNESS = {
-    "ruby": ("harness.rb", ["ruby"], """require '{module}'
+MODULES = {"ruby": ("harness.rb", "ruby", ROOT / "harnesses" / "lib" / "protocol.rb"),
+           "elixir": ("harness.exs", "elixir", ROOT / "harnesses" / "lib" / "protocol.ex")}
+LANGUAGES = [pytest.param("ruby", marks=needs_ruby), pytest.param("elixir", marks=needs_elixir)]
+RAISING = {"ruby": """require '{module}'
 class H
   def run(command)
     raise 'the harness broke' if command['run'] == 'r2'
@@ -76,41 +78,78 @@ class H
   end
 end
 ReactConformance::Protocol.serve(H.new)
-"""),
-    "elixir": ("harness.exs", ["elixir"], """Code.require_file("{module}")
+""", "elixir": """Code.require_file("{module}")
 defmodule H do
   def run(%{{"run" => "r2"}}), do: raise("the harness broke")
   def run(_), do: %{{"outcome" => %{{"outputs" => %{{}}}}}}
 end
 ReactConformance.Protocol.serve(H)
-"""),
-}
+"""}
+LOGGING = {"ruby": """require 'logger'
+require '{module}'
+class H
+  def run(_command)
+    Logger.new($stdout).warn('the library logs')
+    {{ 'outcome' => {{ 'outputs' => {{}} }} }}
+  end
+end
+ReactConformance::Protocol.serve(H.new)
+""", "elixir": """Code.require_file("{module}")
+defmodule H do
+  require Logger
+  def run(_command) do
+    Logger.warning("the library logs")
+    Logger.flush()
+    %{{"outcome" => %{{"outputs" => %{{}}}}}}
+  end
+end
+# Erlang's default handler, on standard_io, as Elixir 1.15 and later have it (beside 1.14's console).
+:logger.add_handler(:default, :logger_std_h, %{{}})
+ReactConformance.Protocol.serve(H)
+"""}
 
 
-@pytest.mark.parametrize("language", [pytest.param("ruby", marks=needs_ruby),
-                                      pytest.param("elixir", marks=needs_elixir)])
-def test_a_run_that_raises_in_run_concurrently_fails_the_command(tmp_path: Path, language: str) -> None:
-    """A harness's exception in one of the concurrent runs is the `failed` reply to the command, as
-    in a `run`: never a lost reply the suite would wait for until its timeout."""
-    name, argv, source = RAISING_HARNESS[language]
-    module = ROOT / "harnesses" / "lib" / ("protocol.rb" if language == "ruby" else "protocol.ex")
+def _serve(tmp_path: Path, language: str, source: str, command: dict[str, object]) -> list[str]:
+    """What a harness of `source` writes to stdout for `command`, then for `stop`: every line."""
+    name, program, module = MODULES[language]
     (tmp_path / name).write_text(source.format(module=module), encoding="utf-8")
-    command = {"type": "run_concurrently", "id": 5,
-               "runs": [{"agent": "a", "run": run, "call": {}} for run in ("r1", "r2", "r3")]}
-    with subprocess.Popen([*argv, str(tmp_path / name)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    with subprocess.Popen([program, str(tmp_path / name)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.DEVNULL, text=True) as harness:
         assert harness.stdin is not None and harness.stdout is not None
         harness.stdin.write(json.dumps(command) + "\n")
         harness.stdin.flush()
         ready, _, _ = select.select([harness.stdout], [], [], 60)
-        line = harness.stdout.readline() if ready else ""
-        harness.stdin.write('{"type": "stop", "id": 6}\n')
+        first = harness.stdout.readline() if ready else ""
+        harness.stdin.write('{"type": "stop", "id": 99}\n')
         harness.stdin.close()
+        rest = harness.stdout.read()
         harness.wait(timeout=60)
-    assert line, "the harness never answered run_concurrently"
-    reply = json.loads(line)
-    assert reply["type"] == "failed" and reply["id"] == 5, reply
-    assert "the harness broke" in reply["message"]
+    return (first + rest).splitlines()
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_run_that_raises_in_run_concurrently_fails_the_command(tmp_path: Path, language: str) -> None:
+    """A harness's exception in one of the concurrent runs is the `failed` reply to the command, as
+    in a `run`: never a lost reply the suite would wait for until its timeout."""
+    command = {"type": "run_concurrently", "id": 5,
+               "runs": [{"agent": "a", "run": run, "call": {}} for run in ("r1", "r2", "r3")]}
+    lines = _serve(tmp_path, language, RAISING[language], command)
+    assert all(line.startswith("{") for line in lines), lines
+    replies = [json.loads(line) for line in lines]
+    assert replies[0]["type"] == "failed" and replies[0]["id"] == 5, lines
+    assert "the harness broke" in replies[0]["message"]
+    assert replies[1:] == [{"type": "done", "id": 99}]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_what_the_library_logs_stays_off_the_wire(tmp_path: Path, language: str) -> None:
+    """A library's logger (Ruby's Logger on $stdout, Elixir's Logger) writes to stderr: every line
+    on stdout is a protocol message."""
+    command = {"type": "run", "id": 5, "agent": "a", "run": "r1", "call": {}}
+    lines = _serve(tmp_path, language, LOGGING[language], command)
+    assert all(line.startswith("{") for line in lines), lines
+    assert [json.loads(line) for line in lines] == [{"type": "ran", "id": 5, "outcome": {"outputs": {}}},
+                                                    {"type": "done", "id": 99}]
 
 
 @needs_ruby
