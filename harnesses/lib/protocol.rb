@@ -13,8 +13,8 @@
 # taking the command (a Hash with string keys) and returning the reply's payload (a Hash). While a
 # `run` or `resume` is in progress, `ask_model(call)` and `call_tool(name, args)` send the
 # harness's own requests and wait for the suite's answer. Each run gets its own thread, which
-# knows its run id: a library that starts threads of its own passes it on with
-# `with_run(current_run) { ... }`.
+# knows its run id; a thread or fiber the library starts does not inherit it, so the callbacks
+# the harness hands the library carry it: `run = current_run`, then `with_run(run) { ... }`.
 
 require 'json'
 require 'thread'
