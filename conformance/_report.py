@@ -23,6 +23,9 @@ Level = Literal["must", "should"]
 #: When scenarios of one requirement disagree, the first verdict of this list wins.
 _PRECEDENCE: tuple[Verdict, ...] = ("errored", "failed", "known-failure", "blocked", "passed",
                                    "not-claimed")
+#: How a report words a scenario its binding lists as a known failure but that passed (the site
+#: reads it so in a run against an earlier release).
+UNEXPECTED_PASS = "listed as a known failure but passed"
 #: How long a requirement's reason may be in a report (a failure message can be megabytes).
 REASON_LIMIT = 300
 #: Text a binding, a harness or a library wrote: capped and safe for every writer as the report is

@@ -537,7 +537,7 @@ def _verdict(
             return "passed", "", ""
         if "XPASS(strict)" in longrepr:
             return "failed", (
-                "listed as a known failure but passed: remove it from the binding's known_failures"
+                f"{_report.UNEXPECTED_PASS}: remove it from the binding's known_failures"
             ), ""
         if call.excinfo is not None and call.excinfo.errisinstance(StepDefinitionNotFoundError):
             return "errored", f"suite bug, please report it: {call.excinfo.value}", ""

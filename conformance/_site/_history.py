@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from conformance._report import UNEXPECTED_PASS
 from conformance._site._model import Level, SiteReport, SiteVerdict, parse_report
 
 
@@ -82,10 +83,6 @@ def from_git(paths: list[Path]) -> list[Snapshot]:
                 continue  # a report of a format the site cannot read is not history it can show
             found.append(Snapshot.of(report, f"git {commit[:10]}"))
     return distinct(found)
-
-
-#: How the plugin words a scenario that a binding lists as a known failure but that passed.
-UNEXPECTED_PASS = "listed as a known failure but passed"
 
 
 def as_earlier_release(report: SiteReport) -> SiteReport:
