@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CAPABILITIES",
     "CONTRACT_VERSION",
+    "PARITY",
     "V1_CAPABILITIES",
     "V2_CAPABILITIES",
     "AdapterName",
@@ -115,6 +116,30 @@ def effective_capabilities(binding: Binding) -> frozenset[str]:
         claimed = {"signature", *(c for v1 in claimed for c in V1_CAPABILITIES.get(v1, ()))}
     added = {c for v2 in ("", *claimed) for c in V2_CAPABILITIES.get(v2, ())}
     return frozenset(claimed | added)
+
+
+#: The contract fields a binding may fill from more than the library's result or error, each with
+#: the one rule every binding follows (docs/writing-a-binding.md, "Parity"). A bundled binding
+#: says in `Binding.parity`, for each, how it fills that field for its library: `library: <where
+#: the library reports it>`, `derived: <what it is derived from, where in the library>`, or
+#: `none: <why the library allows neither>`. Where one library allows a derivation, every binding
+#: whose library allows it derives too, so that a verdict never rests on a binding's choice.
+PARITY: Mapping[str, str] = {
+    "stop_reason": "Outcome.stop_reason: the library's own; or `max_steps` derived from the "
+    "library's own record of the run when it shows the run used its whole step cap without a "
+    "final answer (a capped flag, or its one tool-less call after the cap); never from the "
+    "suite's model log",
+    "iterations": "Outcome.iterations and the cap error's `iterations`: the library's own count; or "
+    "counted from the library's own record of the run (its messages, steps or events)",
+    "max_iterations": "the cap error's `max_iterations`: the library's own; or the step cap the "
+    "binding gave the library for this call (the agent's or the call's)",
+    "partial_run": "the cap error's `history`, `tools_used` and `last_observation`: from the "
+    "error; or read through the library's documented API for the run's state (a checkpointer, a "
+    "capture helper, the session) when the error carries none",
+    "concurrency": "ASYNC-2's concurrent runs: `shared` (one agent object for every run, the "
+    "default) or `per-run` (an agent built per run, where the library documents that an agent is "
+    "not safe to share between concurrent runs: say where)",
+}
 
 
 AdapterName = Literal["chat", "json"]
@@ -463,6 +488,9 @@ class Binding(ABC):
     #: beside `version`: the library's own packages and the key dependencies its loop runs on (its
     #: model client, its graph runtime), so a report says what exactly was judged.
     dependencies: ClassVar[tuple[str, ...]] = ()
+    #: For each rule of `PARITY`, how the binding fills that field for its library (`library: ...`,
+    #: `derived: ...`, `none: ...`; `concurrency`: `shared` or `per-run: <where documented>`).
+    parity: ClassVar[Mapping[str, str]] = {}
 
     @property
     @abstractmethod
