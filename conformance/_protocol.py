@@ -221,6 +221,9 @@ class Welcome(BaseModel):
     auxiliary_calls: dict[str, str] = Field(default_factory=dict)
     #: How the library asks a person to approve a tool call (protocol 3; `Binding.approval_form`).
     approval_form: Literal["pause", "callback"] = "pause"
+    #: For each rule of the contract's parity (`conformance.binding.PARITY`), how the harness fills
+    #: that field for its library (see `Binding.parity`).
+    parity: dict[str, str] = Field(default_factory=dict)
 
 
 class Done(BaseModel):
