@@ -87,6 +87,8 @@ class ScriptedModel:
         #: How many calls (in `calls`) the current run may make before it counts as a run that
         #: never stops (`RunawayRun`); None: no limit. Set by the suite before each run.
         self.call_limit: int | None = None
+        #: Why the suite ended a run that never stopped (`RunawayRun`), or None.
+        self.ran_away: str | None = None
         #: Shared by the models of concurrent runs: each answers its first request only once every
         #: run has made its first one (or after `RENDEZVOUS_WAIT`), so that all of them are in
         #: flight before any goes on, whatever the threads' timing.
@@ -162,6 +164,7 @@ class ScriptedModel:
                     "script and its step cap, and went on calling the model; the suite ended it "
                     f"there. The last request was:\n{_show(self.calls[-1]) if self.calls else ''}")
                 self.violation = self.violation or message
+                self.ran_away = message
                 raise RunawayRun(message)
             self.calls.append(call)
             self.stamps.append(next(_CLOCK))

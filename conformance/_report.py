@@ -111,24 +111,6 @@ def requirement_verdicts(
     return {rid: next(v for v in _PRECEDENCE if v in by_id[rid]) for rid in ordered}
 
 
-def resolve_blocked(results: list[ScenarioResult]) -> list[ScenarioResult]:
-    """`results`, with every scenario blocked by a requirement that passed turned into a failure:
-    the precondition that requirement judges held there, so the scenario's own failure stands.
-    Repeated until nothing changes (a requirement can fail through such a scenario)."""
-    while True:
-        verdicts = requirement_verdicts(results, {})
-        changed = False
-        for i, r in enumerate(results):
-            if r.verdict == "blocked" and r.blocked_by and verdicts.get(r.blocked_by) == "passed":
-                results[i] = r.model_copy(update={
-                    "verdict": "failed", "blocked_by": None,
-                    "message": f"{r.message}\n(reported as blocked by {r.blocked_by}, but "
-                               f"{r.blocked_by} passed: the scenario's failure is its own)"})
-                changed = True
-        if not changed:
-            return results
-
-
 def levels(verdicts: dict[str, Verdict], catalogue: dict[str, Requirement]) -> dict[str, Level]:
     """The level of each judged requirement (`must` for one the catalogue does not know)."""
     return {rid: catalogue[rid].level if rid in catalogue else "must" for rid in verdicts}

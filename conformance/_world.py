@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from conformance import _guard
+from conformance import _attribution, _guard
 from conformance._http import HttpProfile
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
@@ -16,7 +16,6 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     FieldSpec,
-    FinalTurn,
     LMCall,
     Outcome,
     ResumeRequest,
@@ -55,7 +54,8 @@ class World:
         self._agent: object | None = None
         self.build_error: ErrorInfo | None = None
         self.outcomes: list[Outcome] = []
-        #: Why each call's step cap stopped it a step early (LOOP-3's off-by-one), or None.
+        #: Why each call's step cap did not stop it where it should (a step early, or late: LOOP-3's
+        #: defect), or None.
         self.early_stops: list[str | None] = []
         #: The exceptions the scenario's tools raised during each call, in call order.
         self.raised_per_run: list[list[str]] = []
@@ -86,6 +86,8 @@ class World:
         self.concurrent_scripts: list[list[Turn]] = []
         #: The step cap each concurrent run had.
         self.concurrent_caps: list[int] = []
+        #: The index in `calls_per_run` of the latest call (not a resume) and its step cap.
+        self._budget: tuple[int, int] | None = None
         #: The model's endpoint in `http` scenarios (set by the fixture), else None.
         self.http: HttpProfile | None = None
 
@@ -102,11 +104,7 @@ class World:
     def blocked_unless(self, condition: bool, requirement: str, what: str) -> None:
         """Check a precondition another requirement asks for: if it did not happen, the scenario is
         blocked by that requirement (unless it is the scenario's own, which then simply fails)."""
-        if condition:
-            return
-        if requirement == self.requirement:
-            raise AssertionError(what)
-        raise _guard.Blocked(requirement, what)
+        _attribution.precondition(condition, requirement, self.requirement, what)
 
     def configure(self, adapter: AdapterName | None) -> None:
         """Set the library's global adapter (the fixture resets it after the scenario)."""
@@ -174,6 +172,7 @@ class World:
         # per-call, async or streamed count it spoils is blocked by LOOP-3, and failed where LOOP-3
         # itself passed (the library's agent cap counts right, so that form's count is its own).
         cap = self.max_steps if max_steps is None else max_steps
+        self._budget = (len(self.calls_per_run), cap)
         return self._record("run", lambda model: self.binding.run(agent, request, model), cap=cap,
                             steps=max_steps)
 
@@ -195,7 +194,8 @@ class World:
         agent = self.agent if another_agent is None else self.another_agent(another_agent)
         self.answered.append(interrupt)
         outcome = self._record("resume", lambda model: self.binding.resume(agent, request, model),
-                               check=not (again or another_agent is not None or precondition))
+                               check=not (again or another_agent is not None or precondition),
+                               left=self._steps_left())
         if precondition is not None:
             error = outcome.error
             self.blocked_unless(error is None or error.kind != "other", precondition,
@@ -211,8 +211,21 @@ class World:
                                  f"it built the first from: {built.type}: {built.message}")
         return built
 
+    def _steps_left(self) -> int | None:
+        """The steps a resume has left of its call's cap: the cap less the step calls of the call
+        and of the resumes since (HITL-5: the steps before the pause count)."""
+        if self._budget is None:
+            return None
+        first, cap = self._budget
+        used = sum(1 for run in self.calls_per_run[first:] for c in run if c.kind == "step")
+        return cap - used
+
     def _record(self, operation: str, run: Callable[[ScriptedModel], object],
-                check: bool = True, cap: int | None = None, steps: int | None = None) -> Outcome:
+                check: bool = True, cap: int | None = None, steps: int | None = None,
+                left: int | None = None) -> Outcome:
+        """Run the binding on the scenario's model and record its outcome. `cap` is the call's step
+        cap; `left`, for a resume, the steps its call's cap leaves it (only a late step is told by
+        it: a resume's step count is the library's own)."""
         model = self.model
         calls, turns = len(model.calls), model.unused
         # A loop that never stops ends here, not at the timeout: room for every scripted turn (a
@@ -221,12 +234,25 @@ class World:
         runs = {name: len(t.calls) for name, t in self.tools.items()}
         raised = {name: len(t.raised) for name, t in self.tools.items()}
         http = self.http
-        raw = _guard.call(operation, lambda: http.run(run, model) if http else run(model), self.timeout)
+        try:
+            raw = _guard.call(operation, lambda: http.run(run, model) if http else run(model),
+                              self.timeout)
+        except _guard.ImplementationHung:
+            raise
+        except _guard.CheckFailed as error:
+            # An unexpected model call, or a run the model ended: past the cap, LOOP-3's.
+            late = self._asked_late(model, calls, cap, left)
+            if late is not None:
+                said = late if str(error) == late else f"{late}\n{error}"
+                self.blocked_unless(False, _attribution.STEP_CAP, said)
+            raise
         outcome = _guard.validated(operation, Outcome, raw)
         self.outcomes.append(outcome)
         ran = {name: len(t.calls) - runs.get(name, 0) for name, t in self.tools.items()}
-        self.early_stops.append(None if cap is None else stopped_early(
-            outcome, list(zip(model.calls[calls:], model.answers[calls:], strict=True)), cap, ran))
+        served = list(zip(model.calls[calls:], model.answers[calls:], strict=True))
+        self.early_stops.append(self._asked_late(model, calls, None, left) if cap is None else (
+            _attribution.stopped_early(outcome, served, cap, ran)
+            or self._asked_late(model, calls, cap)))
         self.raised_per_run.append(
             [kind for name, t in self.tools.items() for kind in t.raised[raised.get(name, 0):]])
         self.calls_per_run.append(model.calls[calls:])
@@ -236,6 +262,16 @@ class World:
         if check:
             self.check_script(outcome)
         return outcome
+
+    @staticmethod
+    def _asked_late(model: ScriptedModel, calls: int, cap: int | None,
+                    left: int | None = None) -> str | None:
+        """Why the run that made `model`'s calls from `calls` on did not stop at its cap (a call's
+        `cap`, or the steps `left` to a resume), or None."""
+        served = list(zip(model.calls[calls:], model.answers[calls:], strict=True))
+        if left is not None:
+            return _attribution.asked_late(served, left, model.ran_away, resumed=True)
+        return _attribution.asked_late(served, cap, model.ran_away)
 
     def check_calls(self, model: ScriptedModel, run: str = "") -> None:
         """Fail on a call `model`'s script did not expect; an auxiliary call the binding did not
@@ -252,6 +288,8 @@ class World:
 
     def check_script(self, outcome: Outcome) -> None:
         """Fail on a model call the script did not expect, or on turns left unused."""
+        if self.model.violation is not None:
+            self.blocked_if_stopped_early()  # a step call past the cap is LOOP-3's
         self.check_calls(self.model)
         interrupted = outcome.error is not None and outcome.error.kind == "human-in-the-loop"
         refused = self.may_stop_early and outcome.error is not None
@@ -300,26 +338,23 @@ class World:
         pause) was ended by the raising tool: ERR-1's failure, so the scenario is blocked by ERR-1."""
         if not self.outcomes or not self.raised_per_run:
             return
-        error, raised = self.last.error, self.raised_per_run[-1]
-        self.blocked_unless(
-            error is None or error.kind != "other" or not raised, "ERR-1",
-            f"a tool raised {', '.join(raised)} and the run ended with {error.type}: {error.message}"
-            if error is not None else "")
+        ended = _attribution.ended_by_raising_tool(self.last, self.raised_per_run[-1])
+        self.blocked_unless(ended is None, _attribution.TOOL_ERROR, ended or "")
 
     def blocked_if_stopped_early(self) -> None:
-        """A count that the latest call got wrong because its step cap stopped it a step early is
-        LOOP-3's failure (no off-by-one): the scenario is blocked by LOOP-3."""
+        """A count that the latest call got wrong because its step cap stopped it a step early, or
+        did not stop it after the cap, is LOOP-3's failure: the scenario is blocked by LOOP-3."""
         early = self.early_stops[-1] if self.early_stops else None
-        self.blocked_unless(early is None, "LOOP-3", early or "")
+        self.blocked_unless(early is None, _attribution.STEP_CAP, early or "")
 
     def blocked_if_concurrent_run_stopped_early(self, index: int) -> None:
         """`blocked_if_stopped_early` for concurrent run `index` (its tools' runs are not told apart
         from the other runs', so only a final answer not taken is recognised)."""
         _, model, _, result = self.concurrent[index]
         if isinstance(result, Outcome) and index < len(self.concurrent_caps):
-            early = stopped_early(result, list(zip(model.calls, model.answers, strict=True)),
+            early = _attribution.stopped_early(result, list(zip(model.calls, model.answers, strict=True)),
                                   self.concurrent_caps[index], {})
-            self.blocked_unless(early is None, "LOOP-3", f"concurrent run {index}: {early}")
+            self.blocked_unless(early is None, _attribution.STEP_CAP, f"concurrent run {index}: {early}")
 
     def interrupt(self) -> ErrorInfo:
         """The latest interrupt a call reported; a scenario that needs one and got none is blocked
@@ -327,7 +362,7 @@ class World:
         asked = any(s.tool_name == "ask_to_user" for turns in self.turns_per_run for s in turns
                     if isinstance(s, StepTurn))
         self.blocked_unless(
-            bool(self.interrupts), "HITL-2" if asked else "HITL-3",
+            bool(self.interrupts), _attribution.ASK_PAUSE if asked else _attribution.APPROVAL_PAUSE,
             "no call was interrupted: the agent should have paused for a person"
             + (f"; the last call raised {self.last.error.type}: {self.last.error.message}"
                if self.outcomes and self.last.error else ""),
@@ -354,8 +389,9 @@ class World:
         else:
             requests = [dict(call) for i in self.interrupts
                         if isinstance(call := i.fields.get("tool_call"), dict)]
-        self.blocked_unless(bool(requests), "HITL-3", "the library never asked a person to approve "
-                            "the call" + _raised(self.last) if self.outcomes else "")
+        self.blocked_unless(bool(requests), _attribution.APPROVAL_PAUSE,
+                            "the library never asked a person to approve the call"
+                            + _raised(self.last) if self.outcomes else "")
         return requests
 
     def tool(self, name: str) -> SuiteTool:
@@ -372,37 +408,6 @@ def interrupt_id(interrupt: ErrorInfo) -> str:
         f"(fields: {sorted(interrupt.fields)})"
     )
     return value
-
-
-def stopped_early(outcome: Outcome, served: list[tuple[LMCall, Turn | None]], cap: int,
-                  ran: dict[str, int]) -> str | None:
-    """Why a run that a step cap of `cap` stopped did not act on its `cap`-th step, or None.
-
-    `served` pairs each model call of the run with the turn that answered it; `ran` counts each
-    scenario tool's runs during the call. The cap stopped the run a step early when it stopped after
-    exactly `cap` step calls and the last one was a final answer, or its tool calls neither ran
-    nor were observed in the trajectory.
-    """
-    error = outcome.error
-    capped = outcome.stop_reason == "max_steps" or (error is not None and error.kind == "max-iterations")
-    steps = [turn for call, turn in served if call.kind == "step"]
-    if not capped or cap < 1 or len(steps) != cap:
-        return None
-    last = steps[-1]
-    if isinstance(last, FinalTurn) or (isinstance(last, StepTurn) and last.tool_name == "finish"):
-        return (f"the step cap of {cap} stopped the run after {cap} step call(s), though the reply to "
-                f"step call {cap} was a final answer: a final answer given on step {cap} of a cap of "
-                f"{cap} must be accepted")
-    if not isinstance(last, StepTurn):
-        return None
-    before = [c.tool_name for t in steps[:-1] if isinstance(t, StepTurn) for c in t.calls()]
-    dropped = [c.tool_name for c in last.calls()]
-    observed = [s for s in outcome.trajectory if s.tool_name != "finish" and s.observation is not None]
-    if any(name in ran for name in dropped) and len(observed) <= len(before) and all(
-            count == before.count(name) for name, count in ran.items()):
-        return (f"the step cap of {cap} stopped the run after {cap} step call(s), but the tool call(s) "
-                f"of step {cap} ({', '.join(dropped)}) never ran: a cap of {cap} must allow {cap} step(s)")
-    return None
 
 
 def _raised(outcome: Outcome) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -22,18 +21,16 @@ from typing import Any
 
 import pytest
 from _pytest.runner import runtestprotocol
-from pytest_bdd.exceptions import StepDefinitionNotFoundError
 
-from conformance import _guard, _http, _report, _text
+from conformance import _attribution, _guard, _http, _report, _text
 from conformance._features import catalogue
 from conformance._fixtures import WORLD
 from conformance._loader import load_binding
-from conformance._report import Report, ScenarioResult, Verdict
+from conformance._report import Report, ScenarioResult
 from conformance._steps import MODULES
 from conformance.binding import Binding, effective_capabilities
 
 _SUITE = Path(__file__).resolve().parent / "_suite" / "test_conformance.py"
-_NOT_RUN = "not run: binding broken ("
 #: The suite module's node id wherever it is installed: the id it has in a checkout, so a failing
 #: test's node id can be copied to rerun it (`pytest --impl NAME <node id>`) from any directory.
 SUITE_ID = "conformance/_suite/test_conformance.py"
@@ -275,19 +272,20 @@ class _Session:
         # JUnit takes from it (`junit_logging`).
         report.sections = [(title, _text.terminal(content) if _unsafe(content) else content)
                            for title, content in report.sections]
-        verdict, message, observed = _verdict(report, call, self.broken)
+        verdict, message, observed = _attribution.verdict(report, call, self.broken, requirement)
         if verdict is None:
             return report
         # Capped and made safe before any writer sees it: the terminal, JUnit, xdist's channel.
         message = _text.safe(message)
         _tidy_longrepr(report)
-        blocked = call.excinfo.value if call.excinfo is not None and report.when == "call" else None
-        blocked_by = blocked.requirement if isinstance(blocked, _guard.Blocked) else None
+        error = call.excinfo.value if call.excinfo is not None and report.when == "call" else None
+        blocked_by = _attribution.blocked_by(error, requirement)
         world = item.stash.get(WORLD, None)
-        if isinstance(blocked, _guard.ImplementationHung) and world is not None:
+        if isinstance(error, _guard.ImplementationHung) and world is not None:
             # A call that hung before its precondition could be checked: the requirement the
             # scenario names for that call judges the hang, not this one.
-            blocked_by = _precondition_of_call(item, len(world.outcomes) + 1, requirement)
+            steps = [str(getattr(step, "name", "")) for step in getattr(_template(item), "steps", ())]
+            blocked_by = _attribution.precondition_of_call(steps, len(world.outcomes) + 1, requirement)
             if blocked_by is not None:
                 verdict, message, observed = "blocked", f"blocked by {blocked_by}: {message}", ""
         if blocked_by is not None:
@@ -331,8 +329,8 @@ class _Session:
             earlier = self.results.get(report.nodeid)
             if earlier is None or earlier.verdict == "passed":
                 self.results[report.nodeid] = result
-            if self.broken is None and result.message.startswith(_NOT_RUN):
-                self.broken = result.message.removeprefix(_NOT_RUN).removesuffix(")")
+            if self.broken is None and result.message.startswith(_attribution.NOT_RUN):
+                self.broken = result.message.removeprefix(_attribution.NOT_RUN).removesuffix(")")
             self._write(complete=False)
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
@@ -347,7 +345,7 @@ class _Session:
     # -- reporting --------------------------------------------------------------------------
 
     def report(self, complete: bool = True) -> Report:
-        results = _report.resolve_blocked(list(self.results.values()))
+        results = _attribution.resolve_blocked(list(self.results.values()))
         b = self.binding
         verdicts = _report.requirement_verdicts(results, catalogue())
         if not complete:
@@ -412,7 +410,7 @@ class _Session:
         (known only once every scenario ran): in the terminal's tally and summary, and in JUnit
         XML. Whether there was any."""
         nodeids = list(self.results)
-        resolved = _report.resolve_blocked(list(self.results.values()))
+        resolved = _attribution.resolve_blocked(list(self.results.values()))
         failed = {nodeid: r.message for nodeid, r in zip(nodeids, resolved, strict=True)
                   if r.verdict == "failed" and self.results[nodeid].verdict == "blocked"}
         if not failed:
@@ -506,66 +504,6 @@ class _Session:
                             for nodeid, result in self.results.items()), self.binding)
 
 
-def _verdict(
-    report: pytest.TestReport, call: pytest.CallInfo[None], broken: str | None
-) -> tuple[Verdict | None, str, str]:
-    """The scenario's verdict, its message, and for a known failure what was observed."""
-    longrepr = str(report.longrepr or "")
-    if report.when == "setup":
-        if report.skipped:
-            # A skip's longrepr is (path, line, reason): keep the reason, never a machine path.
-            reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else longrepr
-            reason = reason.removeprefix("Skipped: ")
-            if "binding broken" in reason:
-                return "errored", f"{_NOT_RUN}{broken})", ""
-            return "not-claimed", reason, ""
-        if report.failed:
-            return "errored", longrepr, ""
-        return None, "", ""
-    if report.when == "call":
-        if call.excinfo is not None and call.excinfo.errisinstance(_guard.Blocked):
-            # Before the known-failure check: a precondition that failed judges nothing here.
-            return "blocked", str(call.excinfo.value), ""
-        if call.excinfo is not None and call.excinfo.errisinstance(_guard.BindingError):
-            # Before the known-failure check too: a broken binding is no verdict on the library.
-            return "errored", str(call.excinfo.value), ""
-        if hasattr(report, "wasxfail"):
-            reason = str(report.wasxfail).removeprefix("known failure: ")
-            observed = str(call.excinfo.value) if call.excinfo is not None else ""
-            return ("known-failure", reason, observed) if report.skipped else ("passed", "", "")
-        if report.passed:
-            return "passed", "", ""
-        if "XPASS(strict)" in longrepr:
-            return "failed", (
-                f"{_report.UNEXPECTED_PASS}: remove it from the binding's known_failures"
-            ), ""
-        if call.excinfo is not None and call.excinfo.errisinstance(StepDefinitionNotFoundError):
-            return "errored", f"suite bug, please report it: {call.excinfo.value}", ""
-        if call.excinfo is not None and not _is_check(call.excinfo.value):
-            # Not a check of the suite's: what a binding returned broke the checks (or the suite
-            # has a bug); either way the library was not judged.
-            error = call.excinfo.value
-            return "errored", (f"{type(error).__name__}: {error}\nThe suite could not judge this "
-                               "scenario: something the binding returned broke its checks, or the "
-                               "suite has a bug (please report it)."), ""
-        message = str(call.excinfo.value) if call.excinfo is not None else longrepr
-        return "failed", message, ""
-    if report.failed:
-        return "errored", longrepr, ""
-    return None, "", ""
-
-
-def _precondition_of_call(item: pytest.Item, number: int, own: str) -> str | None:
-    """The requirement a scenario names for call `number` ("Then call 1 stopped with ..., as ERR-2
-    requires"), if it is not the scenario's own."""
-    template = _template(item)
-    for step in getattr(template, "steps", ()):
-        match = re.search(rf"\bcall {number}\b.*\bas ([A-Z]+-\d+) requires$", str(getattr(step, "name", "")))
-        if match and match.group(1) != own:
-            return match.group(1)
-    return None
-
-
 def _auxiliary_calls(world: object) -> dict[str, int]:
     """How many auxiliary model calls of each kind the scenario's runs made."""
     tally: dict[str, int] = {}
@@ -574,15 +512,6 @@ def _auxiliary_calls(world: object) -> dict[str, int]:
             if c.kind == "auxiliary":
                 tally[c.auxiliary or "unnamed"] = tally.get(c.auxiliary or "unnamed", 0) + 1
     return tally
-
-
-def _is_check(error: BaseException) -> bool:
-    """Whether `error` is a check of the suite's failing (an `AssertionError`: the steps' own
-    asserts, and `_guard.call` lets none through from a binding), or a group of only those
-    (hypothesis reports several distinct failures as one)."""
-    if isinstance(error, BaseExceptionGroup):
-        return all(_is_check(inner) for inner in error.exceptions)
-    return isinstance(error, AssertionError)
 
 
 def _tidy_longrepr(report: pytest.TestReport) -> None:

@@ -26,7 +26,7 @@ import reference._adapters
 import reference._signature
 from conformance import AgentSpec, CallRequest, ErrorInfo, Outcome, ScriptedModel, SuiteTool
 from conformance._model import UnexpectedModelCall
-from conformance.binding import AdapterName, LMCall, StepTurn
+from conformance.binding import AdapterName, LMCall, ResumeRequest, Step, StepTurn
 from conformance.bindings.reference import _ADAPTERS, ReferenceBinding, _Agent
 from reference._args import MAX_DEPTH, too_deep, unfence
 from reference.react import _model, _Part, _Paused, _Run
@@ -1288,3 +1288,50 @@ class LeavesAnAsyncAuxiliaryCallUnnamed(ReferenceBinding):
         model.auxiliary("tally", LMCall(kind="auxiliary", adapter="other",
                                         messages=[{"role": "user", "content": "Count the runs."}]))
         return await super().arun(agent, call, model)
+
+
+# -- causes another requirement judges (attribution: test_verdicts.py, the block at its end) -----
+
+
+class AsksAStepLate(ReferenceBinding):
+    """A ReAct whose cap of N runs N steps, then asks the model for step N + 1 and drops the
+    reply (Genkit's `maxTurns: N`): LOOP-3's defect, which blocks the scenarios of other
+    requirements that stop on the cap."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        return _asks_once_more(super().run(agent, call, model), model)
+
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        return _asks_once_more(await super().arun(agent, call, model), model)
+
+
+def _args_as_text(outcome: Outcome) -> Outcome:
+    """`outcome` with each step's args recorded as their JSON text, in its trajectory and in its
+    error's history."""
+    def text(step: Any) -> Any:
+        if isinstance(step, Step) and isinstance(step.tool_args, dict):
+            return step.model_copy(update={"tool_args": json.dumps(step.tool_args)})
+        if isinstance(step, dict) and isinstance(step.get("tool_args"), dict):
+            return {**step, "tool_args": json.dumps(step["tool_args"])}
+        return step
+
+    error = outcome.error
+    if error is not None and isinstance(error.fields.get("history"), list):
+        history = [text(s) for s in error.fields["history"]]
+        error = error.model_copy(update={"fields": {**error.fields, "history": history}})
+    return outcome.model_copy(update={"trajectory": [text(s) for s in outcome.trajectory],
+                                      "error": error})
+
+
+class RecordsArgsAsText(ReferenceBinding):
+    """Its trajectory records each step's args as their JSON text, not the object (dspy.ts's text
+    protocol): TRJ-1's defect, which blocks the trajectory checks of other requirements."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        return _args_as_text(super().run(agent, call, model))
+
+    async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        return _args_as_text(await super().arun(agent, call, model))
+
+    def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
+        return _args_as_text(super().resume(agent, request, model))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from conformance._attribution import resolve_blocked
 from conformance._features import catalogue
 from conformance._report import (
     BindingInfo,
@@ -15,7 +16,6 @@ from conformance._report import (
     markdown,
     requirement_reasons,
     requirement_verdicts,
-    resolve_blocked,
 )
 
 

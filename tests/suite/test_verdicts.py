@@ -304,3 +304,60 @@ def test_an_unnamed_auxiliary_call_in_concurrent_runs_is_a_binding_error(run_sui
     assert len(verdicts) == 2 and {v for v, _ in verdicts.values()} == {"errored"}, verdicts
     assert all("auxiliary call 'tally' (concurrent run 0)" in m for _, m in verdicts.values()), verdicts
     assert run.requirements("errored") == {"ASYNC-2"}, run.output[-3000:]
+
+
+# -- attribution: a cause another requirement judges blocks by its owner (conformance._attribution) --
+
+
+def _blocked_by(run: SuiteRun, owner: str) -> set[str]:
+    """The requirements of the scenarios `owner` blocked."""
+    assert run.report is not None, run.output[-3000:]
+    return {s["requirement"] for s in run.report["scenarios"]
+            if s["verdict"] == "blocked" and s["blocked_by"] == owner}
+
+
+def test_a_run_that_never_stops_fails_loop_3_and_blocks_the_scenarios_of_others(
+    run_suite: RunSuite,
+) -> None:
+    run = run_suite(f"{B}:NeverStops", "--conformance-timeout", "120")
+    assert run.report is not None, run.output[-3000:]
+    assert run.report["requirements"]["LOOP-3"] == "failed"
+    # agno's `tool_call_limit`: everything that stops on the cap, a resume's remaining budget too.
+    dependent = {"EXH-1", "EXH-2", "EXH-3", "EXH-4", "EXH-6", "TRJ-3", "ERR-2", "LOOP-4", "LOOP-5",
+                 "HITL-5", "STREAM-1"}
+    assert dependent <= _blocked_by(run, "LOOP-3") and dependent <= run.requirements("blocked")
+    assert not run.requirements("failed") - {"LOOP-3"} and not run.requirements("errored")
+    messages = [s["message"] for s in run.report["scenarios"]
+                if s["requirement"] == "EXH-4" and s["verdict"] != "passed"]
+    assert messages and all(m.startswith("blocked by LOOP-3: the run never stopped: it made ")
+                            for m in messages), messages
+
+
+def test_a_cap_that_asks_a_step_late_fails_loop_3_and_blocks_what_stops_on_the_cap(
+    run_suite: RunSuite,
+) -> None:
+    run = run_suite(f"{B}:AsksAStepLate")
+    assert run.report is not None, run.output[-3000:]
+    assert run.report["requirements"]["LOOP-3"] == "failed"
+    # Genkit's `maxTurns`: a script of N steps under a cap of N meets a step call N + 1.
+    assert {"TRJ-3", "EXH-2", "EXT-2", "EXH-5"} <= _blocked_by(run, "LOOP-3")
+    (trj3,) = [s for s in run.report["scenarios"] if s["requirement"] == "TRJ-3"
+               and s["verdict"] == "blocked" and "step cap of 3" in s["message"]]
+    assert ("the step cap of 3 did not stop the run: after 3 step call(s) without a final answer it "
+            "asked the model for step 4") in trj3["message"]
+    assert not run.requirements("errored")
+
+
+def test_args_recorded_as_text_fail_trj_1_and_block_the_trajectory_checks_of_others(
+    run_suite: RunSuite,
+) -> None:
+    run = run_suite(f"{B}:RecordsArgsAsText")
+    assert run.report is not None, run.output[-3000:]
+    assert run.report["requirements"]["TRJ-1"] == "failed"
+    (own,) = [s for s in run.report["scenarios"] if s["requirement"] == "TRJ-1"]
+    assert own["message"].startswith("step 1's args are recorded in the trajectory as the text "
+                                     "'{\"a\": 1234, \"b\": 4321}', not as the args object"), own
+    # dspy.ts's text protocol: LOOP-1's trajectory line, TRJ-2, TRJ-3, ERR-1, ASYNC-1.
+    dependent = {"LOOP-1", "TRJ-2", "TRJ-3", "ERR-1", "ASYNC-1"}
+    assert dependent <= _blocked_by(run, "TRJ-1") and dependent <= run.requirements("blocked")
+    assert not run.requirements("errored")

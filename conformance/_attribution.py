@@ -1,0 +1,270 @@
+"""Attribution: which requirement a scenario's failure is counted under (REQUIREMENTS.md, "One
+cause, one verdict").
+
+Every scenario asserts what its own requirement says; whatever it must read first (the answer, a
+step count, the trajectory, a pause) is a precondition owned by the requirement that judges that
+thing (`OWNERS`). A broken precondition raises `_guard.Blocked` naming its owner: the scenario is
+`blocked` by the owner when the owner failed, and `failed` when the owner passed (`resolve_blocked`,
+once every scenario ran). A MUST scenario is never blocked by a SHOULD requirement: that would hide
+a MUST failure behind a recommendation, so the failure is the scenario's own (`verdict`).
+
+The recognisers here are pure: they read outcomes, model calls and scenario results, and say
+whether a failure has a cause another requirement judges.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+
+import pytest
+from pydantic import JsonValue
+from pytest_bdd.exceptions import StepDefinitionNotFoundError
+
+from conformance import _guard, _report
+from conformance._features import Requirement, catalogue
+from conformance._report import ScenarioResult, Verdict
+from conformance._values import json_equal
+from conformance.binding import FaultTurn, FinalTurn, LMCall, Outcome, StepTurn, Turn
+
+#: The preconditions scenarios read, each with the requirement that judges it (its owner).
+OWNERS: dict[str, str] = {
+    "the final answer's text": "LOOP-7",
+    "the run stopping at its step cap, neither a step early nor late, and stopping at all": "LOOP-3",
+    "the chosen tool running with the chosen args": "LOOP-1",
+    "the args field present in a step reply": "STEP-4",
+    "a signature value form": "SIG-3",
+    "a tool error not ending the run": "ERR-1",
+    "repeated tool errors stopping the run": "ERR-2",
+    "a pause for the person's answer (ask_to_user)": "HITL-2",
+    "a pause for the person's approval": "HITL-3",
+    "a resume of a paused run": "HITL-4",
+    "the trajectory's record of a step (tool name, args, observation)": "TRJ-1",
+    "each streamed step emitted once": "STREAM-1",
+    "a global adapter taking effect": "ADP-1",
+    "the model retried": "NET-1",
+}
+STEP_CAP = OWNERS["the run stopping at its step cap, neither a step early nor late, and stopping at all"]
+TOOL_ERROR = OWNERS["a tool error not ending the run"]
+TRAJECTORY = OWNERS["the trajectory's record of a step (tool name, args, observation)"]
+ASK_PAUSE = OWNERS["a pause for the person's answer (ask_to_user)"]
+APPROVAL_PAUSE = OWNERS["a pause for the person's approval"]
+
+#: How a scenario that never ran, the binding being broken, is reported.
+NOT_RUN = "not run: binding broken ("
+
+
+# -- preconditions --------------------------------------------------------------------------
+
+
+def precondition(condition: bool, owner: str, own: str | None, what: str) -> None:
+    """Check a precondition `owner` judges: if it did not happen, the scenario is blocked by
+    `owner`, unless `owner` is the scenario's own requirement (`own`), which then simply fails."""
+    if condition:
+        return
+    if owner == own:
+        raise AssertionError(what)
+    raise _guard.Blocked(owner, what)
+
+
+def level(rid: str, requirements: dict[str, Requirement] | None = None) -> str:
+    """A requirement's level (`must` for one the catalogue does not know)."""
+    known = catalogue() if requirements is None else requirements
+    return known[rid].level if rid in known else "must"
+
+
+def may_block(owner: str, own: str, requirements: dict[str, Requirement] | None = None) -> bool:
+    """Whether a failure of `owner` may block a scenario of `own`: never a SHOULD a MUST."""
+    return not (level(own, requirements) == "must" and level(owner, requirements) == "should")
+
+
+def should_blocks_must(owner: str, own: str) -> str:
+    """The note on a MUST scenario whose precondition names a SHOULD requirement."""
+    return (f"\n({own} is a MUST requirement and {owner} a SHOULD: a MUST scenario is never blocked "
+            f"by a SHOULD, so this failure is {own}'s own)")
+
+
+# -- the recognisers ----------------------------------------------------------------------------
+
+
+def ended_by_raising_tool(outcome: Outcome, raised: Sequence[str]) -> str | None:
+    """Why a run a tool raised in and that then ended with an error (not a cap, not a pause) was
+    ended by the raising tool (ERR-1's failure), or None."""
+    error = outcome.error
+    if error is None or error.kind != "other" or not raised:
+        return None
+    return f"a tool raised {', '.join(raised)} and the run ended with {error.type}: {error.message}"
+
+
+def stopped_early(outcome: Outcome, served: Sequence[tuple[LMCall, Turn | None]], cap: int,
+                  ran: dict[str, int]) -> str | None:
+    """Why a run that a step cap of `cap` stopped did not act on its `cap`-th step, or None.
+
+    `served` pairs each model call of the run with the turn that answered it; `ran` counts each
+    scenario tool's runs during the call. The cap stopped the run a step early when it stopped after
+    exactly `cap` step calls and the last one was a final answer, or its tool calls neither ran
+    nor were observed in the trajectory.
+    """
+    error = outcome.error
+    capped = outcome.stop_reason == "max_steps" or (error is not None and error.kind == "max-iterations")
+    steps = [turn for call, turn in served if call.kind == "step"]
+    if not capped or cap < 1 or len(steps) != cap:
+        return None
+    last = steps[-1]
+    if _final(last):
+        return (f"the step cap of {cap} stopped the run after {cap} step call(s), though the reply to "
+                f"step call {cap} was a final answer: a final answer given on step {cap} of a cap of "
+                f"{cap} must be accepted")
+    if not isinstance(last, StepTurn):
+        return None
+    before = [c.tool_name for t in steps[:-1] if isinstance(t, StepTurn) for c in t.calls()]
+    dropped = [c.tool_name for c in last.calls()]
+    observed = [s for s in outcome.trajectory if s.tool_name != "finish" and s.observation is not None]
+    if any(name in ran for name in dropped) and len(observed) <= len(before) and all(
+            count == before.count(name) for name, count in ran.items()):
+        return (f"the step cap of {cap} stopped the run after {cap} step call(s), but the tool call(s) "
+                f"of step {cap} ({', '.join(dropped)}) never ran: a cap of {cap} must allow {cap} step(s)")
+    return None
+
+
+def asked_late(served: Sequence[tuple[LMCall, Turn | None]], cap: int | None,
+               runaway: str | None = None, resumed: bool = False) -> str | None:
+    """Why a run did not stop at its step cap of `cap` (LOOP-3's defect), or None: it never
+    stopped (`runaway`, the scripted model's word for a run it ended), or it made step call
+    `cap + 1` after `cap` step calls none of which was answered with a final answer (Genkit's
+    `maxTurns`, agno's `tool_call_limit`). A step call a transient fault answered is retried, so
+    it is not counted. A `resumed` run's `cap` is what its call's cap left it (zero too); a call's
+    cap of zero is EXH-3's, not told here."""
+    if runaway is not None:
+        return runaway
+    if cap is None or cap < (0 if resumed else 1):
+        return None
+    steps = [turn for call, turn in served if call.kind == "step" and not isinstance(turn, FaultTurn)]
+    if len(steps) <= cap or any(_final(turn) for turn in steps[:cap]):
+        return None
+    if resumed:
+        return (f"the step cap did not stop the resumed run: the steps before the pause left it "
+                f"{cap} step(s), and it asked the model for step {cap + 1} without a final answer")
+    return (f"the step cap of {cap} did not stop the run: after {cap} step call(s) without a final "
+            f"answer it asked the model for step {cap + 1}; a cap of {cap} must stop the loop after "
+            f"{cap} step(s)")
+
+
+def _final(turn: Turn | None) -> bool:
+    return isinstance(turn, FinalTurn) or (isinstance(turn, StepTurn) and turn.tool_name == "finish")
+
+
+def args_as_text(recorded: JsonValue, expected: JsonValue) -> bool:
+    """Whether a trajectory recorded a step's args as the JSON text of the expected object (a text
+    protocol's action input) rather than the object: TRJ-1's defect, not the step's."""
+    if not isinstance(recorded, str) or not isinstance(expected, dict):
+        return False
+    try:
+        parsed = json.loads(recorded)
+    except ValueError:
+        return False
+    return json_equal(parsed, expected)
+
+
+def args_recorded_as_text(number: int, recorded: str) -> str:
+    """What TRJ-1's failure is, said where another requirement's scenario reads the trajectory."""
+    return (f"step {number}'s args are recorded in the trajectory as the text {recorded!r}, not as "
+            "the args object: the trajectory must record per step the tool's args")
+
+
+def precondition_of_call(step_names: Iterable[str], number: int, own: str) -> str | None:
+    """The requirement a scenario's steps name for call `number` ("Then call 1 stopped with ...,
+    as ERR-2 requires"), if it is not the scenario's own and may block it (never a SHOULD a MUST)."""
+    for name in step_names:
+        match = re.search(rf"\bcall {number}\b.*\bas ([A-Z]+-\d+) requires$", name)
+        if match and match.group(1) != own:
+            return match.group(1) if may_block(match.group(1), own) else None
+    return None
+
+
+# -- verdicts -------------------------------------------------------------------------------------
+
+
+def verdict(
+    report: pytest.TestReport, call: pytest.CallInfo[None], broken: str | None, own: str
+) -> tuple[Verdict | None, str, str]:
+    """The scenario's verdict, its message, and for a known failure what was observed."""
+    longrepr = str(report.longrepr or "")
+    if report.when == "setup":
+        if report.skipped:
+            # A skip's longrepr is (path, line, reason): keep the reason, never a machine path.
+            reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else longrepr
+            reason = reason.removeprefix("Skipped: ")
+            if "binding broken" in reason:
+                return "errored", f"{NOT_RUN}{broken})", ""
+            return "not-claimed", reason, ""
+        if report.failed:
+            return "errored", longrepr, ""
+        return None, "", ""
+    if report.when == "call":
+        error = call.excinfo.value if call.excinfo is not None else None
+        demoted = ""
+        if isinstance(error, _guard.Blocked):
+            if may_block(error.requirement, own):
+                # Before the known-failure check: a precondition that failed judges nothing here.
+                return "blocked", str(error), ""
+            demoted = should_blocks_must(error.requirement, own)
+        if isinstance(error, _guard.BindingError):
+            # Before the known-failure check too: a broken binding is no verdict on the library.
+            return "errored", str(error), ""
+        if hasattr(report, "wasxfail"):
+            reason = str(report.wasxfail).removeprefix("known failure: ")
+            observed = f"{error}{demoted}" if error is not None else ""
+            return ("known-failure", reason, observed) if report.skipped else ("passed", "", "")
+        if report.passed:
+            return "passed", "", ""
+        if "XPASS(strict)" in longrepr:
+            return "failed", f"{_report.UNEXPECTED_PASS}: remove it from the binding's known_failures", ""
+        if isinstance(error, StepDefinitionNotFoundError):
+            return "errored", f"suite bug, please report it: {error}", ""
+        if error is not None and not demoted and not is_check(error):
+            # Not a check of the suite's: what a binding returned broke the checks (or the suite
+            # has a bug); either way the library was not judged.
+            return "errored", (f"{type(error).__name__}: {error}\nThe suite could not judge this "
+                               "scenario: something the binding returned broke its checks, or the "
+                               "suite has a bug (please report it)."), ""
+        message = f"{error}{demoted}" if error is not None else longrepr
+        return "failed", message, ""
+    if report.failed:
+        return "errored", longrepr, ""
+    return None, "", ""
+
+
+def blocked_by(error: BaseException | None, own: str) -> str | None:
+    """The requirement a scenario's exception blocks it by, if it may."""
+    if isinstance(error, _guard.Blocked) and may_block(error.requirement, own):
+        return error.requirement
+    return None
+
+
+def is_check(error: BaseException) -> bool:
+    """Whether `error` is a check of the suite's failing (an `AssertionError`: the steps' own
+    asserts, and `_guard.call` lets none through from a binding), or a group of only those
+    (hypothesis reports several distinct failures as one)."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(is_check(inner) for inner in error.exceptions)
+    return isinstance(error, AssertionError)
+
+
+def resolve_blocked(results: list[ScenarioResult]) -> list[ScenarioResult]:
+    """`results`, with every scenario blocked by a requirement that passed turned into a failure:
+    the precondition that requirement judges held there, so the scenario's own failure stands.
+    Repeated until nothing changes (a requirement can fail through such a scenario)."""
+    while True:
+        verdicts = _report.requirement_verdicts(results, {})
+        changed = False
+        for i, r in enumerate(results):
+            if r.verdict == "blocked" and r.blocked_by and verdicts.get(r.blocked_by) == "passed":
+                results[i] = r.model_copy(update={
+                    "verdict": "failed", "blocked_by": None,
+                    "message": f"{r.message}\n(reported as blocked by {r.blocked_by}, but "
+                               f"{r.blocked_by} passed: the scenario's failure is its own)"})
+                changed = True
+        if not changed:
+            return results

@@ -1,0 +1,214 @@
+"""Attribution (`conformance._attribution`): each recogniser on a case that is its cause and on one
+that is not, the owners, the level rule, and the resolution of a block once every scenario ran."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance import _attribution as a
+from conformance import _guard
+from conformance._features import catalogue
+from conformance._report import ScenarioResult
+from conformance._steps.observations import _ArgsAsText
+from conformance._tools import SuiteTool
+from conformance._world import World
+from conformance.binding import (
+    ErrorInfo,
+    ExtractTurn,
+    FaultTurn,
+    FinalTurn,
+    LMCall,
+    Outcome,
+    ParamSpec,
+    Step,
+    StepTurn,
+    ToolSpec,
+    Turn,
+)
+from conformance.bindings.reference import ReferenceBinding
+
+
+def _step(tool: str = "add", **args: Any) -> StepTurn:
+    return StepTurn(thought="t", tool_name=tool, tool_args=args or {"a": 1, "b": 1})
+
+
+def _served(*turns: Turn | None) -> list[tuple[LMCall, Turn | None]]:
+    """Each turn with the model call it answered: an extraction call, or a step call."""
+    return [(LMCall(kind="extract" if isinstance(t, ExtractTurn) else "step", adapter="chat",
+                    messages=[]), t) for t in turns]
+
+
+CAPPED = Outcome(stop_reason="max_steps", trajectory=[Step(tool_name="add", observation="2")])
+
+
+def _result(rid: str, verdict: str, blocked_by: str | None = None) -> ScenarioResult:
+    return ScenarioResult.model_validate({"id": f"t_{rid}", "feature": "x.feature", "name": rid,
+                                          "requirement": rid, "verdict": verdict,
+                                          "message": "m", "blocked_by": blocked_by})
+
+
+# -- owners and preconditions --------------------------------------------------------------------
+
+
+def test_every_owner_is_a_requirement_of_the_catalogue() -> None:
+    known = set(catalogue()) | {"LOOP-7"}  # LOOP-7 (catalogue 3.1) lands with its feature
+    assert set(a.OWNERS.values()) <= known
+    assert (a.STEP_CAP, a.TOOL_ERROR, a.TRAJECTORY) == ("LOOP-3", "ERR-1", "TRJ-1")
+    assert a.OWNERS["the final answer's text"] == "LOOP-7"
+    assert a.OWNERS["the args field present in a step reply"] == "STEP-4"
+    assert a.OWNERS["a signature value form"] == "SIG-3"
+
+
+def test_a_broken_precondition_blocks_by_its_owner_and_fails_the_owners_own_scenario() -> None:
+    a.precondition(True, "ERR-1", "TRJ-3", "never said")
+    with pytest.raises(_guard.Blocked) as blocked:
+        a.precondition(False, "ERR-1", "TRJ-3", "the tool error ended the run")
+    assert blocked.value.requirement == "ERR-1"
+    assert str(blocked.value) == "blocked by ERR-1: the tool error ended the run"
+    with pytest.raises(AssertionError, match="the tool error ended the run"):
+        a.precondition(False, "ERR-1", "ERR-1", "the tool error ended the run")
+
+
+def test_a_should_never_blocks_a_must() -> None:
+    assert catalogue()["ERR-4"].level == "should" and catalogue()["ASYNC-1"].level == "must"
+    assert not a.may_block("ERR-4", "ASYNC-1")
+    assert a.may_block("ERR-1", "ASYNC-1") and a.may_block("ERR-1", "ERR-4")
+    assert a.may_block("ERR-4", "ARGS-6")  # a SHOULD may block a SHOULD
+    assert a.blocked_by(_guard.Blocked("ERR-4", "x"), "ASYNC-1") is None
+    assert a.blocked_by(_guard.Blocked("ERR-1", "x"), "ASYNC-1") == "ERR-1"
+    assert a.blocked_by(AssertionError("x"), "ASYNC-1") is None
+
+
+def test_a_hang_is_blocked_by_the_requirement_the_scenario_names_for_that_call() -> None:
+    steps = ["When the agent is called", "Then call 1 stopped with \"x\", as ERR-2 requires",
+             "Then call 2 showed the agent the tool's error \"y\", as ERR-4 requires"]
+    assert a.precondition_of_call(steps, 1, "ERR-3") == "ERR-2"
+    assert a.precondition_of_call(steps, 1, "ERR-2") is None  # its own
+    assert a.precondition_of_call(steps, 3, "ERR-3") is None  # none named for call 3
+    assert a.precondition_of_call(steps, 2, "ASYNC-1") is None  # a SHOULD, in a MUST scenario
+
+
+# -- the recognisers ---------------------------------------------------------------------------
+
+
+def test_a_run_a_raising_tool_ended_is_err_1s() -> None:
+    crashed = Outcome(error=ErrorInfo(type="DiskOnFire", message="the disk is on fire"))
+    assert a.ended_by_raising_tool(crashed, ["DiskOnFire"]) == (
+        "a tool raised DiskOnFire and the run ended with DiskOnFire: the disk is on fire")
+    assert a.ended_by_raising_tool(crashed, []) is None  # no tool raised: another cause
+    capped = Outcome(error=ErrorInfo(type="MaxIterationsError", message="cap", kind="max-iterations"))
+    assert a.ended_by_raising_tool(capped, ["DiskOnFire"]) is None  # the cap ended it
+    assert a.ended_by_raising_tool(Outcome(outputs={"answer": "5"}), ["DiskOnFire"]) is None
+
+
+def test_a_cap_that_drops_a_final_answer_on_its_last_step_stopped_early() -> None:
+    early = a.stopped_early(CAPPED, _served(_step(), FinalTurn(outputs={"answer": "2"})), 2, {"add": 1})
+    assert early is not None and "the reply to step call 2 was a final answer" in early
+    assert a.stopped_early(CAPPED, _served(_step(), _step()), 3, {"add": 2}) is None  # 2 calls of 3
+    answered = Outcome(outputs={"answer": "2"})
+    assert a.stopped_early(answered, _served(_step(), FinalTurn(outputs={"answer": "2"})), 2,
+                           {"add": 1}) is None  # not stopped by the cap
+
+
+def test_a_cap_whose_last_step_never_ran_stopped_early() -> None:
+    dropped = a.stopped_early(CAPPED, _served(_step(), _step()), 2, {"add": 1})
+    assert dropped is not None and "of step 2 (add) never ran" in dropped
+    both = Outcome(stop_reason="max_steps", trajectory=[Step(tool_name="add", observation="2")] * 2)
+    assert a.stopped_early(both, _served(_step(), _step()), 2, {"add": 2}) is None
+
+
+def test_a_step_call_past_the_cap_without_a_final_answer_is_asked_late() -> None:
+    late = a.asked_late(_served(_step(), _step(), None), 2)
+    assert late == ("the step cap of 2 did not stop the run: after 2 step call(s) without a final "
+                    "answer it asked the model for step 3; a cap of 2 must stop the loop after 2 "
+                    "step(s)")
+    assert a.asked_late(_served(_step(), _step()), 2) is None  # exactly the cap
+    assert a.asked_late(_served(_step(), FinalTurn(outputs={"answer": "2"}), None), 2) is None
+    assert a.asked_late(_served(_step(), _step(), None), None) is None  # no cap known (a resume)
+    assert a.asked_late(_served(_step(), _step(), None), 0) is None  # a zero cap is EXH-3's
+
+
+def test_a_retried_fault_is_not_a_step_and_an_extraction_is_not_a_step_call() -> None:
+    fault = FaultTurn(fault="500")
+    assert a.asked_late(_served(_step(), fault, _step()), 2) is None
+    assert a.asked_late(_served(_step(), _step(), ExtractTurn(outputs={"answer": "2"})), 2) is None
+
+
+def test_a_run_that_never_stopped_is_loop_3s_whatever_its_calls() -> None:
+    said = "the run never stopped: it made 60 model calls"
+    assert a.asked_late([], None, runaway=said) == said
+    assert a.asked_late(_served(_step()), 10, runaway=None) is None
+
+
+def test_args_recorded_as_their_json_text_are_trj_1s() -> None:
+    assert a.args_as_text('{"a": 1, "b": 2}', {"a": 1, "b": 2.0})
+    assert not a.args_as_text('{"a": 1, "b": 3}', {"a": 1, "b": 2})  # other args: not the cause
+    assert not a.args_as_text({"a": 1}, {"a": 1})  # the object itself
+    assert not a.args_as_text("a=1", {"a": 1})  # not JSON
+    assert not a.args_as_text('"x"', "x")  # only an object's text
+    assert "as the text '{\"a\": 1}'" in a.args_recorded_as_text(1, '{"a": 1}')
+
+
+def _world(own: str, ran: list[dict[str, Any]]) -> World:
+    world = World(ReferenceBinding(), 5.0, own)
+    tool = SuiteTool(ToolSpec(name="add", description="adds", parameters=(
+        ParamSpec(name="a", type="int"), ParamSpec(name="b", type="int"))))
+    tool.calls.extend(ran)
+    world.tools["add"] = tool
+    return world
+
+
+def test_a_trajectory_check_blocks_by_trj_1_only_after_its_own_checks() -> None:
+    step = Step(tool_name="add", tool_args='{"a": 1, "b": 2}', observation="3")
+    as_text = _ArgsAsText(_world("LOOP-1", [{"a": 1, "b": 2}]))
+    assert as_text.equal(1, step, {"a": 1, "b": 2})
+    with pytest.raises(_guard.Blocked, match="blocked by TRJ-1: step 1's args are recorded"):
+        as_text.told()
+    own = _ArgsAsText(_world("TRJ-1", [{"a": 1, "b": 2}]))
+    assert own.equal(1, step, {"a": 1, "b": 2})
+    with pytest.raises(AssertionError, match="step 1's args are recorded"):
+        own.told()
+    # The tool did not receive the args the step records: LOOP-1's own property, not a recording.
+    other = _ArgsAsText(_world("LOOP-1", [{"a": 9, "b": 9}]))
+    assert not other.equal(1, step, {"a": 1, "b": 2})
+    other.told()
+
+
+def _call(error: BaseException) -> tuple[pytest.TestReport, pytest.CallInfo[None]]:
+    def raises() -> None:
+        raise error
+
+    call = pytest.CallInfo.from_call(raises, "call")
+    report = pytest.TestReport("t", ("x.py", 0, "t"), {}, "failed", str(error), "call")
+    return report, call
+
+
+def test_a_scenario_blocked_by_a_should_it_may_not_be_blocked_by_fails_on_its_own() -> None:
+    assert a.verdict(*_call(_guard.Blocked("ERR-1", "crashed")), None, "ASYNC-1") == (
+        "blocked", "blocked by ERR-1: crashed", "")
+    verdict, message, _ = a.verdict(*_call(_guard.Blocked("ERR-4", "no message")), None, "ASYNC-1")
+    assert verdict == "failed" and message.startswith("blocked by ERR-4: no message\n")
+    assert "a MUST scenario is never blocked by a SHOULD, so this failure is ASYNC-1's own" in message
+    # A SHOULD scenario may be blocked by a SHOULD.
+    assert a.verdict(*_call(_guard.Blocked("ERR-4", "x")), None, "ARGS-6")[0] == "blocked"
+
+
+def test_what_a_binding_broke_is_errored_and_a_check_that_failed_is_failed() -> None:
+    assert a.verdict(*_call(_guard.BindingError("bad")), None, "LOOP-1")[:2] == ("errored", "bad")
+    assert a.verdict(*_call(AssertionError("wrong")), None, "LOOP-1")[:2] == ("failed", "wrong")
+    verdict, message, _ = a.verdict(*_call(KeyError("k")), None, "LOOP-1")
+    assert verdict == "errored" and "The suite could not judge this scenario" in message
+    assert a.is_check(ExceptionGroup("two", [AssertionError("a"), AssertionError("b")]))
+    assert not a.is_check(ExceptionGroup("mixed", [AssertionError("a"), KeyError("b")]))
+
+
+# -- verdicts once every scenario ran -------------------------------------------------------------
+
+
+def test_a_block_by_a_requirement_that_passed_is_a_failure_and_by_one_that_failed_stays() -> None:
+    results = a.resolve_blocked([_result("LOOP-3", "passed"), _result("EXH-4", "blocked", "LOOP-3"),
+                                 _result("TRJ-1", "failed"), _result("TRJ-3", "blocked", "TRJ-1")])
+    assert [r.verdict for r in results] == ["passed", "failed", "failed", "blocked"]
+    assert "but LOOP-3 passed: the scenario's failure is its own" in results[1].message
