@@ -124,6 +124,23 @@ def conforms(verdicts: dict[str, Verdict], catalogue: dict[str, Requirement]) ->
     return all(v == "passed" for v in must) if must else None
 
 
+def not_judged(verdicts: dict[str, Verdict], capabilities: Iterable[str],
+               catalogue: dict[str, Requirement]) -> list[str]:
+    """The MUST requirements of the core and of the claimed `capabilities` that a run did not
+    judge (narrowed with `-k` or node ids)."""
+    claimed = {"core", *capabilities}
+    return [rid for rid, r in catalogue.items()
+            if r.level == "must" and set(r.profile.split("|")) & claimed and rid not in verdicts]
+
+
+def conforms_if_judged(verdicts: dict[str, Verdict], capabilities: Iterable[str],
+                       catalogue: dict[str, Requirement]) -> bool | None:
+    """`conforms`, except that a run which left a MUST requirement of the core or of the claims
+    unjudged never says the library conforms (None): a MUST that failed still says it does not."""
+    verdict = conforms(verdicts, catalogue)
+    return None if verdict and not_judged(verdicts, capabilities, catalogue) else verdict
+
+
 def judged(results: Iterable[ScenarioResult], verdicts: dict[str, Verdict]) -> dict[str, list[int]]:
     """For each requirement passed on part of its scenarios, `[judged, selected]`."""
     tally: dict[str, list[int]] = {}
@@ -158,13 +175,18 @@ def conformance_line(report: Report, catalogue: dict[str, Requirement]) -> str:
     if not report.levels:
         report = report.model_copy(update={"levels": levels(report.requirements, catalogue)})
     if report.conforms is None and report.complete:
-        report = report.model_copy(update={"conforms": conforms(report.requirements, catalogue)})
+        report = report.model_copy(update={"conforms": conforms_if_judged(
+            report.requirements, report.binding.capabilities, catalogue)})
+    unjudged = not_judged(report.requirements, report.binding.capabilities, catalogue)
     parts = []
     for level, per in level_counts(report).items():
         if per:
             parts.append(f"{level.upper()}: " + ", ".join(f"{n} {v}" for v, n in sorted(per.items())))
     verdict = {True: "conforms", False: "does not conform", None: "conformance not judged"}[
         report.conforms]
+    if report.conforms is None and report.complete and unjudged:
+        verdict += (f": {len(unjudged)} MUST requirement(s) of the core and of its claims were not "
+                    "judged (a run narrowed with -k or node ids); run the whole suite to judge it")
     return f"{report.binding.name} {verdict} ({'; '.join(parts) or 'nothing judged'})"
 
 

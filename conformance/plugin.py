@@ -366,7 +366,8 @@ class _Session:
             generated=datetime.now(UTC).isoformat(timespec="seconds"),
             requirements=verdicts,
             levels=_report.levels(verdicts, catalogue()),
-            conforms=_report.conforms(verdicts, catalogue()) if complete else None,
+            conforms=_report.conforms_if_judged(verdicts, self.capabilities, catalogue())
+            if complete else None,
             judged=_report.judged(results, verdicts),
             reasons=_report.requirement_reasons(results, verdicts),
             scenarios=results,

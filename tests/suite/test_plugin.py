@@ -53,3 +53,14 @@ def test_stale_known_failures_are_a_usage_error(run_suite: RunSuite) -> None:
     run = run_suite("tests.suite.bindings:StaleKnownFailure")
     assert run.returncode == 4
     assert "no-such-scenario" in run.output
+
+
+def test_a_narrowed_run_does_not_say_the_library_conforms(run_suite: RunSuite) -> None:
+    run = run_suite("reference", "-k", "step_cap")
+    assert run.returncode == 0, run.output[-3000:]
+    assert run.report is not None and run.report["complete"] is True
+    assert run.report["conforms"] is None
+    assert "reference conforms" not in run.output
+    assert re.search(r"reference conformance not judged: \d+ MUST requirement\(s\) of the core and "
+                     r"of its claims were not judged \(a run narrowed with -k or node ids\); run the "
+                     r"whole suite to judge it", run.output), run.output[-2000:]

@@ -14,6 +14,7 @@ from conformance._report import (
     judged,
     levels,
     markdown,
+    not_judged,
     requirement_reasons,
     requirement_verdicts,
 )
@@ -131,3 +132,19 @@ def test_a_known_failure_shows_what_was_observed_beside_the_declared_reason() ->
     text = markdown(_report("lib", [result], {}), catalogue())
     assert ("(known-failure): declared: the tool error ends the run Observed: the call raised "
             "ValueError: the disk is on fire") in text
+
+
+def test_a_report_that_judged_only_some_must_requirements_says_how_many_were_not_judged() -> None:
+    report = _report("lib", [_result("LOOP-1", "passed")], {})
+    musts = [rid for rid, r in catalogue().items()
+             if r.level == "must" and r.profile in ("core", "async")]
+    assert not_judged(report.requirements, report.binding.capabilities, catalogue()) == [
+        rid for rid in musts if rid != "LOOP-1"]
+    line = conformance_line(report, catalogue())
+    assert line.startswith(f"lib conformance not judged: {len(musts) - 1} MUST requirement(s) of "
+                           "the core and of its claims were not judged")
+    assert "run the whole suite to judge it (MUST: 1 passed)" in line
+    whole = {rid: "passed" for rid in musts}
+    assert not_judged(whole, ["async"], catalogue()) == []
+    assert conformance_line(report.model_copy(update={"requirements": whole}), catalogue()) == (
+        f"lib conforms (MUST: {len(musts)} passed)")
