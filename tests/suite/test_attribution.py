@@ -3,13 +3,15 @@ that is not, the owners, the level rule, and the resolution of a block once ever
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conformance import _attribution as a
 from conformance import _guard
-from conformance._features import catalogue
+from conformance._features import catalogue, features_dir
 from conformance._report import ScenarioResult
 from conformance._steps.observations import _ArgsAsText
 from conformance._tools import SuiteTool
@@ -212,3 +214,40 @@ def test_a_block_by_a_requirement_that_passed_is_a_failure_and_by_one_that_faile
                                  _result("TRJ-1", "failed"), _result("TRJ-3", "blocked", "TRJ-1")])
     assert [r.verdict for r in results] == ["passed", "failed", "failed", "blocked"]
     assert "but LOOP-3 passed: the scenario's failure is its own" in results[1].message
+
+
+# -- the feature files ---------------------------------------------------------------------------
+
+
+_REQUIRES = re.compile(r"\bas ([A-Z]+-\d+) requires\b")
+
+
+def _named_preconditions(text: str) -> list[tuple[int, str, str]]:
+    """Each `as X requires` step of a feature file: its line, its scenario's requirement, and X."""
+    found, tags, own = [], "", ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("@"):
+            tags = stripped
+        elif stripped.startswith(("Scenario", "Example")):
+            match = re.search(r"@req:([A-Z]+-\d+)", tags)
+            own, tags = (match.group(1) if match else ""), ""
+        elif own:
+            found += [(number, own, m.group(1)) for m in _REQUIRES.finditer(stripped)]
+    return found
+
+
+def test_the_reader_of_named_preconditions_sees_each_scenarios_requirement() -> None:
+    text = ("  @req:ASYNC-1 @capability:async\n  Scenario: s\n    Then call 1 showed x, as ERR-4 "
+            "requires\n  @req:ERR-3\n  Scenario: t\n    Then call 1 stopped with \"y\", as ERR-2 requires\n")
+    assert _named_preconditions(text) == [(3, "ASYNC-1", "ERR-4"), (6, "ERR-3", "ERR-2")]
+
+
+def test_no_must_scenario_names_a_should_requirement_as_its_precondition() -> None:
+    levels = {rid: r.level for rid, r in catalogue().items()}
+    wrong = [f"{path.name}:{line}: a {own} (MUST) scenario names {owner} (SHOULD)"
+             for path in sorted(Path(features_dir()).glob("*.feature"))
+             for line, own, owner in _named_preconditions(path.read_text(encoding="utf-8"))
+             if levels.get(own, "must") == "must" and levels.get(owner) == "should"]
+    assert not wrong, ("a MUST scenario is never blocked by a SHOULD: read what it needs another "
+                       "way (REQUIREMENTS.md, \"One cause, one verdict\"):\n" + "\n".join(wrong))
