@@ -10,6 +10,7 @@ import pytest
 from conformance._features import catalogue
 from conformance._report import Report
 from tests.suite.conftest import RunSuite, SuiteRun, suite_run
+from tests.suite.test_native import fails_alone
 
 B = "tests.suite.bindings"
 
@@ -304,3 +305,18 @@ def test_an_unnamed_auxiliary_call_in_concurrent_runs_is_a_binding_error(run_sui
     assert len(verdicts) == 2 and {v for v, _ in verdicts.values()} == {"errored"}, verdicts
     assert all("auxiliary call 'tally' (concurrent run 0)" in m for _, m in verdicts.values()), verdicts
     assert run.requirements("errored") == {"ASYNC-2"}, run.output[-3000:]
+
+
+# -- Gaps an independent implementation slipped through (issue 37): each broken implementation
+# -- fails its own requirement alone, on the scenario written for that gap.
+
+@pytest.mark.parametrize(("binding", "requirement", "scenario"), [
+    ("ReadsAMissingArgsFieldAsEmpty", "STEP-4",
+     "A step reply without its tool args never runs a tool that takes no arguments"),
+    ("ForgetsTheCallsCapOnResume", "HITL-5",
+     "Resuming keeps the step cap given to the call and the steps used before the pause"),
+])
+def test_a_gap_fails_its_own_requirement_alone_on_its_own_scenario(
+    run_suite: RunSuite, binding: str, requirement: str, scenario: str
+) -> None:
+    fails_alone(run_suite(f"{B}:{binding}"), requirement, scenario)
