@@ -1336,3 +1336,22 @@ class ForgetsTheCallsCapOnResume(_BuildsAs):
     (HITL-5)."""
 
     react_class = _ForgetsTheCallsCap
+
+
+class _RefusesABadEditBlankly(reference.ReAct):
+    """Refuses an edit whose args break the tool's schema, with an error that names no field."""
+
+    def _answer(self, run: _Run, paused: _Paused, reply: Any) -> _Part:
+        if isinstance(reply, reference.ToolCall) and reply.name in self.tools:
+            try:
+                self.tools[reply.name].validate(reply.args)
+            except reference.ToolArgsError:
+                raise ValueError("the edit was refused") from None
+        return (yield from super()._answer(run, paused, reply))
+
+
+class RefusesABadEditWithoutSayingWhy(_BuildsAs):
+    """A ReAct that refuses an edit against the tool's schema without naming the field (HITL-7):
+    its resumes work (HITL-4 passes), so the refusal is judged, not blocked."""
+
+    react_class = _RefusesABadEditBlankly

@@ -121,6 +121,7 @@ BREAKS: dict[str, tuple[str, tuple[str, ...]]] = {
     f"{B}:LeavesAnAsyncAuxiliaryCallUnnamed": ("ASYNC-2", ()),
     f"{B}:ReadsAMissingArgsFieldAsEmpty": ("STEP-4", ()),
     f"{B}:ForgetsTheCallsCapOnResume": ("HITL-5", ()),
+    f"{B}:RefusesABadEditWithoutSayingWhy": ("HITL-7", ()),
     f"{NATIVE}:ReadsMalformedArgsAsEmpty": ("ARGS-3", ()),
     f"{NATIVE}:KeepsCountingAfterAnAnswer": ("EXH-6", ()),
     f"{NATIVE}:CallsTheModelOnAZeroCallCap": ("EXH-3", ()),

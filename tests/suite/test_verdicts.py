@@ -315,6 +315,8 @@ def test_an_unnamed_auxiliary_call_in_concurrent_runs_is_a_binding_error(run_sui
      "A step reply without its tool args never runs a tool that takes no arguments"),
     ("ForgetsTheCallsCapOnResume", "HITL-5",
      "Resuming keeps the step cap given to the call and the steps used before the pause"),
+    ("RefusesABadEditWithoutSayingWhy", "HITL-7",
+     "An edit whose args break the tool's schema never reaches the tool with a wrong or missing value"),
 ])
 def test_a_gap_fails_its_own_requirement_alone_on_its_own_scenario(
     run_suite: RunSuite, binding: str, requirement: str, scenario: str
