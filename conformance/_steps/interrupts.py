@@ -255,15 +255,19 @@ def _edited_args(world: World) -> dict[str, Any]:
                     'or the person or the agent was told of "{field}"'))
 def edit_schema_kept(world: World, name: str, field: str) -> None:
     """HITL-7: an edit's args are held to the tool's schema as ARGS-4 holds the model's. The tool
-    runs only on args that fit it (the edit's, or their lossless conversion, `"50"` to 50); else the
-    edit is refused with an error naming the field, to the person (the answer refused) or to the
-    agent (an error observation for the edited step)."""
+    runs only on args that fit it (the edit's, patched onto the pending call's or not, or their
+    lossless conversion, `"50"` to 50); else the edit is refused with an error naming the field, to
+    the person (the answer refused) or to the agent (an error observation for the edited step)."""
     edit, tool = _edited_args(world), world.tool(name)
     if tool.calls:
-        wrong = [problem for got in tool.calls for problem in schema_problems(tool.spec, edit, got)]
-        assert not wrong, (
+        # An edit may patch the pending call: a value it leaves out may be the model's own.
+        asked = world.approval_requests()[0].get("args")
+        sent = {**(asked if isinstance(asked, dict) else {}), **edit}
+        wrong = [problem for got in tool.calls for problem in schema_problems(tool.spec, sent, got)]
+        # A library that holds not even the model's args to the schema fails ARGS-4 for it.
+        world.blocked_unless(not wrong, "ARGS-4", (
             f"the person edited the call to {name}({json.dumps(edit)}), against its schema, and the "
-            f"tool ran with {tool.calls}: {'; '.join(wrong)}")
+            f"tool ran with {tool.calls}: {'; '.join(wrong)}"))
         world.notes.append(f"the edit {json.dumps(edit)} was converted to {tool.calls[0]} and ran")
         return
     error = world.last.error
