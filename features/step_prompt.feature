@@ -127,7 +127,7 @@ Feature: The step prompt
       | json    |
 
   @req:STEP-4 @capability:signature
-  Scenario: A step reply without its tool args never runs a tool that takes no arguments
+  Scenario: A step reply without the args of a tool that takes none is asked again or shown as an error
     # Empty args would fit this tool: a library that reads a missing args field as {} runs it on
     # that guess, and neither asks again nor shows the agent an error.
     Given the tool "now" that takes no arguments and returns "12:00"
@@ -138,4 +138,3 @@ Feature: The step prompt
       | final             | done          |      | {"answer": "12"} |
     When the agent is called with {"question": "What time is it?"}
     Then the agent saw an error for step 1 or was asked again
-    And the tool "now" ran exactly once, with {}

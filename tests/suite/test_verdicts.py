@@ -312,7 +312,7 @@ def test_an_unnamed_auxiliary_call_in_concurrent_runs_is_a_binding_error(run_sui
 
 @pytest.mark.parametrize(("binding", "requirement", "scenario"), [
     ("ReadsAMissingArgsFieldAsEmpty", "STEP-4",
-     "A step reply without its tool args never runs a tool that takes no arguments"),
+     "A step reply without the args of a tool that takes none is asked again or shown as an error"),
     ("ForgetsTheCallsCapOnResume", "HITL-5",
      "Resuming keeps the step cap given to the call and the steps used before the pause"),
     ("RefusesABadEditWithoutSayingWhy", "HITL-7",
