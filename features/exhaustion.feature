@@ -98,6 +98,15 @@ Feature: Exhaustion
     Then the step cap of zero was refused with a clear error, or the call raised on it with nothing run
     And the model was never called
 
+  @req:EXH-3 @capability:max-steps-error @capability:per-call-cap
+  Scenario: A step cap of zero given to one call is refused, or raises before any model call
+    Given the agent raises on the step cap
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    And the model answers every extraction with {"answer": "2"}
+    When the agent is called with {"question": "What is 1 + 1?"} and a step cap of 0
+    Then the step cap of zero was refused with a clear error, or the call raised on it with nothing run
+    And the model was never called
+
   @req:EXH-4
   Scenario: A run that chooses finish reports the stop reason finish and its step count
     Given the model replies
@@ -158,6 +167,22 @@ Feature: Exhaustion
     And the agent is called again with {"question": "And again?"}
     Then call 1 made exactly 2 step calls
     And call 2 made exactly 2 step calls
+
+  @req:EXH-6
+  Scenario: A call after one that gave its final answer starts with a fresh step budget
+    # The first call ends on its answer, not on the cap: a step count kept across calls and reset
+    # only by a cap stop leaves the second call one step.
+    Given the agent's step cap is 3
+    And the model replies
+      | turn  | thought    | tool | args             |
+      | step  | I will add | add  | {"a": 1, "b": 1} |
+      | final | done       |      | {"answer": "2"}  |
+    And the model answers every step with tool "add" and args {"a": 1, "b": 1}
+    And the model answers every extraction with {"answer": "2"}
+    When the agent is called with {"question": "What is 1 + 1?"}
+    And the agent is called again with {"question": "And again?"}
+    Then call 1 made exactly 2 step calls
+    And call 2 made exactly 3 step calls
 
   @req:EXH-7 @capability:max-steps-return
   Scenario: On the step cap the run returns normally, flagged as stopped by the cap

@@ -165,6 +165,25 @@ Feature: Human in the loop
     And the person's answers are given
     Then no tool ran, and the person or the agent was told that "delete_everything" is no tool
 
+  @req:HITL-7 @capability:tool-approval @capability:approval-edit
+  Scenario Outline: An edit whose args break the tool's schema never reaches the tool with a wrong or missing value
+    Given the interruptible tool "pay" that takes the integer "amount"
+    And the model replies
+      | turn  | thought | tool | args             |
+      | step  | pay it  | pay  | {"amount": 50}   |
+      | final | done    |      | {"answer": "ok"} |
+    And the library may refuse the person's answer
+    And the person will answer {"edit": {"name": "pay", "args": <args>}} when asked to approve
+    When the agent is called with {"question": "Pay the bill"}
+    And the person's answers are given
+    Then the tool "pay" never received a wrong-typed or missing value from the edit, or the person or the agent was told of "amount"
+
+    Examples:
+      | args                |
+      | {"amount": "fifty"} |
+      | {"amount": 12.5}    |
+      | {}                  |
+
   @req:HITL-5 @capability:tool-approval @capability:ask-user
   Scenario: The user's answer to ask_to_user is the observation of that step
     Given the agent can ask the user
@@ -218,6 +237,20 @@ Feature: Human in the loop
     And the user answers "yes"
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
     And call 2 made exactly 0 step calls
+
+  @req:HITL-5 @capability:tool-approval @capability:per-call-cap
+  Scenario: Resuming keeps the step cap given to the call and the steps used before the pause
+    # The agent's own cap is the default of 10: a resume that forgets the call's cap of 3 goes on.
+    Given the model replies
+      | turn | thought    | tool        | args                    |
+      | step | I will add | add         | {"a": 1, "b": 1}        |
+      | step | delete it  | delete_file | {"path": "/tmp/report"} |
+    And the model answers every step with tool "add" and args {"a": 2, "b": 2}
+    And the model answers every extraction with {"answer": "done"}
+    When the agent is called with {"question": "Sum and clean"} and a step cap of 3
+    And the user answers "yes", as HITL-4 requires
+    Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}, as HITL-4 requires
+    And call 2 made exactly 1 step call
 
   @req:HITL-6 @capability:tool-approval
   Scenario: Resuming the same interrupt twice never runs the tool twice

@@ -125,3 +125,16 @@ Feature: The step prompt
       | adapter |
       | chat    |
       | json    |
+
+  @req:STEP-4 @capability:signature
+  Scenario: A step reply without the args of a tool that takes none is asked again or shown as an error
+    # Empty args would fit this tool: a library that reads a missing args field as {} runs it on
+    # that guess, and neither asks again nor shows the agent an error.
+    Given the tool "now" that takes no arguments and returns "12:00"
+    And the model replies
+      | turn              | thought       | tool | args             |
+      | step without args | ask the time  | now  |                  |
+      | step              | try once more | now  | {}               |
+      | final             | done          |      | {"answer": "12"} |
+    When the agent is called with {"question": "What time is it?"}
+    Then the agent saw an error for step 1 or was asked again

@@ -142,6 +142,24 @@ Feature: Tool arguments
       | chat    |
       | json    |
 
+  @req:ARGS-3
+  Scenario Outline: Malformed JSON tool args never reach a tool that takes no arguments
+    # Empty args would fit this tool: a loop that reads malformed args as {} runs it on that guess.
+    Given the tool "now" that takes no arguments and returns "12:00"
+    And the model replies
+      | turn               | thought      | tool | args             |
+      | step with raw args | ask the time | now  | <args>           |
+      | final              | give up      |      | {"answer": "no"} |
+    When the agent is called with {"question": "What time is it?"}
+    Then the tool "now" never ran
+    And the agent saw an error for step 1 or was asked again
+
+    Examples:
+      | args            |
+      | {               |
+      | {,}             |
+      | not json at all |
+
   @req:ARGS-4
   Scenario Outline: Tool args that break the tool's schema never reach it with a wrong or missing value
     Given the model replies

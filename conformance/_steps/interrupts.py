@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 from pytest_bdd import given, parsers, then, when
 
 from conformance._steps import ERROR_WORDS, _show, parse_json
-from conformance._steps.observations import saw_error_or_retried
+from conformance._steps.observations import observation_names, saw_error_or_retried
+from conformance._steps.setup import _TYPE_NAMES
+from conformance._steps.tools import schema_problems
 from conformance._tools import SuiteTool
 from conformance._values import json_equal, json_key
 from conformance._world import World, interrupt_id
@@ -226,3 +230,54 @@ def interrupt_tool_call(world: World, name: str, args: str) -> None:
     assert isinstance(call.get("call_id"), str) and call["call_id"], (
         f"the interrupt's tool call carries no call id: {call!r}"
     )
+
+
+@given(parsers.re(r'the interruptible tool "(?P<name>\w+)" that takes the (?P<kind>integer|number|boolean) '
+                  r'"(?P<param>\w+)"$'))
+def interruptible_typed_tool(world: World, name: str, kind: str, param: str) -> None:
+    """An interruptible tool whose argument is not text: an edit can break its schema (HITL-7)."""
+    interruptible_tool(world, name, param)
+    tool = world.tools[name]
+    typed = ParamSpec(name=param, type=_TYPE_NAMES[kind], description=f"the {param}")  # type: ignore[arg-type]
+    tool.spec = tool.spec.model_copy(update={"parameters": (typed,)})
+
+
+def _edited_args(world: World) -> dict[str, Any]:
+    """The args of the edit the person answered with (the scenario's last approval answer)."""
+    answers = [a for a in world.approval_answers if a.lstrip().startswith("{")]
+    assert answers, "the scenario queues no edit for the person to answer with"
+    args = parse_json(answers[-1])["edit"]["args"]  # type: ignore[index,call-overload]
+    assert isinstance(args, dict), f"the edit's args are not an object: {args!r}"
+    return args
+
+
+@then(parsers.parse('the tool "{name}" never received a wrong-typed or missing value from the edit, '
+                    'or the person or the agent was told of "{field}"'))
+def edit_schema_kept(world: World, name: str, field: str) -> None:
+    """HITL-7: an edit's args are held to the tool's schema as ARGS-4 holds the model's. The tool
+    runs only on args that fit it (the edit's, patched onto the pending call's or not, or their
+    lossless conversion, `"50"` to 50); else the edit is refused with an error naming the field, to
+    the person (the answer refused) or to the agent (an error observation for the edited step)."""
+    edit, tool = _edited_args(world), world.tool(name)
+    if tool.calls:
+        # An edit may patch the pending call: a value it leaves out may be the model's own.
+        asked = world.approval_requests()[0].get("args")
+        sent = {**(asked if isinstance(asked, dict) else {}), **edit}
+        wrong = [problem for got in tool.calls for problem in schema_problems(tool.spec, sent, got)]
+        # A library that holds not even the model's args to the schema fails ARGS-4 for it.
+        world.blocked_unless(not wrong, "ARGS-4", (
+            f"the person edited the call to {name}({json.dumps(edit)}), against its schema, and the "
+            f"tool ran with {tool.calls}: {'; '.join(wrong)}"))
+        world.notes.append(f"the edit {json.dumps(edit)} was converted to {tool.calls[0]} and ran")
+        return
+    error = world.last.error
+    if error is not None and error.kind == "other":
+        # An error that does not name the field may be no refusal at all but a resume that fails
+        # whatever the answer: HITL-4's, if HITL-4 failed; where it passed, this scenario fails.
+        world.blocked_unless(
+            bool(re.search(rf"(?<!\w){re.escape(field)}(?!\w)", error.message)), "HITL-4",
+            f"the library refused the edit {json.dumps(edit)}, with an error that does not name "
+            f"{field!r}: {error.type}: {error.message}")
+        return
+    world.check_script(world.last)
+    observation_names(world, 1, field)

@@ -348,3 +348,10 @@ def fault_with_retry_after(world: World, status: str, seconds: int) -> None:
 @given(parsers.parse('the model fails every call with "{fault}"'))
 def model_always_fails(world: World, fault: str) -> None:
     world.model.every_step = FaultTurn.model_validate({"fault": fault})
+
+
+@given(parsers.parse('the tool "{name}" that takes no arguments and returns "{text}"'))
+def tool_without_arguments(world: World, name: str, text: str) -> None:
+    # Empty args fit it: a library that reads malformed or missing args as {} runs it on that guess.
+    spec = ToolSpec(name=name, description=f"Run {name}; it takes no arguments.", parameters=())
+    _add_tool(world, SuiteTool(spec, lambda args: text))

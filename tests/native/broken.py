@@ -327,3 +327,76 @@ class RaisesAPlainErrorOnTheCap(NativeBinding):
     """On the step cap in raise mode the run raises a plain RuntimeError (EXH-4, EXH-1)."""
 
     loop_class: ClassVar[type[loop.Agent]] = _PlainCapErrorLoop
+
+
+class _EmptyOnMalformedLoop(loop.Agent):
+    def parse_args(self, tool: loop.ToolDef, text: str) -> dict[str, Any]:
+        try:
+            json.loads(text) if len(text) < 1000 else None
+        except ValueError:
+            text = "{}"  # malformed args read as none at all: a tool that takes none runs on it
+        return super().parse_args(tool, text)
+
+
+class ReadsMalformedArgsAsEmpty(NativeBinding):
+    """Malformed tool-call JSON is read as `{}`: a tool that takes no arguments runs on that guess,
+    while a tool with required arguments is refused as missing them (ARGS-3)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _EmptyOnMalformedLoop
+
+
+class _CountsAcrossAnswersLoop(loop.Agent):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.used = 0  # the steps of the last call, left on the agent unless a cap stopped it
+
+    def run(self, user: str, *, max_steps: int | None = None) -> loop.Result:
+        cap = self.max_steps if max_steps is None else max_steps
+        try:
+            result = super().run(user, max_steps=max(cap - self.used, 0))
+        except loop.MaxStepsError:
+            self.used = 0
+            raise
+        self.used = result.steps_used if result.stop_reason == "finish" else 0
+        return result
+
+
+class KeepsCountingAfterAnAnswer(NativeBinding):
+    """The steps of a call that gave its final answer count against the next call's budget; a
+    call the cap stopped leaves the next one the whole cap (EXH-6)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _CountsAcrossAnswersLoop
+
+
+class _LateZeroCapLoop(loop.Agent):
+    def run(self, user: str, *, max_steps: int | None = None) -> loop.Result:
+        if max_steps == 0:  # a call's own cap is checked after its first step call
+            self.model([{"role": "user", "content": user}], [t.declaration() for t in self.tools.values()])
+            raise loop.MaxStepsError(0, [], None)
+        return super().run(user, max_steps=max_steps)
+
+
+class CallsTheModelOnAZeroCallCap(NativeBinding):
+    """A step cap of zero given to one call raises, but only after a model call (EXH-3); the
+    agent's cap of zero raises before any."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _LateZeroCapLoop
+
+
+class _UncheckedEditLoop(loop.Agent):
+    def run_call(self, call: loop.ToolCallRequest, approved: bool) -> tuple[str, Any, Exception | None]:
+        tool = self.tools.get(call.name)
+        if not approved or tool is None:
+            return super().run_call(call, approved)
+        args = json.loads(call.arguments)  # the person's edit, trusted as it is: never validated
+        try:
+            result = tool.function(**args)
+        except Exception as exc:
+            return f"Error executing {tool.name}: {exc}", args, exc
+        return (result if isinstance(result, str) else json.dumps(result)), args, None
+
+
+class RunsTheEditUnchecked(ApprovingNativeBinding):
+    """A person's edit reaches the tool as it is, whatever the tool's schema says (HITL-7)."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _UncheckedEditLoop

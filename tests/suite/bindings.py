@@ -1335,3 +1335,68 @@ class RecordsArgsAsText(ReferenceBinding):
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         return _args_as_text(super().resume(agent, request, model))
+_Parse = Any  # an adapter's parse method: (adapter, signature, text) -> the output values
+
+
+def _reads_missing_args_as_empty(parse: _Parse) -> _Parse:
+    """`parse`, but a step reply that lacks next_tool_args gets `{}` for it."""
+
+    def guessing(adapter: reference.Adapter, signature: reference.Signature, text: str) -> dict[str, Any]:
+        try:
+            return dict(parse(adapter, signature, text))
+        except reference.AdapterParseError as exc:
+            if exc.field != "next_tool_args" or "missing from the reply" not in str(exc):
+                raise
+            rest = reference.Signature(inputs=dict.fromkeys(signature.inputs, str), outputs={
+                n: f.annotation for n, f in signature.outputs.items() if n != "next_tool_args"})
+            return {**parse(adapter, rest, text), "next_tool_args": {}}
+
+    guessing.guesses = True  # type: ignore[attr-defined]
+    return guessing
+
+
+class ReadsAMissingArgsFieldAsEmpty(ReferenceBinding):
+    """Adapters that read a step reply without next_tool_args as having `{}`: a tool that takes no
+    arguments runs on that guess, and the agent is neither asked again nor told (STEP-4)."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        for adapter in (reference.ChatAdapter, reference.JSONAdapter):  # the library's own, process-wide
+            if not getattr(adapter.parse, "guesses", False):
+                adapter.parse = _reads_missing_args_as_empty(adapter.parse)  # type: ignore[method-assign]
+        return super().build(spec, tools)
+
+
+class _ForgetsTheCallsCap(reference.ReAct):
+    """A resumed run keeps its steps, but its budget becomes the agent's cap, not the call's."""
+
+    def _resumed(self, response: str, interrupt: reference.HumanInTheLoopRequired) -> Any:
+        paused = interrupt.state()
+        if isinstance(paused, _Paused):
+            paused.run.budget = self.max_iters
+        return super()._resumed(response, interrupt)
+
+
+class ForgetsTheCallsCapOnResume(_BuildsAs):
+    """A ReAct whose resume takes the agent's step cap in place of the one given to the call
+    (HITL-5)."""
+
+    react_class = _ForgetsTheCallsCap
+
+
+class _RefusesABadEditBlankly(reference.ReAct):
+    """Refuses an edit whose args break the tool's schema, with an error that names no field."""
+
+    def _answer(self, run: _Run, paused: _Paused, reply: Any) -> _Part:
+        if isinstance(reply, reference.ToolCall) and reply.name in self.tools:
+            try:
+                self.tools[reply.name].validate(reply.args)
+            except reference.ToolArgsError:
+                raise ValueError("the edit was refused") from None
+        return (yield from super()._answer(run, paused, reply))
+
+
+class RefusesABadEditWithoutSayingWhy(_BuildsAs):
+    """A ReAct that refuses an edit against the tool's schema without naming the field (HITL-7):
+    its resumes work (HITL-4 passes), so the refusal is judged, not blocked."""
+
+    react_class = _RefusesABadEditBlankly

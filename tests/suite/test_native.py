@@ -128,3 +128,31 @@ def test_an_auxiliary_call_the_binding_does_not_name_is_a_binding_error(
     [scenario] = [s for s in run.report["scenarios"] if s["verdict"] == "errored"]
     assert "auxiliary call 'observation'" in scenario["message"]
     assert "auxiliary_calls" in scenario["message"]
+
+
+# -- Gaps an independent implementation slipped through (issue 37): each broken native loop fails
+# -- its own requirement alone, on the scenario written for that gap.
+
+@pytest.mark.parametrize(("binding", "requirement", "scenario"), [
+    ("ReadsMalformedArgsAsEmpty", "ARGS-3",
+     "Malformed JSON tool args never reach a tool that takes no arguments"),
+    ("KeepsCountingAfterAnAnswer", "EXH-6",
+     "A call after one that gave its final answer starts with a fresh step budget"),
+    ("CallsTheModelOnAZeroCallCap", "EXH-3",
+     "A step cap of zero given to one call is refused, or raises before any model call"),
+    ("RunsTheEditUnchecked", "HITL-7",
+     "An edit whose args break the tool's schema never reaches the tool with a wrong or missing value"),
+])
+def test_a_gap_fails_its_own_requirement_alone_on_its_own_scenario(
+    run_suite: RunSuite, binding: str, requirement: str, scenario: str
+) -> None:
+    fails_alone(run_suite(f"{N}.broken:{binding}"), requirement, scenario)
+
+
+def fails_alone(run: SuiteRun, requirement: str, scenario: str) -> None:
+    """`run` failed `requirement` on `scenario` alone: nothing else failed, errored or was blocked."""
+    assert run.report is not None, run.output[-3000:]
+    assert run.requirements("failed") == {requirement}, run.report["requirements"]
+    assert not run.requirements("errored") | run.requirements("blocked"), run.report["requirements"]
+    failed = {s["name"] for s in run.report["scenarios"] if s["verdict"] == "failed"}
+    assert failed == {scenario}, failed

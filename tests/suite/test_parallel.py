@@ -119,6 +119,15 @@ BREAKS: dict[str, tuple[str, tuple[str, ...]]] = {
     f"{B}:CrashesAtLengthOnARaisingTool": ("ERR-1", ()),
     f"{B}:PrintsAtLength": ("LOOP-1", ()),
     f"{B}:LeavesAnAsyncAuxiliaryCallUnnamed": ("ASYNC-2", ()),
+    f"{B}:ReadsAMissingArgsFieldAsEmpty": ("STEP-4", ()),
+    f"{B}:ForgetsTheCallsCapOnResume": ("HITL-5", ()),
+    f"{B}:RefusesABadEditWithoutSayingWhy": ("HITL-7", ()),
+    f"{NATIVE}:ReadsMalformedArgsAsEmpty": ("ARGS-3", ()),
+    f"{NATIVE}:KeepsCountingAfterAnAnswer": ("EXH-6", ()),
+    f"{NATIVE}:CallsTheModelOnAZeroCallCap": ("EXH-3", ()),
+    f"{NATIVE}:RunsTheEditUnchecked": ("HITL-7", ()),
+    f"{B}:AsksAStepLate": ("LOOP-3,TRJ-3,EXH-2,EXT-2,EXH-5", ()),
+    f"{B}:RecordsArgsAsText": ("TRJ-1,LOOP-1,TRJ-2,TRJ-3,ERR-1,ASYNC-1", ()),
 }
 #: The broken bindings that cannot give the same verdicts both ways, by design.
 DIFFERENT_BY_DESIGN = {

@@ -10,6 +10,7 @@ import pytest
 from conformance._features import catalogue
 from conformance._report import Report
 from tests.suite.conftest import RunSuite, SuiteRun, suite_run
+from tests.suite.test_native import fails_alone
 
 B = "tests.suite.bindings"
 
@@ -361,3 +362,20 @@ def test_args_recorded_as_text_fail_trj_1_and_block_the_trajectory_checks_of_oth
     dependent = {"LOOP-1", "TRJ-2", "TRJ-3", "ERR-1", "ASYNC-1"}
     assert dependent <= _blocked_by(run, "TRJ-1") and dependent <= run.requirements("blocked")
     assert not run.requirements("errored")
+
+
+# -- Gaps an independent implementation slipped through (issue 37): each broken implementation
+# -- fails its own requirement alone, on the scenario written for that gap.
+
+@pytest.mark.parametrize(("binding", "requirement", "scenario"), [
+    ("ReadsAMissingArgsFieldAsEmpty", "STEP-4",
+     "A step reply without the args of a tool that takes none is asked again or shown as an error"),
+    ("ForgetsTheCallsCapOnResume", "HITL-5",
+     "Resuming keeps the step cap given to the call and the steps used before the pause"),
+    ("RefusesABadEditWithoutSayingWhy", "HITL-7",
+     "An edit whose args break the tool's schema never reaches the tool with a wrong or missing value"),
+])
+def test_a_gap_fails_its_own_requirement_alone_on_its_own_scenario(
+    run_suite: RunSuite, binding: str, requirement: str, scenario: str
+) -> None:
+    fails_alone(run_suite(f"{B}:{binding}"), requirement, scenario)
