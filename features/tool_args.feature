@@ -43,7 +43,7 @@ Feature: Tool arguments
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never ran
     And the agent saw an error for step 1 or was asked again
-    And the prediction's "answer" is "no"
+    And the run reached its final answer
 
     Examples:
       | args                               |
@@ -79,7 +79,7 @@ Feature: Tool arguments
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never ran
     And the agent saw an error for step 1 or was asked again
-    And the prediction's "answer" is "no"
+    And the run reached its final answer
 
     Examples:
       | args                                |
@@ -100,7 +100,7 @@ Feature: Tool arguments
     When the agent is called with {"question": "Tell Ann"}
     Then the tool "notify" never ran
     And the agent saw an error for step 1 or was asked again
-    And the prediction's "answer" is "no"
+    And the run reached its final answer
 
     Examples:
       | args                                  |
@@ -150,7 +150,7 @@ Feature: Tool arguments
       | final | give up |          | {"answer": "no"} |
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never received a wrong-typed or missing value, or the agent saw an error for step 1 naming "<field>"
-    And the prediction's "answer" is "no"
+    And the run reached its final answer
 
     Examples:
       | args                                        | field     |
@@ -179,7 +179,7 @@ Feature: Tool arguments
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never ran
     And the observation of step 1 is an error that names "memo"
-    And the prediction's "answer" is "no"
+    And the run reached its final answer
 
   @req:ARGS-5
   Scenario Outline: Tool args of any size or nesting reach the tool intact, or are refused saying why
@@ -190,7 +190,7 @@ Feature: Tool arguments
       | final | done    |      | {"answer": "ok"} |
     When the agent is called with {"question": "Store it"}
     Then the tool "<tool>" received it intact, or never ran and the agent was told why
-    And the prediction's "answer" is "ok"
+    And the run reached its final answer
 
     Examples:
       | tool     | payload                                                  |
