@@ -110,23 +110,6 @@ Feature: Tool arguments
       | {"recipient": "Ann", "urgent": None}  |
 
   @req:ARGS-3 @capability:signature
-  Scenario Outline: A step reply without tool args never crashes the run
-    Given the global adapter is "<adapter>"
-    And the model replies
-      | turn              | thought | tool     | args             |
-      | step without args | send it | transfer |                  |
-      | final             | give up |          | {"answer": "no"} |
-    When the agent is called with {"question": "Pay Ann"}
-    Then the tool "transfer" never ran
-    And the agent saw an error for step 1 or was asked again
-    And the prediction's "answer" is "no"
-
-    Examples:
-      | adapter |
-      | chat    |
-      | json    |
-
-  @req:ARGS-3 @capability:signature
   Scenario Outline: Tool args in a code fence never crash the run
     Given the global adapter is "<adapter>"
     And the model replies
