@@ -45,6 +45,7 @@ Feature: Adapter precedence
   @req:ADP-3 @capability:signature @capability:adapters
   Scenario: The agent's own adapter leaves the global adapter and other agents alone
     Given the global adapter is "chat"
+    And the library builds an agent with the adapter "json" of its own, as ADP-2 requires
     And the agent's adapter is "json"
     When the agent is called with {"question": "What is 2 + 3?"}
     Then every model call used the "json" format
@@ -54,5 +55,6 @@ Feature: Adapter precedence
   @req:ADP-3 @capability:signature @capability:adapters
   Scenario: Agents with different adapters running at the same time each keep their own
     Given the global adapter is "chat"
+    And the library builds an agent with the adapter "json" of its own, as ADP-2 requires
     When 8 agents with their own "json" adapter and 8 agents without one run at the same time
     Then every concurrent run used only its own agent's format and got its own answer

@@ -91,7 +91,7 @@ Feature: Human in the loop
       | final | done       |      | {"answer": "5"}  |
     When the agent is called with {"question": "What is 2 + 3?"}
     Then the tool "add" ran exactly once, with {"a": 2, "b": 3}
-    And the prediction's "answer" is "5"
+    And the run reached its final answer
 
   @req:HITL-4 @capability:tool-approval
   Scenario Outline: Approving runs the pending call exactly once
@@ -103,7 +103,7 @@ Feature: Human in the loop
     When the agent is called with {"question": "Clean up"}
     And the person's answers are given
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
-    And the prediction's "answer" is "gone"
+    And the run reached its final answer
 
     Examples:
       | answer |
@@ -123,7 +123,7 @@ Feature: Human in the loop
     Then the tool "delete_file" never ran
     And the agent was told that the call of "delete_file" was not approved
     And the tool "add" ran exactly once, with {"a": 1, "b": 1}
-    And the prediction's "answer" is "kept"
+    And the run reached its final answer
 
     Examples:
       | answer |
@@ -203,7 +203,7 @@ Feature: Human in the loop
       | I need to ask | ask_to_user | {"question": "Which units, metres?"} | Kilometres, please |
       | and round?    | ask_to_user | {"question": "Rounded?"}             | No                 |
     And step call 2 shows "Kilometres, please"
-    And the prediction's "answer" is "5 km"
+    And the run reached its final answer
 
   @req:HITL-5 @capability:tool-approval
   Scenario: Resuming continues from the saved iteration, trajectory and inputs

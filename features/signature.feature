@@ -93,7 +93,8 @@ Feature: Signature polymorphism
 
   @req:SIG-5 @capability:signature
   Scenario: A signature value whose input and output share a name fails at construction
-    Given a ReAct agent with the signature "question -> question" in value form
+    Given the library builds an agent from the signature "question -> answer" in value form, as SIG-3 requires
+    And a ReAct agent with the signature "question -> question" in value form
     When the agent is built
     Then construction fails with an error that quotes the signature or names "question"
     And the model was never called

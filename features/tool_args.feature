@@ -43,7 +43,7 @@ Feature: Tool arguments
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never ran
     And the agent saw an error for step 1 or was asked again
-    And the prediction's "answer" is "no"
+    And the run reached its final answer
 
     Examples:
       | args                               |
@@ -79,7 +79,7 @@ Feature: Tool arguments
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never ran
     And the agent saw an error for step 1 or was asked again
-    And the prediction's "answer" is "no"
+    And the run reached its final answer
 
     Examples:
       | args                                |
@@ -100,7 +100,7 @@ Feature: Tool arguments
     When the agent is called with {"question": "Tell Ann"}
     Then the tool "notify" never ran
     And the agent saw an error for step 1 or was asked again
-    And the prediction's "answer" is "no"
+    And the run reached its final answer
 
     Examples:
       | args                                  |
@@ -108,23 +108,6 @@ Feature: Tool arguments
       | {'recipient': 'Ann', 'urgent': False} |
       | {"recipient": "Ann", "urgent": true,} |
       | {"recipient": "Ann", "urgent": None}  |
-
-  @req:ARGS-3 @capability:signature
-  Scenario Outline: A step reply without tool args never crashes the run
-    Given the global adapter is "<adapter>"
-    And the model replies
-      | turn              | thought | tool     | args             |
-      | step without args | send it | transfer |                  |
-      | final             | give up |          | {"answer": "no"} |
-    When the agent is called with {"question": "Pay Ann"}
-    Then the tool "transfer" never ran
-    And the agent saw an error for step 1 or was asked again
-    And the prediction's "answer" is "no"
-
-    Examples:
-      | adapter |
-      | chat    |
-      | json    |
 
   @req:ARGS-3 @capability:signature
   Scenario Outline: Tool args in a code fence never crash the run
@@ -168,7 +151,7 @@ Feature: Tool arguments
       | final | give up |          | {"answer": "no"} |
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never received a wrong-typed or missing value, or the agent saw an error for step 1 naming "<field>"
-    And the prediction's "answer" is "no"
+    And the run reached its final answer
 
     Examples:
       | args                                        | field     |
@@ -197,7 +180,7 @@ Feature: Tool arguments
     When the agent is called with {"question": "Pay Ann"}
     Then the tool "transfer" never ran
     And the observation of step 1 is an error that names "memo"
-    And the prediction's "answer" is "no"
+    And the run reached its final answer
 
   @req:ARGS-5
   Scenario Outline: Tool args of any size or nesting reach the tool intact, or are refused saying why
@@ -208,7 +191,7 @@ Feature: Tool arguments
       | final | done    |      | {"answer": "ok"} |
     When the agent is called with {"question": "Store it"}
     Then the tool "<tool>" received it intact, or never ran and the agent was told why
-    And the prediction's "answer" is "ok"
+    And the run reached its final answer
 
     Examples:
       | tool     | payload                                                  |

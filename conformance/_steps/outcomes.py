@@ -9,10 +9,10 @@ from typing import Any
 
 from pytest_bdd import parsers, then
 
-from conformance._steps import _QUOTED, parse_json
+from conformance._steps import _QUOTED, marked_as_error, parse_json
 from conformance._values import canonical, json_equal
 from conformance._world import World
-from conformance.binding import ErrorInfo
+from conformance.binding import ErrorInfo, Outcome, StepTurn, Turn
 
 
 @then(parsers.parse('the prediction\'s "{field}" is "{value}"'))
@@ -24,6 +24,62 @@ def prediction_field(world: World, field: str, value: str) -> None:
     assert str(outputs[field]) == value, (
         f"the prediction's {field!r} is {outputs[field]!r}, expected {value!r}"
     )
+
+@then("the run reached its final answer")
+def reached_final_answer(world: World) -> None:
+    """What a scenario needs of a run that should end on the script's final answer, without its
+    text (LOOP-7 judges the text: a library that joins every step's text into the answer fails
+    there, once): the call returned a prediction, its last model call was the one that completed
+    the final answer (in the `signature` profile the extraction after `finish`), and the stop
+    reason, where the library reports one, is not the step cap's (EXH-4 judges a misreported
+    reason; LOOP-3 a final answer on step N taken for a cap stop)."""
+    outcome = world.prediction()
+    run = world.calls_per_run[-1]
+    first = len(world.model.calls) - len(run)
+    served = [first + i for i, call in enumerate(run) if call.kind != "auxiliary"]
+    assert run == world.model.calls[first:], "the scenario changed the model after the call it reads"
+    assert served and served[-1] in world.model.finals, (
+        f"the call returned, but its last model call was not the script's final answer: it made "
+        f"{sum(c.kind == 'step' for c in run)} step and {sum(c.kind == 'extract' for c in run)} "
+        f"extraction call(s), the last answered with "
+        f"{_turn(world.model.answers[served[-1]]) if served else 'nothing (no model call)'}"
+    )
+    if outcome.stop_reason == "max_steps":
+        world.blocked_if_stopped_early()
+    world.blocked_unless(
+        outcome.stop_reason != "max_steps", "EXH-4",
+        "the run ended on the model's final answer, yet reports the stop reason 'max_steps'")
+
+def _turn(turn: Turn | None) -> str:
+    """A served turn, for a message."""
+    if isinstance(turn, StepTurn):
+        return f"a step that calls {turn.tool_name!r}"
+    return f"a {turn.kind} turn" if turn is not None else "no scripted turn"
+
+@then(parsers.parse("call {number:d} gave the same result as call {other:d}"))
+def same_result(world: World, number: int, other: int) -> None:
+    """ASYNC-1: another form of call gives what call `other` gave for the same script, whatever that
+    is (its answer's text, an error observation's words): the same outputs, the same steps (thought,
+    tool, args, and observation; of an error observation only that it is one, as its words may
+    carry the call's own traceback), the same stop reason and step count, and the same kind of error
+    if it raised. A property the sync run lacks is judged by its own requirement."""
+    assert len(world.outcomes) >= max(number, other), f"the scenario made {len(world.outcomes)} call(s)"
+    got, expected = _result(world.outcomes[number - 1]), _result(world.outcomes[other - 1])
+    differ = [part for part in expected if not json_equal(got[part], expected[part])]
+    assert not differ, f"call {number} gave another result than call {other}: " + "; ".join(
+        f"its {part} {canonical(got[part])}, not {canonical(expected[part])}" for part in differ)
+
+def _result(outcome: Outcome) -> dict[str, Any]:
+    """What a call gave, comparable by value (numbers as binary64, ASYNC-1)."""
+    return {
+        "outputs": outcome.outputs,
+        "steps": [[s.thought, s.tool_name, s.tool_args,
+                   "(an error observation)" if marked_as_error(s) else s.observation]
+                  for s in outcome.trajectory],
+        "stop reason": outcome.stop_reason,
+        "step count": outcome.iterations,
+        "error": None if outcome.error is None else [outcome.error.type, outcome.error.kind],
+    }
 
 @then(parsers.parse("the prediction's outputs are exactly {outputs}"))
 def prediction_outputs(world: World, outputs: str) -> None:

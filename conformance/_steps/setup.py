@@ -50,6 +50,20 @@ def agent_with_signature(world: World, text: str, form: str | None) -> None:
         )
 
 
+@given(parsers.parse(
+    'the library builds an agent from the signature "{text}" in value form, as {requirement} requires'
+))
+def builds_from_value_form(world: World, text: str, requirement: str) -> None:
+    """The precondition of a scenario about a malformed signature value (SIG-5): the library has a
+    value form at all, which SIG-3 judges. Without it, refusing the malformed value proves nothing."""
+    agent_with_signature(world, text, "value")
+    world.build()
+    error = world.build_error
+    world.reset_agent()
+    world.blocked_unless(error is None, requirement, "the library has no signature value form: it refused "
+                         f"the well-formed value {text!r}: {error.type}: {error.message}" if error else "")
+
+
 @given(parsers.parse('the signature\'s instructions are "{instructions}"'))
 def signature_instructions(world: World, instructions: str) -> None:
     world.signature = world.signature.model_copy(update={"instructions": instructions})

@@ -58,9 +58,17 @@ def test_every_profile_is_core_or_capabilities() -> None:
 
 
 def test_the_catalogue_is_the_requirements_document_when_it_is_beside_the_checkout() -> None:
-    """Every ID of REQUIREMENTS.md, and only those, in its order."""
+    """Every ID of REQUIREMENTS.md, and only those, in its order, with its level and its title word
+    for word."""
     document = Path(__file__).resolve().parents[3] / "shared" / "REQUIREMENTS.md"
     if not document.is_file():
         pytest.skip("the requirements document is not beside this checkout")
-    rows = dict(re.findall(r"^\| ([A-Z]+-\d+) \| (.+?) \|$", document.read_text(encoding="utf-8"), re.M))
-    assert list(rows) == list(catalogue())
+    rows = re.findall(r"^\| ([A-Z]+-\d+) \| (MUST|SHOULD) \| (.+?) \|$",
+                      document.read_text(encoding="utf-8"), re.M)
+    assert [rid for rid, _, _ in rows] == list(catalogue())
+    for rid, level, text in rows:
+        # The document opens a capability's requirement with its name, "(`per-call-cap`) ..."
+        named = re.match(r"\(`([^`]+)`\) ", text)
+        requirement, title = catalogue()[rid], text[named.end():] if named else text
+        assert (requirement.level, requirement.title) == (level.lower(), title), rid
+        assert named is None or requirement.profile == named.group(1), rid

@@ -56,7 +56,6 @@ def test_raise_mode_admits_an_extra_model_call_for_the_partial_answer(native_run
 @pytest.mark.parametrize(("binding", "requirement"), [
     ("CrashesOnToolError", "ERR-1"),
     ("DropsTheLastStepAnswer", "LOOP-3"),
-    ("DropsTheLastStepAnswer", "EXH-7"),
     ("RepairsMalformedArgs", "ARGS-3"),
     ("SkipsUnknownTools", "LOOP-5"),
     ("NeverStopsOnRepeatedErrors", "ERR-2"),
@@ -95,6 +94,15 @@ def test_a_requirement_whose_precondition_failed_is_blocked_not_passed(run_suite
     failed = sum(1 for s in run.report["scenarios"] if s["verdict"] == "failed")
     assert run.returncode == 1
     assert re.search(rf"\b{failed} failed\b", run.output), run.output[-500:]
+
+
+def test_a_final_answer_taken_for_a_cap_stop_fails_loop_3_alone(run_suite: RunSuite) -> None:
+    """One cause, one verdict: a final answer on step N of a cap of N reported as a cap stop is
+    LOOP-3's defect; the same scenario under each cap behaviour (EXH-1, EXH-7) is blocked by it."""
+    run = run_suite(f"{N}.broken:DropsTheLastStepAnswer", "-k", "last_allowed_step or step_n_of")
+    assert run.report is not None, run.output[-2000:]
+    assert run.report["requirements"] == {"LOOP-3": "failed", "EXH-1": "blocked", "EXH-7": "blocked"}
+    assert all(run.report["reasons"][r].startswith("blocked by LOOP-3:") for r in ("EXH-1", "EXH-7"))
 
 
 def test_an_argument_schema_written_as_json_text_is_read(run_suite: RunSuite) -> None:
