@@ -320,7 +320,8 @@ serve({
       if (typeof message.content === 'string') message.content += ` ${marker}`;
       else for (const part of message.content) if (part.type === 'text') part.text += ` ${marker}`;
     }
+    const held = last.length;
     last.push({ role: 'user', content: marker });
-    return {};
+    return { changed: held ? [`result.response.messages (${held} messages)`] : [] };
   },
 });

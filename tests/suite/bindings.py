@@ -1288,3 +1288,11 @@ class LeavesAnAsyncAuxiliaryCallUnnamed(ReferenceBinding):
         model.auxiliary("tally", LMCall(kind="auxiliary", adapter="other",
                                         messages=[{"role": "user", "content": "Count the runs."}]))
         return await super().arun(agent, call, model)
+
+
+class MutatesNothing(ReferenceBinding):
+    """Its `mutate_last_result` changes nothing and says so (a binding written before the
+    contract covered pauses): every snapshot scenario is `errored`, never passed vacuously."""
+
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
+        return None
