@@ -227,14 +227,15 @@ class StrandsBinding(Binding):
         prompt = [{"interruptResponse": {"interruptId": request.interrupt_id, "response": request.response}}]
         return _call(agent, target, prompt, request.mode, model, pause)
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
+        held = len(agent.last)
         for message in agent.last:
             for block in message.get("content", []):
                 if "toolUse" in block and isinstance(block["toolUse"].get("input"), dict):
                     block["toolUse"]["input"][marker] = marker
         agent.last.append({"role": "user", "content": [{"text": marker}]})
-
+        return [f"agent.messages ({held} messages)"] if held else []
 
 def _call(agent: _Agent, target: Agent, prompt: Any, mode: str, model: ScriptedModel, call: _Call
           ) -> Outcome:
