@@ -54,6 +54,12 @@ def caller_mutates(world: World) -> None:
     changed = _guard.call("mutate_last_result",
                           lambda: world.binding.mutate_last_result(agent, MUTATION_MARKER),
                           world.timeout)
+    error = world.outcomes[-1].error if world.outcomes else None
+    if not changed and error is not None and error.kind != "human-in-the-loop":
+        # The library handed the caller no history with its error: nothing to mutate is then the
+        # library's failure of its own requirement (EXH-2 asks for the history), not the binding's.
+        assert "history" in error.fields, (
+            f"{error.type} carries no 'history': the caller was handed nothing to mutate")
     if not changed:
         raise _guard.BindingError(
             f"binding.mutate_last_result returned {changed!r}: it changed nothing, so this "
