@@ -182,8 +182,7 @@ class Worker:
         if isinstance(c, p.GetStepToolNames):
             return p.Names(id=c.id, names=b.step_tool_names(self.agents[c.agent]))
         if isinstance(c, p.MutateLastResult):
-            b.mutate_last_result(self.agents[c.agent], c.marker)
-            return p.Done(id=c.id)
+            return p.Done(id=c.id, changed=b.mutate_last_result(self.agents[c.agent], c.marker))
         return p.Failed(id=c.id, message=f"the worker does not know the command {c.type!r}")
 
     def call(self, c: p.Run | p.Resume | p.RunConcurrently) -> None:

@@ -501,10 +501,11 @@ class ProcessBinding(Binding):
         return process.request(p.GetStepToolNames(id=process.next_id(), agent=remote.id),
                                p.Names).names
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         process, remote = self._of(agent)
-        process.request(p.MutateLastResult(id=process.next_id(), agent=remote.id, marker=marker),
-                        p.Done)
+        return process.request(
+            p.MutateLastResult(id=process.next_id(), agent=remote.id, marker=marker), p.Done
+        ).changed
 
 
 def _greet(process: _Harness) -> p.Welcome:

@@ -134,7 +134,9 @@ class GetStepToolNames(BaseModel):
 
 
 class MutateLastResult(BaseModel):
-    """Mutate in place what the agent's last call handed out, adding `marker`; answered with `Done`."""
+    """Mutate in place every container the agent's last call handed the caller (a prediction's
+    trajectory, an error's history, a pause's context trajectory), adding `marker`; answered with
+    `Done`, whose `changed` says what was mutated."""
 
     model_config = _Message
     type: Literal["mutate_last_result"] = "mutate_last_result"
@@ -232,6 +234,10 @@ class Done(BaseModel):
     model_config = _Message
     type: Literal["done"] = "done"
     id: int
+    #: Answering `MutateLastResult`: one line per container the harness mutated, e.g.
+    #: "result.trajectory (3 steps)"; absent or empty, the mutation changed nothing, which fails
+    #: the snapshot scenario as the harness's error.
+    changed: list[str] | None = None
 
 
 class Adapter(BaseModel):

@@ -554,9 +554,15 @@ class Binding(ABC):
         return None
 
     @abstractmethod
-    def mutate_last_result(self, agent: object, marker: str) -> None:
-        """Mutate in place every container the agent's last result handed out, adding `marker`.
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
+        """Mutate in place every container the agent's last result handed the caller, adding
+        `marker`, and return what was changed: one line per container.
 
-        The trajectory of a prediction, the history of an error: the suite then checks that the
-        agent and its next run never see the marker (TRJ-2, EXH-2).
+        The containers are those the library handed the caller as the call's result, as the
+        caller holds them: a prediction's trajectory, an error's history, a pause's (interrupt's)
+        context trajectory; never the agent's own state (a conversation the library documents as
+        live and editable is not a result). Each line names one container and what it held, e.g.
+        `"result.trajectory (3 steps)"`, `"pause.context.trajectory"`. The suite then checks that
+        the agent and its next run never see the marker (TRJ-2, EXH-2); a snapshot scenario whose
+        mutation changed nothing (None or an empty list) is the binding's error, never a pass.
         """

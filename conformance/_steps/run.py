@@ -48,9 +48,26 @@ def agent_is_called_unless_refused(world: World, inputs: str) -> None:
 
 @when("the caller mutates what the call returned")
 def caller_mutates(world: World) -> None:
+    """Mutate what the call returned; a mutation that changed nothing would let the snapshot
+    check pass whatever the library shares, so it is the binding's error (REQUIREMENTS 3.1)."""
     agent = world.agent
-    _guard.call("mutate_last_result",
-                lambda: world.binding.mutate_last_result(agent, MUTATION_MARKER), world.timeout)
+    changed = _guard.call("mutate_last_result",
+                          lambda: world.binding.mutate_last_result(agent, MUTATION_MARKER),
+                          world.timeout)
+    error = world.outcomes[-1].error if world.outcomes else None
+    if not changed and error is not None and error.kind != "human-in-the-loop":
+        # The library handed the caller no history with its error: nothing to mutate is then the
+        # library's failure of its own requirement (EXH-2 asks for the history), not the binding's.
+        assert "history" in error.fields, (
+            f"{error.type} carries no 'history': the caller was handed nothing to mutate")
+    if not changed:
+        raise _guard.BindingError(
+            f"binding.mutate_last_result returned {changed!r}: it changed nothing, so this "
+            "snapshot check would pass whatever the library shares. The contract asks it to "
+            "mutate in place every container the last result handed the caller (a prediction's "
+            "trajectory, an error's history, a pause's context trajectory) and to return one "
+            "line per container it changed (see docs/writing-a-binding.md)."
+        )
 
 
 @when(parsers.parse('the model sends {count:d} generated JSON objects as arguments to "{tool}"'))

@@ -261,15 +261,16 @@ class AgnoBinding(Binding):
                 partial(_failed, agent), sync=lambda: target.continue_run(**ids),
                 asynchronous=lambda: target.acontinue_run(**ids))
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
+        held = len(agent.last)
         for message in agent.last:
             for call in message.tool_calls or []:
                 call["function"]["arguments"] = marker
             if isinstance(message.tool_args, dict):
                 message.tool_args[marker] = marker
         agent.last.append(Message(role="user", content=marker))
-
+        return [f"run messages ({held} messages)"] if held else []
 
 def _decide(requirement: Any, response: str) -> None:
     """The person's answer on Agno's requirement: confirm, reject (with a message as its note), or

@@ -139,14 +139,15 @@ class AutoGenBinding(Binding):
             return await translate.areported(_target(agent, call).run(task=user_message(call.inputs)),
                                              partial(_outcome, agent), partial(_failed, agent))
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
+        held = len(agent.last)
         for message in agent.last:
             if isinstance(message, ToolCallExecutionEvent):
                 for result in message.content:
                     result.content = marker
         agent.last.append(marker)
-
+        return [f"result.messages ({held} messages)"] if held else []
 
 def _assistant(spec: AgentSpec, tools: Sequence[SuiteTool], base_url: str | None) -> AssistantAgent:
     """The agent with its defaults, its cap the spec's, reflecting on the cap only when asked to."""

@@ -204,13 +204,14 @@ class CrewAIBinding(Binding):
             return await translate.areported(_target(agent, call).kickoff_async(user_message(call.inputs)),
                                              partial(_outcome, agent), partial(_failed, agent))
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
+        held = len(agent.last)
         for message in agent.last:
             for call in message.get("tool_calls") or []:
                 call["function"]["arguments"] = marker
         agent.last.append({"role": "user", "content": marker})
-
+        return [f"the run's messages ({held} messages)"] if held else []
 
 def _target(agent: _Agent, call: CallRequest) -> Agent:
     """The agent to run: the built one, or (http) one whose LLM is at the call's base URL."""

@@ -275,18 +275,19 @@ class DSPyBinding(Binding):
         annotation = agent.react.react.signature.output_fields["next_tool_name"].annotation
         return [str(name) for name in get_args(annotation)]
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
         if agent.last is None:
-            return
+            return None
         trajectory: dict[str, Any] = agent.last.trajectory
+        held = len(trajectory)
         for key in list(trajectory):
             if key.startswith(("thought_", "observation_")):
                 trajectory[key] = marker
         index = len(trajectory)
         trajectory.update({f"thought_{index}": marker, f"tool_name_{index}": marker,
                            f"tool_args_{index}": {}, f"observation_{index}": marker})
-
+        return [f"prediction.trajectory ({held} keys)"] if held else []
 
 class _StepMessages(dspy.streaming.StatusMessageProvider):  # type: ignore[misc]
     """Status messages that carry what dspy hands the provider: the tool call, then its result."""

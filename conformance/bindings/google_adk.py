@@ -319,15 +319,16 @@ class GoogleADKBinding(Binding):
                 _play(_runner(agent, model, run.base_url), run, _said(call), seen, model, None),
                 partial(_outcome, agent, seen, run), partial(_failed, agent, seen, run.cap))
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
+        held = len(agent.last)
         for event in agent.last:
             for part in (event.content.parts or []) if event.content else []:
                 if part.function_response is not None:
                     part.function_response.response = {"result": marker}
         agent.last.append(AdkEvent(author="user", content=types.Content(role="user", parts=[
             types.Part(text=marker)])))
-
+        return [f"the run's events ({held} events)"] if held else []
 
 class GoogleADKReflectRetryBinding(GoogleADKBinding):
     """The documented opt-in `ReflectAndRetryToolPlugin()`: a tool's exception goes back to the model

@@ -204,14 +204,15 @@ class HaystackBinding(Binding):
             return await translate.areported(_target(agent, call).run_async(messages),
                                              partial(_outcome, agent), partial(_failed, agent))
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
+        held = len(agent.last)
         for message in agent.last:
             for call in message.tool_calls:
                 if isinstance(call.arguments, dict):
                     call.arguments[marker] = marker
         agent.last.append(ChatMessage.from_user(marker))
-
+        return [f"result['messages'] ({held} messages)"] if held else []
 
 def _target(agent: _Agent, call: CallRequest) -> Agent:
     """The agent to run: the built one, or (http) its clone with a generator at the call's base URL."""

@@ -258,12 +258,13 @@ class LangChainBinding(Binding):
         command = Command(resume={request.interrupt_id: {"decisions": decisions}})
         return _invoke(agent, command, CallRequest(inputs=inputs), thread, model, request.mode)
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
+        held = len(agent.last)
         for message in agent.last:
             message.content = marker
         agent.last.append(AIMessage(content=marker))
-
+        return [f"result['messages'] ({held} messages)"] if held else []
 
 def _invoke(agent: _Agent, payload: Any, call: CallRequest, thread: str, model: ScriptedModel,
             mode: str) -> Outcome:

@@ -165,14 +165,15 @@ class LlamaIndexBinding(Binding):
             return await translate.areported(_play(agent, run, call, model, None),
                                              partial(_outcome, agent), partial(_failed, agent, run))
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
+        held = len(agent.last)
         for message in agent.last:
             for block in message.blocks:
                 if isinstance(block, TextBlock):
                     block.text = marker
         agent.last.append(ChatMessage(role="assistant", content=marker))
-
+        return [f"the run's chat history ({held} messages)"] if held else []
 
 async def _play(agent: _Agent, run: _Run, call: CallRequest, model: ScriptedModel,
                 events: list[Event] | None) -> _Run:

@@ -227,14 +227,15 @@ class OpenAIAgentsBinding(Binding):
         return translate.reported(model, "async", partial(_outcome, agent, pause.base_url),
                                   partial(_failed, agent), asynchronous=resumed)
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
+        held = len(agent.last)
         for item in agent.last:
             if isinstance(item, ToolCallOutputItem) and isinstance(item.raw_item, dict):
                 item.raw_item["output"] = marker
                 item.output = marker
         agent.last.append(marker)
-
+        return [f"result.new_items ({held} items)"] if held else []
 
 class OpenAIAgentsToolNotFoundBinding(OpenAIAgentsBinding):
     """The documented opt-in `RunConfig(tool_not_found_behavior="return_error_to_model")`."""

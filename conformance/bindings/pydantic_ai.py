@@ -217,14 +217,15 @@ class PydanticAIBinding(Binding):
         }
         return _run(agent, kwargs, request.mode, model, pause.inputs)
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
+        held = len(agent.last)
         for message in agent.last:
             for part in message.parts:
                 if isinstance(part, TextPart | BaseToolReturnPart | UserPromptPart):
                     part.content = marker
         agent.last.append(ModelRequest(parts=[UserPromptPart(marker)]))
-
+        return [f"result.all_messages() ({held} messages)"] if held else []
 
 def _tool(tool: SuiteTool) -> Tool[None]:
     """The suite tool as a pydantic-ai Tool over its typed function; the Google-style docstring

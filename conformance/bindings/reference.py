@@ -181,17 +181,22 @@ class ReferenceBinding(Binding):
         assert isinstance(agent, _Agent)
         return list(get_args(agent.react.step.signature.outputs["next_tool_name"].annotation))
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
         last = agent.last
         if isinstance(last, reference.HumanInTheLoopRequired):
-            steps = last.context["trajectory"]
+            steps, where = last.context["trajectory"], "pause.context['trajectory']"
+        elif isinstance(last, reference.Prediction):
+            steps, where = last.trajectory, "prediction.trajectory"
+        elif last is not None:
+            steps, where = last.history, f"{type(last).__name__}.history"
         else:
-            steps = last.trajectory if isinstance(last, reference.Prediction) else (
-                last.history if last is not None else [])
+            return None
+        held = len(steps)
         for step in steps:
             step.thought = step.observation = marker
         steps.append(reference.Step(thought=marker, tool_name=marker, tool_args={}, observation=marker))
+        return [f"{where} ({held} steps)"]
 
 
 def _signature(spec: SignatureSpec) -> Any:

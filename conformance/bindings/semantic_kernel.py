@@ -153,14 +153,15 @@ class SemanticKernelBinding(Binding):
             return await translate.areported(_respond(agent, call, thread), partial(_outcome, agent, call),
                                              partial(_failed, agent))
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
+        held = len(agent.last)
         for message in agent.last:
             for item in message.items:
                 if isinstance(item, FunctionResultContent):
                     item.result = marker
         agent.last.append(ChatMessageContent(role="user", content=marker))
-
+        return [f"the run's chat history ({held} messages)"] if held else []
 
 def _plugin(tools: Sequence[SuiteTool]) -> object:
     """The tools as a plugin object: one `@kernel_function` per tool, its parameters `Annotated`

@@ -150,8 +150,9 @@ class SmolagentsBinding(Binding):
         return translate.reported(model, call.mode, partial(_finished, agent), partial(_failed, agent),
                                   sync=whole, stream=stream)
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
+        held = len(agent.last)
         for item in agent.last:
             if isinstance(item, RunResult):  # its steps: dicts of the memory, as it hands them out
                 for step in item.steps:
@@ -159,7 +160,7 @@ class SmolagentsBinding(Binding):
                 item.steps.append({"observations": marker, "model_output": marker, "tool_calls": []})
             elif isinstance(item, ActionStep):  # the memory's own step objects, streamed
                 item.observations = item.model_output = marker
-
+        return [f"the run's result and memory steps ({held} items)"] if held else []
 
 def _smol_tool(tool: SuiteTool) -> Tool:
     """A `smolagents.Tool` subclass for `tool`: its name, description and inputs from the tool's JSON

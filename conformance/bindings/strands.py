@@ -77,8 +77,10 @@ _KNOWN: dict[str, str] = {
         "nothing in it names the Agent that paused, so the other agent takes the answer and the paused "
         "call runs",
     "Mutating a returned trajectory changes neither the agent nor its next run":
-        "a call hands out no trajectory of its own: the steps are read from agent.messages, the agent's "
-        "live conversation, which the next call sends as it is (agent/agent.py Agent.messages)",
+        "the AgentResult's message is the very dict the loop appended to agent.messages "
+        "(event_loop/event_loop.py event_loop_cycle: `_append_messages(message)`, agent/agent.py "
+        "Agent._append_messages): a caller that changes the returned message changes the "
+        "conversation the next call sends",
     **{f"{_ARGS5}[store-{row}]": "json.loads of deeply nested tool input raises RecursionError, which "
        "handle_content_block_stop (event_loop/streaming.py) does not catch (only ValueError): it escapes "
        "the call" for row in ("an object nested 100000 levels deep", "an object nested 5000 levels deep",
@@ -142,6 +144,8 @@ class _Agent:
     tools: list[Any]
     session_id: str
     last: list[dict[str, Any]] = field(default_factory=list)
+    #: What the last call returned (None when it raised): what TRJ-2's caller mutates.
+    result: AgentResult | None = None
 
 
 @dataclass(frozen=True)
@@ -227,13 +231,27 @@ class StrandsBinding(Binding):
         prompt = [{"interruptResponse": {"interruptId": request.interrupt_id, "response": request.response}}]
         return _call(agent, target, prompt, request.mode, model, pause)
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
+        """What the call returned is its AgentResult (agent/agent_result.py): its last message and,
+        on a pause, its interrupts, whose reason is the pending call. `agent.messages` is the
+        agent's own live conversation, documented as editable: no result, so never mutated."""
         assert isinstance(agent, _Agent)
-        for message in agent.last:
-            for block in message.get("content", []):
-                if "toolUse" in block and isinstance(block["toolUse"].get("input"), dict):
-                    block["toolUse"]["input"][marker] = marker
-        agent.last.append({"role": "user", "content": [{"text": marker}]})
+        result, changed = agent.result, []
+        if result is None:
+            return None
+        content = result.message.get("content", [])
+        for block in content:
+            if "text" in block:
+                block["text"] = marker
+            if "toolUse" in block and isinstance(block["toolUse"].get("input"), dict):
+                block["toolUse"]["input"][marker] = marker
+        changed.append(f"result.message ({len(content)} content blocks)")
+        content.append({"text": marker})
+        for index, pause in enumerate(result.interrupts or []):
+            if isinstance(pause.reason, dict) and isinstance(pause.reason.get("input"), dict):
+                pause.reason["input"][marker] = marker
+                changed.append(f"result.interrupts[{index}].reason['input'] (the pending call)")
+        return changed
 
 
 def _call(agent: _Agent, target: Agent, prompt: Any, mode: str, model: ScriptedModel, call: _Call
@@ -295,7 +313,7 @@ def _trajectory(messages: Sequence[dict[str, Any]], calls: dict[str, tuple[str |
 
 def _outcome(agent: _Agent, target: Agent, call: _Call, result: AgentResult | None) -> Outcome:
     added = list(target.messages[call.start:])
-    agent.last = added
+    agent.last, agent.result = added, result
     trajectory = _trajectory(added, {})
     if result is None:
         return Outcome(trajectory=trajectory)
@@ -319,5 +337,5 @@ def _outcome(agent: _Agent, target: Agent, call: _Call, result: AgentResult | No
 def _failed(agent: _Agent, target: Agent, start: int, exc: Exception) -> Outcome:
     """An exception the Agent let escape, with the steps it had taken."""
     added = list(target.messages[start:])
-    agent.last = added
+    agent.last, agent.result = added, None
     return Outcome(trajectory=_trajectory(added, {}), error=ErrorInfo.from_exception(exc))

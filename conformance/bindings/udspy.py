@@ -239,14 +239,15 @@ class UdspyBinding(Binding):
         annotation = agent.react.react_signature.model_fields["next_tool_name"].annotation
         return [str(name) for name in get_args(annotation)]
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
         if agent.last is None:
-            return
+            return None
+        held = len(agent.last)
         for episode in agent.last:
             episode["thought"] = episode["observation"] = marker
         agent.last.append({"thought": marker, "tool_name": marker, "tool_args": {}, "observation": marker})
-
+        return [f"prediction.trajectory ({held} episodes)"] if held else []
 
 async def _astream(agent: _Agent, call: CallRequest, model: ScriptedModel, events: list[Event]) -> Any:
     """`ReAct.astream`: the step predictor's predictions are step events; the ReAct's own Prediction,

@@ -327,7 +327,8 @@ serve({
         else for (const part of message.content) if (part.type === 'text') part.text += ` ${marker}`;
       }
       last.messages.push({ role: 'user', content: marker });
+      return { changed: [`result.response.messages (${last.messages.length - 1} messages)`] };
     }
-    return {};
+    return { changed: [] };
   },
 });

@@ -263,7 +263,8 @@ serve({
     if (last != null) {
       for (const entry of last.history) entry.content = `${entry.content ?? ''} ${marker}`;
       last.mem.addRequest([{ role: 'user', content: marker }]);
+      return { changed: [`the call's memory history (${last.history.length} entries)`] };
     }
-    return {};
+    return { changed: [] };
   },
 });

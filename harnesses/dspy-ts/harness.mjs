@@ -230,8 +230,9 @@ serve({
   step_tool_names: () => ({ names: null }),
   mutate_last_result({ agent, marker }) {
     const steps = agents.get(agent).last?.steps ?? [];
+    const held = steps.length;
     for (const step of steps) step.content = marker;
     steps.push({ type: 'thought', content: marker, stepNumber: steps.length + 1 });
-    return {};
+    return { changed: agents.get(agent).last ? [`output.steps (${held} steps)`] : [] };
   },
 });

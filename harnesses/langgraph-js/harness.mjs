@@ -332,8 +332,9 @@ serve({
   step_tool_names: () => ({ names: null }),
   mutate_last_result({ agent, marker }) {
     const last = agents.get(agent).last;
+    const held = last.length;
     for (const message of last) message.content = marker;
     last.push(new AIMessage({ content: marker }));
-    return {};
+    return { changed: held ? [`result.messages (${held} messages)`] : [] };
   },
 });

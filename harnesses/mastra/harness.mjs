@@ -202,7 +202,7 @@ function flagged(step) {
 
 function outcome(state, result, cap, inputs, before) {
   const messages = [...before, ...(result.response?.messages ?? [])];
-  state.last = result.response?.messages ?? [];
+  state.last = { messages: result.response?.messages ?? [], result };
   const steps = trajectory(messages, { bound: true }).map(flagged);
   const base = { trajectory: steps, iterations: result.steps.length };
   if (result.error) return { ...base, error: callErrorInfo(result.error) };
@@ -250,7 +250,7 @@ async function streamed(state, prompt, options, cap, inputs) {
 
 async function call(state, prompt, cap, inputs, mode, baseURL) {
   const options = { maxSteps: cap, ...(baseURL ? { model: openAICompatible(baseURL) } : {}) };
-  state.last = [];
+  state.last = null;
   if (mode === 'stream') return streamed(state, prompt, options, cap, inputs);
   try {
     return outcome(state, await state.agent.generate(prompt, options), cap, inputs, [{ role: 'user', content: prompt }]);
@@ -275,7 +275,7 @@ serve({
       // Approval keeps the suspended run's snapshot in the storage of the Mastra instance the agent
       // is registered with: one instance for every agent, as an application has.
       if (spec.tools.some((t) => t.interruptible)) application().addAgent(built, id);
-      agents.set(agent, { agent: built, spec, last: [] });
+      agents.set(agent, { agent: built, spec, last: null });
       return { error: null };
     } catch (error) {
       return { error: errorInfo(error) };
@@ -314,13 +314,26 @@ serve({
   },
   // No step output constrains the tool name: the suite reads the tools declared in each request.
   step_tool_names: () => ({ names: null }),
+  // What generate handed the caller as its trajectory: its response messages and its steps (a
+  // suspended run's too), each mutated in place.
   mutate_last_result({ agent, marker }) {
     const last = agents.get(agent).last;
-    for (const message of last) {
-      if (typeof message.content === 'string') message.content += ` ${marker}`;
-      else for (const part of message.content) if (part.type === 'text') part.text += ` ${marker}`;
+    if (last == null) return { changed: [] };
+    const changed = [];
+    const { messages, result } = last;
+    if (messages.length) {
+      changed.push(`result.response.messages (${messages.length} messages)`);
+      for (const message of messages) {
+        if (typeof message.content === 'string') message.content += ` ${marker}`;
+        else for (const part of message.content) if (part.type === 'text') part.text += ` ${marker}`;
+      }
+      messages.push({ role: 'user', content: marker });
     }
-    last.push({ role: 'user', content: marker });
-    return {};
+    if (Array.isArray(result.steps) && result.steps.length) {
+      changed.push(`result.steps (${result.steps.length} steps)`);
+      for (const step of result.steps) step.text = `${step.text ?? ''} ${marker}`;
+      result.steps.push({ text: marker });
+    }
+    return { changed };
   },
 });

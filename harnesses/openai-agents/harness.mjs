@@ -387,12 +387,14 @@ serve({
   // Native function calling: the model may name exactly the declared tools.
   step_tool_names: () => ({ names: null }),
   mutate_last_result({ agent, marker }) {
+    const changed = [];
     for (const items of agents.get(agent).last) {
+      changed.push(`result.newItems (${items.length} items)`);
       for (const item of items) {
         if (item.type === 'tool_call_output_item') item.output = marker;
       }
       items.push(marker);
     }
-    return {};
+    return { changed };
   },
 });

@@ -69,6 +69,8 @@ defmodule Harness do
       error -> %{"outcome" => %{"error" => P.error_info(error)}}
     else
       result ->
+        # The caller's copy of what the call returned, which `mutate_last_result` changes.
+        :ets.insert(@agents, {{:last, command["agent"]}, result})
         outputs = if result.output == nil, do: nil, else: reply_outputs(spec["signature"], result.output)
         %{"outcome" => %{"outputs" => outputs, "trajectory" => Enum.map(result.steps, &step_of/1),
                          "stop_reason" => result.stop_reason, "iterations" => result.steps_used,
@@ -76,9 +78,21 @@ defmodule Harness do
     end
   end
 
-  # What a run handed out is immutable in Elixir: no caller can change it in place, so there is
-  # nothing to mutate (TRJ-2 judges that the next run is unaffected).
-  def mutate_last_result(_command), do: %{}
+  # What a run handed out is immutable in Elixir: no caller can change it in place. The caller's
+  # change is its own copy rebound to changed steps, as an Elixir caller would (TRJ-2 judges that
+  # the agent and its next run are unaffected).
+  def mutate_last_result(%{"agent" => agent, "marker" => marker}) do
+    case :ets.lookup(@agents, {:last, agent}) do
+      [{_, result}] ->
+        marked = Enum.map(result.steps, &Map.merge(&1, %{"thought" => marker, "observation" => marker}))
+        extra = %{"thought" => marker, "tool_name" => marker, "tool_args" => %{}, "observation" => marker}
+        :ets.insert(@agents, {{:last, agent}, %{result | steps: marked ++ [extra]}})
+        %{"changed" => ["result.steps (#{length(result.steps)} steps, rebound: Elixir data is immutable)"]}
+
+      [] ->
+        %{"changed" => []}
+    end
+  end
 
   # The suite's tools, declared in the loop's form; each call goes to the suite.
   defp tools_of(spec) do

@@ -93,15 +93,21 @@ class NativeBinding(Binding):
             tool_errors=list(result.tool_errors),
         )
 
-    def mutate_last_result(self, agent: object, marker: str) -> None:
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
         last = agent.last
-        steps = last.steps if isinstance(last, loop.Result) else last.history if last else []
+        if last is None:
+            return None
+        steps = last.steps if isinstance(last, loop.Result) else last.history
+        changed = [f"{'result.steps' if isinstance(last, loop.Result) else 'error.history'} "
+                   f"({len(steps)} steps)"]
         for step in steps:
             step["thought"] = step["observation"] = marker
         steps.append({"thought": marker, "tool_name": marker, "tool_args": {}, "observation": marker})
         if isinstance(last, loop.Result):
             last.messages.append({"role": "user", "content": marker})
+            changed.append("result.messages")
+        return changed
 
 
 def _step(step: dict[str, Any]) -> Step:

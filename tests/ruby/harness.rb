@@ -185,11 +185,12 @@ class Harness
   def mutate_last_result(command)
     last = @lock.synchronize { @agents.fetch(command['agent'])[:last] }
     marker = command['marker']
-    return {} if last.nil?
+    return { 'changed' => [] } if last.nil?
 
+    held = last.steps.length
     last.steps.each { |s| s['thought'] = s['observation'] = marker }
     last.steps << { 'thought' => marker, 'tool_name' => marker, 'tool_args' => {}, 'observation' => marker }
-    {}
+    { 'changed' => ["result.steps (#{held} steps)"] }
   end
 end
 

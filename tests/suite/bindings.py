@@ -1400,3 +1400,11 @@ class RefusesABadEditWithoutSayingWhy(_BuildsAs):
     its resumes work (HITL-4 passes), so the refusal is judged, not blocked."""
 
     react_class = _RefusesABadEditBlankly
+
+
+class MutatesNothing(ReferenceBinding):
+    """Its `mutate_last_result` changes nothing and says so (a binding written before the
+    contract covered pauses): every snapshot scenario is `errored`, never passed vacuously."""
+
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
+        return None

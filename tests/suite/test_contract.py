@@ -45,3 +45,20 @@ def test_a_confused_binding_fails_at_load_saying_what_to_change(
     assert run.returncode == 4, run.output[-2000:]
     assert says in run.output, run.output[-2000:]
     assert "Traceback" not in run.output
+
+
+def test_a_mutation_that_changed_nothing_is_the_bindings_error_never_a_snapshot_pass(
+    run_suite: RunSuite,
+) -> None:
+    run = run_suite("tests.suite.bindings:MutatesNothing", "-k", "snapshot or Mutating")
+    assert run.report is not None, run.output[-3000:]
+    snapshots = [s for s in run.report["scenarios"] if s["requirement"] in {"TRJ-2", "EXH-2"}]
+    # TRJ-2's run and pause scenarios, EXH-2's history: each mutation changed nothing.
+    assert {s["requirement"] for s in snapshots} == {"TRJ-2", "EXH-2"}, snapshots
+    assert len([s for s in snapshots if s["requirement"] == "TRJ-2"]) == 2, snapshots
+    for scenario in snapshots:
+        assert scenario["verdict"] == "errored", scenario
+        assert "mutate_last_result returned None: it changed nothing" in scenario["message"]
+        assert "a pause's context trajectory" in scenario["message"]
+    assert run.requirements("errored") == {"TRJ-2", "EXH-2"}
+    assert run.returncode == 1

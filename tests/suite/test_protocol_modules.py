@@ -254,3 +254,20 @@ def test_the_elixir_modules_compile_without_warnings(tmp_path: Path) -> None:
     compiled = subprocess.run(["elixirc", "--warnings-as-errors", "-o", str(tmp_path), *map(str, sources)],
                               capture_output=True, text=True, timeout=300)
     assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+
+
+@pytest.mark.parametrize(("name", "command"), LOOPS)
+def test_a_harnesss_mutation_reply_says_what_it_changed(tmp_path: Path, name: str, command: str) -> None:
+    """The module carries the harness's `changed` in its `done` reply to `mutate_last_result`: the
+    snapshot scenario reads it (a reply without it would be errored)."""
+    transcript = tmp_path / "transcript.jsonl"
+    run = suite_run(tmp_path, f"cmd:{command}", "--harness-debug", str(transcript), "-k", "Mutating")
+    assert run.returncode == 0, run.output[-3000:]
+    assert run.report is not None and run.report["binding"]["name"] == name
+    assert run.requirements("passed") == {"TRJ-2"}
+    lines = transcript.read_text(encoding="utf-8").splitlines()
+    sent = [json.loads(line.split("->", 1)[1]) for line in lines if line.startswith("harness ->")]
+    [asked] = [m["id"] for m in (json.loads(line.split("->", 1)[1]) for line in lines
+                                 if not line.startswith("harness ->")) if m["type"] == "mutate_last_result"]
+    [reply] = [m for m in sent if m["id"] == asked and m["type"] == "done"]
+    assert [line.split(" (")[0] for line in reply["changed"]] == ["result.steps"], reply
