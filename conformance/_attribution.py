@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import pytest
 from pydantic import JsonValue
@@ -252,19 +252,27 @@ def is_check(error: BaseException) -> bool:
     return isinstance(error, AssertionError)
 
 
-def resolve_blocked(results: list[ScenarioResult]) -> list[ScenarioResult]:
+def resolve_blocked(results: list[ScenarioResult],
+                    known: Mapping[str, str] | None = None) -> list[ScenarioResult]:
     """`results`, with every scenario blocked by a requirement that passed turned into a failure:
-    the precondition that requirement judges held there, so the scenario's own failure stands.
-    Repeated until nothing changes (a requirement can fail through such a scenario)."""
+    the precondition that requirement judges held there, so the scenario's own failure stands; a
+    known failure where the binding lists it (`known`: scenario name, test name or requirement, as
+    `known_failures`), what it observed kept beside the reason. Repeated until nothing changes (a
+    requirement can fail through such a scenario)."""
+    known = known or {}
     while True:
         verdicts = _report.requirement_verdicts(results, {})
         changed = False
         for i, r in enumerate(results):
             if r.verdict == "blocked" and r.blocked_by and verdicts.get(r.blocked_by) == "passed":
-                results[i] = r.model_copy(update={
-                    "verdict": "failed", "blocked_by": None,
-                    "message": f"{r.message}\n(reported as blocked by {r.blocked_by}, but "
-                               f"{r.blocked_by} passed: the scenario's failure is its own)"})
+                own = (f"{r.message}\n(reported as blocked by {r.blocked_by}, but "
+                       f"{r.blocked_by} passed: the scenario's failure is its own)")
+                reason = next((known[k] for k in (r.name, r.id, r.requirement) if k in known), None)
+                update: dict[str, object] = (
+                    {"verdict": "failed", "blocked_by": None, "message": own} if reason is None else
+                    {"verdict": "known-failure", "blocked_by": None, "message": reason,
+                     "observed": _report.capped(own)})
+                results[i] = r.model_copy(update=update)
                 changed = True
         if not changed:
             return results

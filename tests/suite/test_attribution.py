@@ -216,6 +216,16 @@ def test_a_block_by_a_requirement_that_passed_is_a_failure_and_by_one_that_faile
     assert "but LOOP-3 passed: the scenario's failure is its own" in results[1].message
 
 
+def test_a_block_by_a_requirement_that_passed_is_a_known_failure_where_the_binding_lists_it() -> None:
+    # HITL-5's resume asking past its cap is told as LOOP-3's cause; LOOP-3 passed, so the failure
+    # is HITL-5's own, and a binding that lists it has declared it.
+    results = a.resolve_blocked([_result("LOOP-3", "passed"), _result("HITL-5", "blocked", "LOOP-3"),
+                                 _result("EXH-4", "blocked", "LOOP-3")], {"HITL-5": "counts afresh"})
+    assert [r.verdict for r in results] == ["passed", "known-failure", "failed"]
+    assert results[1].message == "counts afresh" and results[1].blocked_by is None
+    assert "but LOOP-3 passed: the scenario's failure is its own" in results[1].observed
+
+
 # -- the feature files ---------------------------------------------------------------------------
 
 
