@@ -81,11 +81,17 @@ _ENDS = ("create_agent ignores an invalid_tool_call: no tool_calls routes to the
          "silently with the thought as its answer (langchain/agents/factory.py, "
          "_make_model_to_tools_edge)")
 #: Known failures of every configuration (each checked by a direct run of create_agent).
+_AFRESH = ("a resume (Command(resume=...)) is a new invoke whose recursion limit counts afresh from the "
+           "checkpoint (langgraph/pregel/_loop.py, SyncPregelLoop.__enter__: stop = step + "
+           "recursion_limit + 1): the steps before the pause do not count")
 _COMMON: dict[str, str] = {
+    # The agent's cap that returns, ModelCallLimitMiddleware: 2 more model calls after the resume.
     "Resuming keeps the budget the steps before the pause used":
-        "a resume (Command(resume=...)) is a new invoke whose recursion limit counts afresh from the "
-        "checkpoint (langgraph/pregel/_loop.py, SyncPregelLoop.__enter__: stop = step + "
-        "recursion_limit + 1): the steps before the pause do not count",
+        "ModelCallLimitMiddleware's run_limit counts the model calls of one invoke: its count, "
+        "run_model_call_count, is an UntrackedValue the checkpoint does not keep, so a resume (a new "
+        "invoke) starts it at 0 (langchain/agents/middleware/model_call_limit.py, ModelCallLimitState)",
+    # The call's cap passed again on the resume (the same recursion_limit): 3 more model calls.
+    "Resuming keeps the step cap given to the call and the steps used before the pause": _AFRESH,
     "A pause answered through another agent is refused":
         "a graph given Command(resume=...) in the thread of another graph on the same checkpointer "
         "loads that thread's checkpoint and resumes it (langgraph/pregel/_loop.py, PregelLoop._first: "
@@ -183,9 +189,9 @@ class _Agent:
     last: list[BaseMessage] = field(default_factory=list)
 
 
-#: interrupt id -> (thread id, the call's inputs, the interrupt's value), whichever agent paused: an
+#: interrupt id -> (thread id, the paused call, the interrupt's value), whichever agent paused: an
 #: answer may reach another agent (HITL-6), and whether it refuses is the library's part.
-_PAUSES: dict[str, tuple[str, dict[str, Any], Any]] = {}
+_PAUSES: dict[str, tuple[str, CallRequest, Any]] = {}
 
 
 class LangChainBinding(Binding):
@@ -252,11 +258,13 @@ class LangChainBinding(Binding):
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        thread, inputs, value = _PAUSES[request.interrupt_id]
+        thread, paused, value = _PAUSES[request.interrupt_id]
         decision = _decision(translate.approval(request.response))
         decisions = [decision for _ in value.get("action_requests", [])]
         command = Command(resume={request.interrupt_id: {"decisions": decisions}})
-        return _invoke(agent, command, CallRequest(inputs=inputs), thread, model, request.mode)
+        # The paused call's own cap again, as its caller would pass the same recursion limit.
+        resumed = CallRequest(inputs=paused.inputs, max_steps=paused.max_steps)
+        return _invoke(agent, command, resumed, thread, model, request.mode)
 
     def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
@@ -355,7 +363,7 @@ def _interrupt(interrupt: Any, call: CallRequest, thread: str, answers: list[AIM
     """HumanInTheLoopMiddleware's pause, kept by its id for the resume: its first action request,
     whose call id is that of the same call among the last reply's tool calls."""
     value = interrupt.value
-    _PAUSES[interrupt.id] = (thread, dict(call.inputs), value)
+    _PAUSES[interrupt.id] = (thread, call, value)
     request = (value.get("action_requests") or [{}])[0]
     ids = [c["id"] for c in (answers[-1].tool_calls if answers else [])
            if c["name"] == request.get("name") and c["args"] == request.get("args")]
