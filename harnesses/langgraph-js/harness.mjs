@@ -63,6 +63,7 @@ const NOT_CLAIMED = {
 };
 
 const CAP = 'GraphRecursionError carries only its message (errors.js): no count, history, tools used or last observation, and without a checkpointer the run\'s messages are lost';
+const AFRESH = 'a resume (Command({ resume })) is a new invoke whose recursionLimit counts afresh from the checkpoint (pregel/loop.js: stop = step + recursionLimit + 1): the steps before the pause do not count';
 const KNOWN_FAILURES = {
   'EXH-2': CAP,
   'A run stopped by the step cap reports that the cap stopped it': CAP,
@@ -71,8 +72,9 @@ const KNOWN_FAILURES = {
   'After steps with thoughts, a partial final answer the library gives is not empty': CAP,
   'A run that raises on the step cap is identified by its error, with its step count': CAP,
   'After repeated tool errors the steps appear in the order they ran, one observation each': CAP,
-  'Resuming keeps the budget the steps before the pause used':
-    'a resume (Command({ resume })) is a new invoke whose recursionLimit counts afresh from the checkpoint (pregel/loop.js: stop = step + recursionLimit + 1): the steps before the pause do not count',
+  'Resuming keeps the budget the steps before the pause used': AFRESH,
+  // The call's cap passed again on the resume (the same recursionLimit): 4 more model calls under a cap of 3.
+  'Resuming keeps the step cap given to the call and the steps used before the pause': AFRESH,
   'A pause answered through another agent is refused':
     "a Command({ resume }) naming another agent's interrupt is not refused: PregelLoop._first (pregel/loop.js) refuses a resume only when the graph has no checkpointer or under the internal __pregel_strict_resume flag (_refuseUnmatchedResume), which nothing in the library sets; a graph sharing the paused graph's checkpointer loads the paused thread's checkpoint, runs the paused call with its own tool and asks the model again (seen in a direct run: the second graph's delete_file ran)",
   'ARGS-3': "malformed JSON becomes an invalid_tool_call (@langchain/core parseToolCall), which createReactAgent's agent edge ignores: no tool_calls routes to END (prebuilt/react_agent_executor.js), so the run ends silently with the thought as its answer",
@@ -95,13 +97,15 @@ function approved(spec, args) {
 }
 
 function graphTool(spec) {
-  const run = spec.interruptible
-    ? (args) => {
-      const decision = approved(spec, args);
-      return 'reply' in decision ? decision.reply : callTool(spec.name, decision.args);
-    }
-    : (args) => callTool(spec.name, args);
-  return tool(run, { name: spec.name, description: spec.description, schema: zodObject(z, spec) });
+  const original = tool((args) => callTool(spec.name, args),
+                        { name: spec.name, description: spec.description, schema: zodObject(z, spec) });
+  if (!spec.interruptible) return original;
+  // The docs' human-in-the-loop wrapper: the accepted or edited args go through the original
+  // tool's invoke, which parses them against its zod schema, as ToolNode's call did.
+  return tool(async (args, config) => {
+    const decision = approved(spec, args);
+    return 'reply' in decision ? decision.reply : original.invoke(decision.args, config);
+  }, { name: original.name, description: original.description, schema: original.schema });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -205,14 +209,14 @@ const checkpointer = new MemorySaver();
 const pauses = new Map();
 let threads = 0;
 
-function finished(state, values, thread, inputs) {
+function finished(state, values, thread, inputs, cap) {
   const messages = values.messages ?? [];
   state.last = messages;
   const steps = trajectory(messages);
   const answers = messages.filter((m) => m.getType() === 'ai');
   const pause = values.__interrupt__?.[0];
   if (pause != null) {
-    pauses.set(pause.id, { thread, inputs });
+    pauses.set(pause.id, { thread, inputs, cap });
     const request = pause.value.action_request;
     const last = answers.at(-1);
     const call = (last?.tool_calls ?? []).find((c) => c.name === request.action);
@@ -242,7 +246,7 @@ async function invoke(state, payload, thread, cap, inputs, mode) {
   state.last = [];
   if (mode !== 'stream') {
     try {
-      return finished(state, await state.graph.invoke(payload, config), thread, inputs);
+      return finished(state, await state.graph.invoke(payload, config), thread, inputs, cap);
     } catch (error) {
       return failed(error);
     }
@@ -267,7 +271,7 @@ async function invoke(state, payload, thread, cap, inputs, mode) {
   } catch (error) {
     return { ...failed(error), events };
   }
-  const out = finished(state, values ?? { messages: [] }, thread, inputs);
+  const out = finished(state, values ?? { messages: [] }, thread, inputs, cap);
   events.push({ kind: 'done', model_calls: modelCalls.get(run) ?? 0, stop_reason: out.stop_reason ?? null,
                 outputs: out.outputs ?? null });
   return { ...out, events };
@@ -323,7 +327,8 @@ serve({
     // Resumed by the interrupt's id (Command's map form), so the answer goes to that pause only.
     const command = new Command({ resume: { [request.interrupt_id]: humanResponse(request.response) } });
     try {
-      return { outcome: await invoke(state, command, pause.thread, state.spec.max_steps, pause.inputs, request.mode) };
+      // The paused call's own cap again, as its caller passes the same recursionLimit.
+      return { outcome: await invoke(state, command, pause.thread, pause.cap, pause.inputs, request.mode) };
     } finally {
       modelCalls.delete(run);
     }
