@@ -81,8 +81,6 @@ const KNOWN_FAILURES = {
   'Answering a pause again after its resumed run paused again never runs a call twice': REPLAY,
   'HITL-8': REPLAY,
   'ERR-4': GENERIC,
-  "An async call shows a raising tool's error to the agent as a sync call does":
-    `${GENERIC}: the async call shows the agent that fixed text, as the sync call does, never the exception's message this scenario looks for (ERR-4's redaction)`,
   ...deepArgsFailures(DEEP),
   'ARGS-6': `the zod strictObject parameters refuse the undeclared key, but ${GENERIC}, which does not name it`,
   "Tool args that break the tool's schema never reach it with a wrong or missing value":
