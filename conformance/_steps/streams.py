@@ -78,13 +78,22 @@ def overlapping_async_runs(world: World, count: int) -> None:
 @when(parsers.parse("{count:d} async runs of one agent with different step caps and scripts overlap"))
 def overlapping_runs_of_one_agent(world: World, count: int) -> None:
     """Call one agent `count` times at once on one event loop, each call with its own per-call step
-    cap and script: whatever the agent keeps while it runs must belong to one call."""
+    cap and script: whatever the agent keeps while it runs must belong to one call. Where the
+    library documents that an agent is not safe to share between concurrent runs (the binding's
+    `parity["concurrency"]` is `per-run: <where>`), each run gets an agent of its own, built from
+    the same description, as the library's users are told to do."""
+    concurrency = world.binding.parity.get("concurrency", "shared")
+    per_run = concurrency.startswith("per-run")
+    if per_run:
+        world.notes.append(f"an agent per run, as {world.binding.name} documents ({concurrency})")
     jobs: list[tuple[object, CallRequest, ScriptedModel]] = []
     world.concurrent, world.concurrent_scripts, world.concurrent_caps = [], [], []
     for i in range(count):
         cap = 2 + i % 4
         script = _script(i, cap)
         request = CallRequest(inputs={"question": _question(i)}, max_steps=cap, mode="async")
+        if per_run:
+            world.reset_agent()
         jobs.append((world.agent, request, world.new_model(script)))
         world.concurrent.append((world.adapter, jobs[-1][2], f"the answer of run {i}", None))
         world.concurrent_scripts.append(script)
