@@ -214,7 +214,8 @@ class OpenAIAgentsBinding(Binding):
         assert isinstance(agent, _Agent)
         arguments = self._arguments(agent, call, model)
         cap = arguments["max_turns"]
-        return await translate.areported(Runner.run(**arguments), partial(_outcome, agent, call.base_url, cap),
+        return await translate.areported(Runner.run(**arguments),
+                                         partial(_outcome, agent, call.base_url, cap),
                                          partial(_failed, agent, cap))
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
