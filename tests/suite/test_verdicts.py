@@ -9,6 +9,7 @@ import pytest
 
 from conformance._features import catalogue
 from conformance._report import Report
+from conformance.bindings.reference import ReferenceBinding
 from tests.suite.conftest import RunSuite, SuiteRun, suite_run
 from tests.suite.test_native import fails_alone
 
@@ -43,8 +44,9 @@ def test_the_json_report_has_the_documented_shape(reference_run: SuiteRun) -> No
     assert report["format_version"] == 3
     assert report["binding"]["name"] == "reference"
     assert set(report["binding"]) == {"name", "version", "capabilities", "not_claimed",
-                                      "contract_version", "dependencies", "auxiliary_calls"}
+                                      "contract_version", "dependencies", "auxiliary_calls", "parity"}
     assert report["binding"]["contract_version"] == 3
+    assert report["binding"]["parity"] == dict(ReferenceBinding.parity)
     # Catalogue 3: every requirement's level, whether the library conforms, k of n where it applies.
     assert report["levels"] == {rid: r.level for rid, r in catalogue().items()}
     assert report["conforms"] is True and report["judged"] == {}
