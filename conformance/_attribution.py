@@ -151,6 +151,18 @@ def asked_late(served: Sequence[tuple[LMCall, Turn | None]], cap: int | None,
             f"{cap} step(s)")
 
 
+def late_step_count(got: int, expected: int, causes: Sequence[str | None]) -> str | None:
+    """Why `got` step calls where the scenario expects `expected` are LOOP-3's, or None: `causes`
+    are the counted runs' step-cap defects (`World.early_stops`). A cap that asks a step late makes
+    one step call more than its run's script (a cap that stops a step early makes none fewer), so
+    only a count over by at most one per such run is told: any other is the scenario's own (a
+    per-call cap ignored too, say)."""
+    told = [cause for cause in causes if cause]
+    if not told or not 0 < got - expected <= len(told):
+        return None
+    return "; ".join(told)
+
+
 def _final(turn: Turn | None) -> bool:
     return isinstance(turn, FinalTurn) or (isinstance(turn, StepTurn) and turn.tool_name == "finish")
 

@@ -68,6 +68,8 @@ class BindingInfo(BaseModel):
     dependencies: dict[Name, Name] = Field(default_factory=dict)
     #: The auxiliary model calls the binding named, each with its description (contract 3).
     auxiliary_calls: dict[str, str] = Field(default_factory=dict)
+    #: How the binding fills each derivable contract field (`conformance.binding.PARITY`).
+    parity: dict[str, str] = Field(default_factory=dict)
 
 
 class Report(BaseModel):
@@ -228,6 +230,13 @@ _ICONS = {"passed": "✅ passed", "failed": "❌ failed", "errored": "💥 error
           "blocked": "⛔ blocked"}
 
 
+def _per_run(parity: dict[str, str]) -> str:
+    """Where the library documents an agent is not safe to share, when the binding builds one per
+    run; empty when runs share one agent."""
+    concurrency = parity.get("concurrency", "")
+    return concurrency.removeprefix("per-run:").strip() if concurrency.startswith("per-run:") else ""
+
+
 def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
     """A requirement-by-verdict matrix, fit for a CI step summary."""
     b, md = report.binding, _text.markdown  # every text of the report escaped: it may be a binding's
@@ -249,6 +258,8 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
         *(["", "Auxiliary model calls (answered with a neutral standing answer, never scripted):",
            "", *(f"- `{n}`: {d}" for n, d in b.auxiliary_calls.items())]
           if b.auxiliary_calls else []),
+        *(["", f"Concurrent runs (ASYNC-2) use an agent built per run: {md(_per_run(b.parity))}."]
+          if _per_run(b.parity) else []),
         "",
         "| Requirement | Level | Profile | Verdict | Why | What it asks |",
         "|---|---|---|---|---|---|",

@@ -365,7 +365,7 @@ class _Session:
                 name=b.name, version=_safe_version(b), capabilities=sorted(self.capabilities),
                 not_claimed=dict(sorted(b.not_claimed.items())), contract_version=b.contract_version,
                 dependencies=_dependency_versions(b),
-                auxiliary_calls=dict(b.auxiliary_calls),
+                auxiliary_calls=dict(b.auxiliary_calls), parity=dict(b.parity),
             ),
             suite_version=_suite_version(),
             generated=datetime.now(UTC).isoformat(timespec="seconds"),

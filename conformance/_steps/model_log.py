@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
 from pydantic import JsonValue
 from pytest_bdd import parsers, then
 
-from conformance import _guard, render
+from conformance import _attribution, _guard, render
 from conformance._steps import _QUOTED, _show
 from conformance._world import World
 from conformance.binding import LMCall, StepTurn
@@ -114,9 +115,20 @@ def model_never_called(world: World) -> None:
         f"the model should not have been called; it got {len(world.model.calls)} call(s)"
     )
 
+def _blocked_if_asked_late(world: World, got: int, expected: int, runs: Sequence[str | None],
+                           what: str) -> None:
+    """A step count of the runs `runs` (their step-cap defects, `World.early_stops`) that is wrong
+    because a cap asked the model a step late (Genkit's `maxTurns`) is LOOP-3's failure: the
+    scenario is blocked by LOOP-3 (LOOP-3's own fails, saying why)."""
+    cause = _attribution.late_step_count(got, expected, runs)
+    world.blocked_unless(cause is None, _attribution.STEP_CAP, f"{cause} ({what})")
+
 @then(parsers.re(r"the model received (?P<steps>\d+) step calls? and (?P<extracts>\d+) extraction calls?$"))
 def model_received(world: World, steps: str, extracts: str) -> None:
     got = (world.model.count("step"), world.model.count("extract"))
+    if got[1] == int(extracts):
+        _blocked_if_asked_late(world, got[0], int(steps), world.early_stops,
+                               f"expected {steps} step call(s); the model received {got[0]}")
     assert got == (int(steps), int(extracts)), (
         f"expected {steps} step and {extracts} extraction call(s); got {got[0]} and {got[1]}"
     )
@@ -129,13 +141,17 @@ def model_received_extractions(world: World, extracts: str) -> None:
 @then(parsers.re(r"the model received exactly (?P<steps>\d+) step calls?$"))
 def model_received_steps(world: World, steps: str) -> None:
     got = world.model.count("step")
-    assert got == int(steps), f"expected exactly {steps} step call(s); the model received {got}"
+    what = f"expected exactly {steps} step call(s); the model received {got}"
+    _blocked_if_asked_late(world, got, int(steps), world.early_stops, what)
+    assert got == int(steps), what
 
 @then(parsers.re(r"call (?P<number>\d+) made exactly (?P<steps>\d+) step calls?$"))
 def call_made_steps(world: World, number: str, steps: str) -> None:
     calls = world.calls_per_run[int(number) - 1]
     got = sum(1 for c in calls if c.kind == "step")
-    assert got == int(steps), f"call {number} should have made {steps} step call(s); it made {got}"
+    what = f"call {number} should have made {steps} step call(s); it made {got}"
+    _blocked_if_asked_late(world, got, int(steps), world.early_stops[int(number) - 1:int(number)], what)
+    assert got == int(steps), what
 
 @then("the extraction call is the last model call")
 def extraction_is_last(world: World) -> None:

@@ -6,12 +6,13 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
+from pydantic import JsonValue
 from pytest_bdd import parsers, then, when
 
-from conformance import _guard
+from conformance import _attribution, _guard
 from conformance._model import ScriptedModel
 from conformance._steps import parse_json
-from conformance._values import canonical, json_key
+from conformance._values import canonical, json_equal, json_key
 from conformance._world import World
 from conformance.binding import CallRequest, Event, FinalTurn, Outcome, Step, StepTurn, Turn
 
@@ -78,13 +79,22 @@ def overlapping_async_runs(world: World, count: int) -> None:
 @when(parsers.parse("{count:d} async runs of one agent with different step caps and scripts overlap"))
 def overlapping_runs_of_one_agent(world: World, count: int) -> None:
     """Call one agent `count` times at once on one event loop, each call with its own per-call step
-    cap and script: whatever the agent keeps while it runs must belong to one call."""
+    cap and script: whatever the agent keeps while it runs must belong to one call. Where the
+    library documents that an agent is not safe to share between concurrent runs (the binding's
+    `parity["concurrency"]` is `per-run: <where>`), each run gets an agent of its own, built from
+    the same description, as the library's users are told to do."""
+    concurrency = world.binding.parity.get("concurrency", "shared")
+    per_run = concurrency.startswith("per-run")
+    if per_run:
+        world.notes.append(f"an agent per run, as {world.binding.name} documents ({concurrency})")
     jobs: list[tuple[object, CallRequest, ScriptedModel]] = []
     world.concurrent, world.concurrent_scripts, world.concurrent_caps = [], [], []
     for i in range(count):
         cap = 2 + i % 4
         script = _script(i, cap)
         request = CallRequest(inputs={"question": _question(i)}, max_steps=cap, mode="async")
+        if per_run:
+            world.reset_agent()
         jobs.append((world.agent, request, world.new_model(script)))
         world.concurrent.append((world.adapter, jobs[-1][2], f"the answer of run {i}", None))
         world.concurrent_scripts.append(script)
@@ -137,9 +147,30 @@ def own_answer(index: int, answer: str, result: Outcome) -> None:
            else ""))
 
 
+def _args_recorded_as_text(world: World, recorded: Sequence[Step],
+                           chosen: Sequence[tuple[str, JsonValue]]) -> str | None:
+    """TRJ-1's cause, where the steps `recorded` are the tool calls `chosen` (name, args), in order,
+    except that some record their args as the JSON text of the args object the tool received
+    (dspy.ts's text protocol); None where they differ in anything else."""
+    if [s.tool_name for s in recorded] != [name for name, _ in chosen]:
+        return None
+    told = []
+    for number, (step, (name, args)) in enumerate(zip(recorded, chosen, strict=True), 1):
+        if json_equal(step.tool_args, args):
+            continue
+        # A tool that did not receive these args is no recording defect (the tools of concurrent
+        # runs are shared, but each run's args are its own); a built-in tool records no runs.
+        received = name not in world.tools or any(json_equal(c, args) for c in world.tool(name).calls)
+        if not (received and _attribution.args_as_text(step.tool_args, args)):
+            return None
+        told.append(_attribution.args_recorded_as_text(number, str(step.tool_args)))
+    return "; ".join(told) or None
+
+
 @then("every concurrent run made exactly its own scripted steps")
 def concurrent_steps(world: World) -> None:
     assert world.concurrent_scripts, "no concurrent runs were made"
+    as_text: list[str] = []
     for index, ((_, model, _, result), script) in enumerate(
         zip(world.concurrent, world.concurrent_scripts, strict=True)
     ):
@@ -159,11 +190,22 @@ def concurrent_steps(world: World) -> None:
         assert not foreign, (
             f"concurrent run {index}'s model calls show the inputs of other runs ({len(foreign)} of "
             f"them, e.g. {_question(foreign[0])!r}): the runs share what the agent keeps")
-        own = [(t.tool_name, json_key(t.tool_args)) for t in steps if isinstance(t, StepTurn)]
-        got = [(s.tool_name, json_key(s.tool_args)) for s in result.trajectory if s.tool_name != "finish"]
+        chosen = [(t.tool_name, t.tool_args) for t in steps if isinstance(t, StepTurn)]
+        recorded = [s for s in result.trajectory if s.tool_name != "finish"]
+        own = [(name, json_key(args)) for name, args in chosen]
+        got = [(s.tool_name, json_key(s.tool_args)) for s in recorded]
+        if got != own and (cause := _args_recorded_as_text(world, recorded, chosen)):
+            as_text.append(f"concurrent run {index}: {cause}")
+            continue
         assert got == own, (
             f"concurrent run {index}'s trajectory is not its own: {_calls(result.trajectory)} "
             f"(own: {_calls([t for t in steps if isinstance(t, StepTurn)])})")
+    if as_text:
+        # TRJ-1's defect is told only where everything else ASYNC-2 asks held: every run's own
+        # steps, and the runs overlapping (the scenario's last check, which blocking skips).
+        runs_overlapped(world)
+        more = f"; and so in {len(as_text) - 1} other run(s)" if len(as_text) > 1 else ""
+        world.blocked_unless(False, _attribution.TRAJECTORY, as_text[0] + more)
 
 
 # -- streams ----------------------------------------------------------------------------------
@@ -210,19 +252,31 @@ def stream_shows(world: World, tool: str, args: str, observation: str) -> None:
         f"no step event shows {tool!r} with {args} observing {observation!r}:\n{listing}"
     )
     trajectory = world.last.trajectory
-    assert not trajectory or [_key(s) for s in steps] == [_key(s) for s in trajectory], (
+    if not trajectory or [_key(s) for s in steps] == [_key(s) for s in trajectory]:
+        return
+    # The events are the trajectory but for args it records as their JSON text: TRJ-1's defect.
+    as_text = _args_recorded_as_text(world, trajectory, [(s.tool_name, s.tool_args) for s in steps])
+    observed = [json_key(s.observation) for s in steps] == [json_key(s.observation) for s in trajectory]
+    assert as_text is not None and observed, (
         f"the step events should be the run's trajectory, step by step:\n{listing}\nthe trajectory:\n"
         + "\n".join(f"  {s.model_dump_json()}" for s in trajectory)
+    )
+    # Told only where the rest of STREAM-1 held too: the stream's end, which the next step reads.
+    _ends_with_one_done(_events(world))
+    world.blocked_unless(False, _attribution.TRAJECTORY, as_text)
+
+
+def _ends_with_one_done(events: Sequence[Event]) -> None:
+    kinds = [e.kind for e in events]
+    assert kinds.count("done") == 1 and kinds[-1] == "done", (
+        f"the stream should end with exactly one done event; its events were {kinds}"
     )
 
 
 @then(parsers.parse('the stream ends with exactly one done event whose stop reason is "{reason}"'))
 def stream_done(world: World, reason: str) -> None:
     events = _events(world)
-    kinds = [e.kind for e in events]
-    assert kinds.count("done") == 1 and kinds[-1] == "done", (
-        f"the stream should end with exactly one done event; its events were {kinds}"
-    )
+    _ends_with_one_done(events)
     assert events[-1].stop_reason == reason, (
         f"the done event's stop reason should be {reason!r}, got {events[-1].stop_reason!r}"
     )

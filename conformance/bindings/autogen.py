@@ -67,10 +67,6 @@ _KNOWN: dict[str, str] = {
         "FunctionTool validates the args with a pydantic model built by create_model "
         "(autogen_core/_function_utils.py args_base_model_from_signature), which ignores undeclared "
         "fields: 'memo' is dropped and the tool runs (tools/_base.py BaseTool.run_json)",
-    "Fifty overlapping async runs of one agent share no state":
-        "an AssistantAgent keeps one model_context for all its runs (agents/_assistant_agent.py "
-        "on_messages_stream adds each run's messages to self._model_context): each overlapping run's "
-        "requests carry the other runs' messages",
     "Mutating a returned trajectory changes neither the agent nor its next run":
         "_process_model_result (agents/_assistant_agent.py) puts the same FunctionExecutionResult objects "
         "in the ToolCallExecutionEvent the caller gets and in the agent's model_context: a caller's "
@@ -116,6 +112,11 @@ class AutoGenBinding(Binding):
         "durable-approvals": "no approval (see tool-approval), so no pause to serialise",
     }
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+    parity: ClassVar[Mapping[str, str]] = {
+        "concurrency": "per-run: AssistantAgent's docstring (agents/_assistant_agent.py): 'The "
+                       "assistant agent is not thread-safe or coroutine-safe. It should not be shared "
+                       "between multiple tasks or coroutines'",
+    }
 
     @property
     def version(self) -> str:

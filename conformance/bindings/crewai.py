@@ -20,7 +20,8 @@ when N are used, `ensure_force_final_answer` (agents/agent_executor.py) makes on
 tools that sees the whole conversation (`handle_max_iterations_exceeded`, utilities/agent_utils.py),
 and its reply is the run's answer (`max-steps-extract`). The `LiteAgentOutput` does not say that the
 cap ended the run; its `messages` hold the model's final reply only when the model gave it in the
-loop, so a run whose messages end otherwise is reported with no stop reason.
+loop, so a run whose messages end otherwise after all N steps is reported stopped by the cap
+(`max_steps`, binding.PARITY), and otherwise with no stop reason.
 
 Approval (`approval_form = "callback"`): CrewAI's documented `before_tool_call` hook (hooks/
 tool_hooks.py), registered once, asks the running call's `ScriptedModel.approve` for the tools
@@ -79,9 +80,6 @@ _KNOWN: dict[str, str] = {
         "a before_tool_call hook can only block a call (return False): the agent is shown the fixed "
         "'Tool execution blocked by hook. Tool: <name>' (agents/agent_executor.py "
         "_execute_single_native_tool_call), never the person's words",
-    "A run stopped by the step cap reports that the cap stopped it":
-        "LiteAgentOutput has no stop reason: the forced final answer on max_iter is returned as any "
-        "answer is (agent/core.py _build_output_from_result)",
     **dict.fromkeys(("Each step prompt shows the trajectory so far",
                      "The last step call of a long run shows the whole trajectory"),
                     "the model's text beside its tool calls is dropped: execute_native_tool keeps "
@@ -181,6 +179,17 @@ class CrewAIBinding(Binding):
     approval_form: ClassVar[Literal["pause", "callback"]] = "callback"
     not_claimed: ClassVar[Mapping[str, str]] = _NOT_CLAIMED
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+    parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "derived: max_steps when LiteAgentOutput.messages hold max_iter tool-calling "
+                       "turns and no final reply: the forced tool-less call is made on a copy of them "
+                       "(agents/agent_executor.py ensure_force_final_answer); CrewAI flags no stop",
+        "iterations": "derived: counted from LiteAgentOutput.messages, one assistant turn per model "
+                      "call in the loop (agent/core.py _build_output_from_result)",
+        "max_iterations": "none: on max_iter CrewAI raises nothing; it forces a final answer and "
+                          "returns it (utilities/agent_utils.py handle_max_iterations_exceeded)",
+        "partial_run": "none: on max_iter CrewAI raises nothing; the run returns with its messages",
+        "concurrency": "shared",
+    }
 
     @property
     def version(self) -> str:
@@ -237,9 +246,12 @@ def _outcome(agent: _Agent, result: LiteAgentOutput) -> Outcome:
     last = messages[-1] if messages else {}
     if last.get("role") == "assistant" and not last.get("tool_calls"):  # the model's answer, in the loop
         outcome = translate.finished(agent.spec.signature, result.raw, trajectory, steps)
-    else:  # the answer of the forced call on max_iter: CrewAI does not say that the cap stopped it
+    else:  # the answer of the forced call on max_iter (its record ends before that call: it is
+        # made on a copy of the messages, agent_executor.py ensure_force_final_answer), which CrewAI
+        # does not flag: the record showing every step of the cap used is the cap stop (PARITY)
         outcome = Outcome(outputs=reply_outputs(agent.spec.signature, result.raw), trajectory=trajectory,
-                          iterations=steps)
+                          iterations=steps,
+                          stop_reason="max_steps" if steps >= agent.spec.max_steps else None)
     return outcome.model_copy(update={"tool_errors": errors})
 
 

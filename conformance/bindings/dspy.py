@@ -78,8 +78,6 @@ _CALLS_ANYWAY = ("Predict logs 'Not all input fields were provided' (predict.py 
 _NO_ADAPTER = "dspy.ReAct(signature, tools, max_iters) has no adapter parameter (predict/react.py __init__)"
 _NO_STOP = ("ReAct.forward has no repeated-failure stop: it calls the failing tool until max_iters "
             "(predict/react.py)")
-_NO_STOP_REASON = ("ReAct.forward returns Prediction(trajectory, reasoning, outputs) (predict/react.py): "
-                   "no stop reason and no step count")
 
 
 class _Agent:
@@ -177,13 +175,25 @@ class DSPyBinding(Binding):
         "parallel-tool-calls": "one tool call per step: the step signature has one next_tool_name "
                                "(predict/react.py)",
     }
+    parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "derived: from Prediction.trajectory, which holds one tool_name_<i> per step "
+                       "call: a last `finish` is the answer, max_iters steps without it the cap stop "
+                       "(predict/react.py ReAct.forward)",
+        "iterations": "derived: counted from Prediction.trajectory's tool_name_<i> entries "
+                      "(predict/react.py ReAct.forward)",
+        "max_iterations": "none: on max_iters ReAct raises nothing; it extracts the outputs "
+                          "(predict/react.py ReAct.forward)",
+        "partial_run": "none: on max_iters ReAct raises nothing; the Prediction holds the trajectory",
+        "concurrency": "shared",
+    }
     known_failures: ClassVar[Mapping[str, str]] = {
         "ADP-2": _NO_ADAPTER,
         "ADP-3": _NO_ADAPTER,
+        "A streaming run emits its steps in order and ends with one done event":
+            "streamify's status callback skips the finish tool (streaming/messages.py on_tool_start), "
+            "so the finish step has no step event",
         "Fifty overlapping async runs share no state":
             _NO_ADAPTER + ": the agents with an adapter of their own cannot be built",
-        "STREAM-1": "streamify ends the stream with the bare Prediction, as ReAct records no stop reason; "
-                    "its status callback skips the finish tool (streaming/messages.py on_tool_start)",
         _SIG5 + "[-> answer-input]":
             "dspy accepts a signature without inputs: signature.py _parse_signature only needs one '->'",
         _SIG5 + "[question ->-output]":
@@ -227,7 +237,6 @@ class DSPyBinding(Binding):
             "JSONAdapter.parse json_repair.loads the whole reply (adapters/json_adapter.py): the "
             "100k-deep reply raises RecursionError there, which ReAct.forward does not catch: the run "
             "crashes",
-        "EXH-4": _NO_STOP_REASON,
         "An unknown tool name never crashes the run, also when it is the last step":
             "ChatAdapter.__call__ re-asks a step whose next_tool_name is not a tool with JSONAdapter "
             "(adapters/chat_adapter.py): a third step call under a cap of 2; when the model names it "
@@ -258,7 +267,7 @@ class DSPyBinding(Binding):
         """`ReAct.__call__`, `acall` or `dspy.streamify`, with `model` in a dspy.context of this call."""
         assert isinstance(agent, _Agent)
         with dspy.context(lm=_lm(model, call.base_url)):
-            return translate.reported(model, call.mode, partial(_outcome, agent), _failed,
+            return translate.reported(model, call.mode, partial(_outcome, agent, _cap(agent, call)), _failed,
                                       sync=lambda: agent.react(**call.kwargs()),
                                       asynchronous=lambda: agent.react.acall(**call.kwargs()),
                                       stream=lambda events: _astream(agent, call, model, events))
@@ -267,8 +276,8 @@ class DSPyBinding(Binding):
         """`ReAct.acall`, with `model` in a dspy.context of this task only."""
         assert isinstance(agent, _Agent)
         with dspy.context(lm=_lm(model, call.base_url)):
-            return await translate.areported(agent.react.acall(**call.kwargs()), partial(_outcome, agent),
-                                             _failed)
+            return await translate.areported(agent.react.acall(**call.kwargs()),
+                                             partial(_outcome, agent, _cap(agent, call)), _failed)
 
     def step_tool_names(self, agent: object) -> list[str] | None:
         assert isinstance(agent, _Agent)
@@ -317,9 +326,23 @@ def _failed(exc: Exception) -> Outcome:
     return Outcome(error=ErrorInfo.from_exception(exc))
 
 
-def _outcome(agent: _Agent, prediction: Any) -> Outcome:
+def _cap(agent: _Agent, call: CallRequest) -> int:
+    """The max_iters the binding gave ReAct for this call: the call's own, else the agent's."""
+    return int(agent.react.max_iters) if call.max_steps is None else call.max_steps
+
+
+def _outcome(agent: _Agent, cap: int, prediction: Any) -> Outcome:
+    """The Prediction, its stop reason and step count derived from its trajectory (binding.PARITY):
+    ReAct.forward (predict/react.py) records one tool_name_<i> per step call and breaks on `finish`,
+    so a last step `finish` is the final answer and `cap` steps without it the cap stop; a loop it
+    broke otherwise (a step it could not parse, which it does not record) gets neither."""
     agent.last = prediction
-    return Outcome(outputs=_outputs(agent, prediction), trajectory=_steps(prediction.trajectory))
+    trajectory = prediction.trajectory
+    names = [trajectory[key] for key in trajectory if key.startswith("tool_name_")]
+    stop = ("finish" if names and names[-1] == "finish"
+            else "max_steps" if len(names) >= cap else None)
+    return Outcome(outputs=_outputs(agent, prediction), trajectory=_steps(trajectory),
+                   stop_reason=stop, iterations=len(names) if stop else None)
 
 
 def _outputs(agent: _Agent, prediction: Any) -> dict[str, JsonValue]:

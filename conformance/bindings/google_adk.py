@@ -238,6 +238,18 @@ class GoogleADKBinding(Binding):
         "approval-edit": _NO_EDIT,
     }
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+    parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "library: LlmCallsLimitExceededError, raised before the call after "
+                       "max_llm_calls (agents/invocation_context.py increment_llm_call_count), is the "
+                       "cap stop; a run that ends has its final-response event",
+        "iterations": "derived: counted from the run's events, one per model response (ADK counts "
+                      "its llm calls in the InvocationContext, which the caller never sees)",
+        "max_iterations": "derived: the max_llm_calls the binding gave RunConfig; "
+                          "LlmCallsLimitExceededError carries its message only",
+        "partial_run": "library: the events Runner.run_async yielded before the error, which the "
+                       "session also keeps (session_service.get_session)",
+        "concurrency": "shared",
+    }
 
     @property
     def version(self) -> str:

@@ -101,9 +101,6 @@ _KNOWN: dict[str, str] = {
         "before running a call the SDK derives its identity from the args "
         "(run_internal/tool_planning.py, _dedupe_processed_response_invocations, "
         "tool_invocation_identity), recursively: RecursionError escapes Runner.run"),
-    "MaxIterationsError carries the run's structured context":
-        "MaxTurnsExceeded carries its message and run_data (exceptions.py RunErrorDetails: input, "
-        "new_items, raw_responses, ...): no max_iterations, the limit it reached",
     "An unknown tool name is never run, and the loop goes on": _UNKNOWN,
     "An unknown tool name never crashes the run, also when it is the last step": _UNKNOWN,
     "The agent is told that the tool it chose does not exist": _UNKNOWN,
@@ -123,10 +120,12 @@ def _strict(tool: SuiteTool) -> bool:
 @dataclass
 class _Pause:
     """A run paused for approval: the SDK's RunState snapshot (`to_string`, the durable form its
-    docs call the pause/resume boundary) and where the run's model lives."""
+    docs call the pause/resume boundary), where the run's model lives, and the max_turns the binding
+    gave the paused call (the snapshot carries it to the resumed run, run.py)."""
 
     snapshot: str
     base_url: str | None
+    max_turns: int
 
 
 @dataclass
@@ -167,6 +166,16 @@ class OpenAIAgentsBinding(Binding):
         "ask-user": "the SDK has no built-in tool for asking the person a question",
     }
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+    parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "library: MaxTurnsExceeded, raised when the turn after max_turns begins "
+                       "(run_internal/run_loop.py), is the cap stop; a run that ends has final_output",
+        "iterations": "derived: counted from the run's raw_responses, one per model call (result.py "
+                      "RunResult; exceptions.py RunErrorDetails on MaxTurnsExceeded.run_data)",
+        "max_iterations": "derived: the max_turns the binding passed to Runner.run; MaxTurnsExceeded "
+                          "carries it only in its text, 'Max turns (N) exceeded' (run_internal/run_loop.py)",
+        "partial_run": "library: MaxTurnsExceeded.run_data.new_items (exceptions.py RunErrorDetails)",
+        "concurrency": "shared",
+    }
     #: RunConfig settings of this binding's configuration (none: the defaults).
     run_settings: ClassVar[Mapping[str, Any]] = {}
 
@@ -195,15 +204,19 @@ class OpenAIAgentsBinding(Binding):
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         arguments = self._arguments(agent, call, model)
-        return translate.reported(model, call.mode, partial(_outcome, agent, call.base_url),
-                                  partial(_failed, agent), sync=lambda: Runner.run_sync(**arguments),
+        cap = arguments["max_turns"]
+        return translate.reported(model, call.mode, partial(_outcome, agent, call.base_url, cap),
+                                  partial(_failed, agent, cap), sync=lambda: Runner.run_sync(**arguments),
                                   asynchronous=lambda: Runner.run(**arguments),
                                   stream=lambda events: _stream(arguments, model, events))
 
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
-        return await translate.areported(Runner.run(**self._arguments(agent, call, model)),
-                                         partial(_outcome, agent, call.base_url), partial(_failed, agent))
+        arguments = self._arguments(agent, call, model)
+        cap = arguments["max_turns"]
+        return await translate.areported(Runner.run(**arguments),
+                                         partial(_outcome, agent, call.base_url, cap),
+                                         partial(_failed, agent, cap))
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -224,8 +237,8 @@ class OpenAIAgentsBinding(Binding):
             return await Runner.run(agent.agent, state, run_config=self._config(model, pause.base_url))
 
         # The snapshot is restored and run on an event loop (RunState.from_string is async), in either mode.
-        return translate.reported(model, "async", partial(_outcome, agent, pause.base_url),
-                                  partial(_failed, agent), asynchronous=resumed)
+        return translate.reported(model, "async", partial(_outcome, agent, pause.base_url, pause.max_turns),
+                                  partial(_failed, agent, pause.max_turns), asynchronous=resumed)
 
     def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         assert isinstance(agent, _Agent)
@@ -280,7 +293,8 @@ def _steps(items: Sequence[Any]) -> list[Step]:
     return translate.steps(calls, outputs)  # no error flag: a failed tool's output is plain text
 
 
-def _outcome(agent: _Agent, base_url: str | None, result: RunResult | RunResultStreaming) -> Outcome:
+def _outcome(agent: _Agent, base_url: str | None, max_turns: int,
+             result: RunResult | RunResultStreaming) -> Outcome:
     agent.last = result.new_items
     trajectory = _steps(result.new_items)
     iterations = len(result.raw_responses)
@@ -289,7 +303,7 @@ def _outcome(agent: _Agent, base_url: str | None, result: RunResult | RunResultS
     item = result.interruptions[0]
     call_id = str(item.call_id)
     pause_id = f"{call_id}#{len(_PAUSES) + 1}"
-    _PAUSES[pause_id] = _Pause(result.to_state().to_string(), base_url)
+    _PAUSES[pause_id] = _Pause(result.to_state().to_string(), base_url, max_turns)
     # A ToolApprovalItem carries the call, no question for the person.
     return translate.paused(type(item).__name__, f"the call of {item.tool_name} needs approval",
                             interrupt_id=pause_id, tool=item.tool_name, args=str(item.arguments),
@@ -297,8 +311,10 @@ def _outcome(agent: _Agent, base_url: str | None, result: RunResult | RunResultS
                             inputs=result.input)
 
 
-def _failed(agent: _Agent, exc: Exception) -> Outcome:
-    """An exception the SDK let escape; its run data (items, responses), where it carries any."""
+def _failed(agent: _Agent, max_turns: int, exc: Exception) -> Outcome:
+    """An exception the SDK let escape; its run data (items, responses), where it carries any. Its
+    MaxTurnsExceeded carries the limit only in its text, so `max_iterations` is the max_turns the
+    binding gave the run (binding.PARITY)."""
     data = exc.run_data if isinstance(exc, AgentsException) else None
     agent.last = [] if data is None else data.new_items
     if data is None:
@@ -307,13 +323,14 @@ def _failed(agent: _Agent, exc: Exception) -> Outcome:
     iterations = len(data.raw_responses)
     if not isinstance(exc, MaxTurnsExceeded):
         return Outcome(trajectory=trajectory, iterations=iterations, error=ErrorInfo.from_exception(exc))
-    # The fields its run_data gives (no max_iterations, no partial answer). A call of a name the
+    # The fields its run_data gives (no partial answer), and the cap given. A call of a name the
     # agent lacks (answered with an error under tool_not_found_behavior) used no tool.
     own = {getattr(tool, "name", None) for tool in data.last_agent.tools}
     seen = [s for s in trajectory if s.observation is not None]
     ran = [s for s in seen if s.tool_name in own]
     return Outcome(trajectory=trajectory, iterations=iterations, stop_reason="max_steps",
                    error=translate.max_iterations(
-                       exc, iterations=iterations, tools_used=[s.tool_name for s in ran],
+                       exc, iterations=iterations, max_iterations=max_turns,
+                       tools_used=[s.tool_name for s in ran],
                        history=[s.model_dump() for s in trajectory],
                        last_observation=seen[-1].observation if seen else None))

@@ -94,16 +94,11 @@ from conformance.render import json_value, user_message
 _IDS = itertools.count(1)
 _CRASH = ("only ModelRetry and ToolFailed raised in a tool go back to the model (tool_manager.py "
           "ToolManager._raw_execute); any other exception escapes Agent.run: the run crashes")
-_NO_FIELDS = ("UsageLimitExceeded carries only its message (exceptions.py): no iterations, max_iterations, "
-              "tools_used, history or last_observation")
 _REPLAY = ("a resume is a new run with message_history and DeferredToolResults, and pydantic-ai keeps "
            "no record of answered approvals (_agent_graph.py _handle_deferred_tool_results): "
            "replaying the same approval runs the tool again")
 _KNOWN: dict[str, str] = {
     "ERR-1": _CRASH,
-    "EXH-2": _NO_FIELDS,
-    "When no tool ran, tools_used is empty": _NO_FIELDS,
-    "After steps with thoughts, a partial final answer the library gives is not empty": _NO_FIELDS,
     "HITL-6": _REPLAY,
     "A pause answered through another agent is refused":
         "a pause has no owner: a resume is a new run of whichever agent is given, on the "
@@ -171,6 +166,15 @@ class PydanticAIBinding(Binding):
                     "lives in the separate Pydantic AI Harness package (_deferred.py)",
     }
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+    parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "derived: max_steps when the run raised UsageLimitExceeded on the request_limit "
+                       "(usage.py UsageLimits.check_before_request)",
+        "iterations": "derived: the ModelResponse messages capture_run_messages kept (_agent_graph.py)",
+        "max_iterations": "derived: the request_limit the binding gave UsageLimits for this call",
+        "partial_run": "derived: the messages the documented capture_run_messages() kept; "
+                       "UsageLimitExceeded carries only its message (exceptions.py)",
+        "concurrency": "shared",
+    }
 
     @property
     def version(self) -> str:
@@ -199,7 +203,7 @@ class PydanticAIBinding(Binding):
         with capture_run_messages() as messages:
             return await translate.areported(agent.agent.run(**kwargs),
                                              partial(_outcome, agent, kwargs, call.inputs),
-                                             partial(_failed, agent, messages))
+                                             partial(_failed, agent, messages, kwargs["usage_limits"]))
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -246,7 +250,7 @@ def _run(agent: _Agent, kwargs: dict[str, Any], mode: str, model: ScriptedModel,
     run's messages are the ones `capture_run_messages` kept."""
     with capture_run_messages() as messages:
         return translate.reported(model, mode, partial(_outcome, agent, kwargs, inputs),
-                                  partial(_failed, agent, messages),
+                                  partial(_failed, agent, messages, kwargs["usage_limits"]),
                                   sync=lambda: agent.agent.run_sync(**kwargs),
                                   asynchronous=lambda: agent.agent.run(**kwargs),
                                   stream=lambda events: _iterate(agent, kwargs, model, events))
@@ -278,13 +282,25 @@ def _outcome(agent: _Agent, kwargs: dict[str, Any], inputs: dict[str, Any], resu
         trajectory=trajectory, iterations=iterations, inputs=inputs)
 
 
-def _failed(agent: _Agent, messages: list[ModelMessage], exc: Exception) -> Outcome:
-    """An exception the run let escape; its trajectory from `capture_run_messages`."""
+def _failed(agent: _Agent, messages: list[ModelMessage], limits: UsageLimits, exc: Exception) -> Outcome:
+    """An exception the run let escape; its trajectory from `capture_run_messages`. On the cap,
+    UsageLimitExceeded carries only its message: the partial run is read from the messages the
+    documented `capture_run_messages` kept, the cap is the request_limit the binding gave."""
     agent.last = messages
-    error = translate.raised(exc, UsageLimitExceeded)
-    return Outcome(error=error, trajectory=_trajectory(messages),
-                   stop_reason="max_steps" if error.kind == "max-iterations" else None,
-                   iterations=sum(isinstance(m, ModelResponse) for m in messages))
+    trajectory = _trajectory(messages)
+    iterations = sum(isinstance(m, ModelResponse) for m in messages)
+    if not isinstance(exc, UsageLimitExceeded):
+        return Outcome(error=ErrorInfo.from_exception(exc), trajectory=trajectory,
+                       iterations=iterations)
+    own = {t.name for t in agent.spec.tools}
+    done = [s for s in trajectory if s.observation is not None and s.tool_name in own]
+    seen = [s for s in trajectory if s.observation is not None]
+    return Outcome(trajectory=trajectory, iterations=iterations, stop_reason="max_steps",
+                   error=translate.max_iterations(
+                       exc, iterations=iterations, max_iterations=limits.request_limit,
+                       tools_used=[s.tool_name for s in done],
+                       history=[s.model_dump() for s in trajectory],
+                       last_observation=seen[-1].observation if seen else None))
 
 
 def _answer(call: ToolCallPart, response: str) -> ToolApproved | ToolDenied | ErrorInfo:

@@ -80,6 +80,15 @@ class ReferenceBinding(Binding):
                             "(on_max_iters); it never returns without outputs",
         "parallel-tool-calls": "one tool call per step: the step signature has one next_tool_name",
     }
+    parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "library: Prediction.stop_reason (reference/react.py, ReAct._loop)",
+        "iterations": "library: Prediction.iterations and MaxIterationsError.iterations "
+                      "(reference/react.py)",
+        "max_iterations": "library: MaxIterationsError.max_iterations (reference/react.py)",
+        "partial_run": "library: MaxIterationsError.history, tools_used, last_observation "
+                       "(reference/react.py)",
+        "concurrency": "shared",
+    }
 
     @property
     def version(self) -> str:

@@ -124,6 +124,18 @@ class SemanticKernelBinding(Binding):
                          "returned to the caller and no resume",
     }
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+    parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "derived: max_steps when the thread holds maximum_auto_invoke_attempts "
+                       "function-calling replies: the loop's for-else then made its one request "
+                       "without functions (connectors/ai/chat_completion_client_base.py "
+                       "get_chat_message_contents); the agent flags no stop",
+        "iterations": "derived: counted from the ChatHistoryAgentThread's messages, one per "
+                      "function-calling reply, plus the final reply of a run the cap did not stop",
+        "max_iterations": "none: on the cap the auto-invoke loop raises nothing; it makes one "
+                          "request without functions and returns its reply",
+        "partial_run": "none: on the cap the loop raises nothing; the run returns its thread",
+        "concurrency": "shared",
+    }
 
     @property
     def version(self) -> str:

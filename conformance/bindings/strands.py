@@ -63,8 +63,6 @@ _CALL_FOR = partial(server.native_call, kind="step")
 _STOP_REASONS = {"end_turn": "finish", "limit_turns": "max_steps"}
 _ARGS5 = "test_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why"
 _KNOWN: dict[str, str] = {
-    "ASYNC-2": "one Agent refuses a second invocation while one runs: ConcurrencyException 'Agent is already "
-               "processing a request' (agent/agent.py, concurrent_invocation_mode 'throw' by default)",
     "ARGS-6": "an undeclared arg is dropped silently: the tool's pydantic input model ignores extra fields "
               "and model_dump() passes the declared ones on (tools/decorator.py validate_input)",
     "Resuming keeps the budget the steps before the pause used": "a resumed call is a new invocation, "
@@ -186,6 +184,11 @@ class StrandsBinding(Binding):
                               "streaming", "parallel-tool-calls", "lm-retry", "http", "durable-approvals"})
     not_claimed: ClassVar[Mapping[str, str]] = _NOT_CLAIMED
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+    parity: ClassVar[Mapping[str, str]] = {
+        "concurrency": "per-run: Agent.__call__/invoke_async (agent/agent.py): 'Raises: "
+                       "ConcurrencyException: If another invocation is already in progress on this "
+                       "agent instance' (concurrent_invocation_mode 'throw' by default)",
+    }
 
     @property
     def version(self) -> str:

@@ -70,9 +70,15 @@ const GENERIC = "tool()'s default errorFunction, defaultToolErrorFunction (tool.
 const UNKNOWN = "a call of a tool the agent lacks makes processModelResponse throw ModelBehaviorError('Tool <name> not found in agent <agent>.') out of run() (runner/modelOutputs.ts) unless the toolNotFoundBehavior option opts out";
 const DEEP = "a RangeError 'Maximum call stack size exceeded' escapes run() at 5,000 levels of nesting, before the tool runs: preflightToolInvocations (runner/turnResolution.ts) fingerprints each call with getToolInvocationFingerprint, whose stableStringify (toolInvocation.ts) recurses through JSON.stringify (seen in the error's stack in a harness run)";
 const REPLAY = 'a serialised RunState (toString/fromString, runState.ts) keeps no record that its approval was used: resuming the same snapshot again runs the tool again';
-const CAP_FIELDS = 'MaxTurnsExceededError carries its message and the RunState (errors.ts, AgentsError.state): no max_iterations, the limit it reached';
+// How the harness fills the contract's derivable fields (conformance.binding.PARITY).
+const PARITY = {
+  stop_reason: 'library: MaxTurnsExceededError, thrown when a turn after maxTurns begins (runner/turnPreparation.ts), is the cap stop; a run that ends has finalOutput',
+  iterations: "derived: counted from the RunState's model responses, one per model call (result.rawResponses; error.state._modelResponses, runState.ts)",
+  max_iterations: "derived: the maxTurns the harness gave run(), read back from the error's RunState (error.state._maxTurns, runState.ts), which the error names only in its text 'Max turns (N) exceeded' (runner/turnPreparation.ts)",
+  partial_run: "library: the RunState MaxTurnsExceededError carries (errors.ts, AgentsError.state): its generated items",
+  concurrency: 'shared',
+};
 const KNOWN_FAILURES = {
-  'MaxIterationsError carries the run\'s structured context': CAP_FIELDS,
   'When no tool ran, tools_used is empty': UNKNOWN,
   'An unknown tool name is never run, and the loop goes on': UNKNOWN,
   'An unknown tool name never crashes the run, also when it is the last step': UNKNOWN,
@@ -282,14 +288,15 @@ function failed(state, error) {
   const trajectory = steps(items);
   const iterations = (run._modelResponses ?? []).length;
   if (!(error instanceof MaxTurnsExceededError)) return { trajectory, iterations, error: errorInfo(error) };
-  // MaxTurnsExceededError carries its message and the RunState: no structured fields of its own.
+  // MaxTurnsExceededError carries its message and the RunState: no structured fields of its own; the
+  // cap is the maxTurns the harness gave, which the RunState keeps (PARITY.max_iterations).
   // A call of a name the agent lacks (answered with an error under toolNotFoundBehavior) used no tool.
   const own = new Set(state.spec.tools.map((t) => t.name));
   const seen = trajectory.filter((s) => s.observation != null);
   return {
     trajectory, iterations, stop_reason: 'max_steps', error: {
       ...errorInfo(error), kind: 'max-iterations', fields: {
-        iterations,
+        iterations, max_iterations: run._maxTurns,
         tools_used: seen.filter((s) => own.has(s.tool_name)).map((s) => s.tool_name),
         history: trajectory,
         last_observation: seen.length ? seen.at(-1).observation : null,
@@ -327,7 +334,7 @@ function modelCalls() {
 
 serve({
   hello: () => ({ protocol: PROTOCOL, name: NAME, version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
-                  known_failures: TOOL_NOT_FOUND ? KNOWN_FAILURES_OPT_IN : KNOWN_FAILURES }),
+                  known_failures: TOOL_NOT_FOUND ? KNOWN_FAILURES_OPT_IN : KNOWN_FAILURES, parity: PARITY }),
   // The SDK has no reply formats to choose: every request is native tool calling.
   configure: () => ({}),
   global_adapter: () => ({ adapter: null }),

@@ -400,3 +400,32 @@ class RunsTheEditUnchecked(ApprovingNativeBinding):
     """A person's edit reaches the tool as it is, whatever the tool's schema says (HITL-7)."""
 
     loop_class: ClassVar[type[loop.Agent]] = _UncheckedEditLoop
+
+
+class _JoiningLoop(loop.Agent):
+    def _result(self, output: str | None, reason: str, steps_used: int,
+                messages: list[dict[str, Any]], steps: list[dict[str, Any]],
+                errors: list[tuple[str, str, str]], message: str | None = None) -> loop.Result:
+        if output is not None:
+            # The answer is the text of every reply of the run, joined (agno's, mastra's).
+            output = "".join(m["content"] for m in messages if m["role"] == "assistant")
+        return super()._result(output, reason, steps_used, messages, steps, errors, message)
+
+
+class JoinsTheTextOfEveryReply(NativeBinding):
+    """The answer joins the text the model wrote beside its tool calls with its final reply
+    (`'try itadd instead5'` for `'5'`): LOOP-7's defect, and no other requirement's."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _JoiningLoop
+
+
+class _AgentCapOnlyLoop(loop.Agent):
+    def run(self, user: str, *, max_steps: int | None = None) -> loop.Result:
+        return super().run(user)  # the cap given to the call is dropped: the agent's applies
+
+
+class IgnoresTheCallsCap(NativeBinding):
+    """A step cap given to one call is ignored, the agent's applies (LOOP-4); its own cap counts
+    right, so no step-cap defect of LOOP-3's stands in for it."""
+
+    loop_class: ClassVar[type[loop.Agent]] = _AgentCapOnlyLoop

@@ -13,7 +13,9 @@ from conformance import _attribution as a
 from conformance import _guard
 from conformance._features import catalogue, features_dir
 from conformance._report import ScenarioResult
+from conformance._steps.model_log import call_made_steps
 from conformance._steps.observations import _ArgsAsText
+from conformance._steps.streams import _args_recorded_as_text
 from conformance._tools import SuiteTool
 from conformance._world import World
 from conformance.binding import (
@@ -176,6 +178,49 @@ def test_a_trajectory_check_blocks_by_trj_1_only_after_its_own_checks() -> None:
     other = _ArgsAsText(_world("LOOP-1", [{"a": 9, "b": 9}]))
     assert not other.equal(1, step, {"a": 1, "b": 2})
     other.told()
+
+
+LATE = a.asked_late(_served(_step(), _step(), None), 2)
+
+
+def test_a_step_count_one_over_per_run_a_cap_asked_late_in_is_loop_3s() -> None:
+    assert a.late_step_count(3, 2, [LATE]) == LATE
+    assert a.late_step_count(5, 3, [LATE, None, LATE]) == f"{LATE}; {LATE}"  # one each
+    assert a.late_step_count(3, 2, [None]) is None  # no cause in the counted runs
+    assert a.late_step_count(6, 2, [LATE]) is None  # a per-call cap ignored too: the count's own
+    assert a.late_step_count(1, 2, [LATE]) is None  # short: no cap asking late makes fewer
+
+
+def _counted(own: str, steps: int, cause: str | None) -> World:
+    """A world whose one call made `steps` step calls, with `cause` its step-cap defect."""
+    world = World(ReferenceBinding(), 5.0, own)
+    world.calls_per_run.append([LMCall(kind="step", adapter="chat", messages=[])] * steps)
+    world.early_stops.append(cause)
+    return world
+
+
+def test_a_count_of_step_calls_a_late_cap_spoiled_is_blocked_by_loop_3() -> None:
+    with pytest.raises(_guard.Blocked, match=r"blocked by LOOP-3: the step cap of 2 did not stop the "
+                       r".*\(call 1 should have made 2 step call\(s\); it made 3\)"):
+        call_made_steps(_counted("EXH-6", 3, LATE), "1", "2")
+    # LOOP-3's own scenario fails, saying why; without the cause the count fails as it is.
+    with pytest.raises(AssertionError, match=r"^the step cap of 2 did not stop the run"):
+        call_made_steps(_counted("LOOP-3", 3, LATE), "1", "2")
+    with pytest.raises(AssertionError, match=r"^call 1 should have made 2 step call"):
+        call_made_steps(_counted("EXH-6", 3, None), "1", "2")
+    call_made_steps(_counted("EXH-6", 2, LATE), "1", "2")  # the count is right: nothing to tell
+
+
+def test_concurrent_runs_and_stream_events_block_by_trj_1_only_for_args_the_tool_received() -> None:
+    recorded = [Step(tool_name="add", tool_args='{"a": 1, "b": 2}', observation="3")]
+    chosen: list[tuple[str, Any]] = [("add", {"a": 1, "b": 2})]
+    cause = _args_recorded_as_text(_world("ASYNC-2", [{"a": 1, "b": 2}]), recorded, chosen)
+    assert cause is not None and cause.startswith("step 1's args are recorded in the trajectory as the text")
+    # The tool never received those args, or the step is another tool's: not a recording defect.
+    assert _args_recorded_as_text(_world("ASYNC-2", [{"a": 9, "b": 9}]), recorded, chosen) is None
+    assert _args_recorded_as_text(_world("ASYNC-2", [{"a": 1, "b": 2}]), recorded,
+                                  [("search", {"a": 1, "b": 2})]) is None
+    assert _args_recorded_as_text(_world("ASYNC-2", []), [], []) is None  # nothing recorded as text
 
 
 def _call(error: BaseException) -> tuple[pytest.TestReport, pytest.CallInfo[None]]:

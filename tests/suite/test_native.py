@@ -73,6 +73,7 @@ def test_raise_mode_admits_an_extra_model_call_for_the_partial_answer(native_run
     ("TakesAZeroCapForTheDefault", "EXH-3"),
     ("ForgetsTheStepsOnTheCap", "EXH-2"),
     ("RaisesAPlainErrorOnTheCap", "EXH-4"),
+    ("IgnoresTheCallsCap", "LOOP-4"),
 ])
 def test_a_broken_native_loop_fails_the_right_requirement(
     run_suite: RunSuite, binding: str, requirement: str
@@ -164,3 +165,15 @@ def fails_alone(run: SuiteRun, requirement: str, scenario: str) -> None:
     assert not run.requirements("errored") | run.requirements("blocked"), run.report["requirements"]
     failed = {s["name"] for s in run.report["scenarios"] if s["verdict"] == "failed"}
     assert failed == {scenario}, failed
+
+
+def test_an_answer_that_joins_the_text_of_every_reply_fails_loop_7_alone(run_suite: RunSuite) -> None:
+    """One cause, one verdict: agno's and mastra's answer, every reply's text joined ('try itadd
+    instead5' for '5'), fails LOOP-7 on its own scenario; every scenario that needs the run's final
+    answer (ERR-1, LOOP-3, LOOP-5, ARGS-*, EXH-7) reads that it was reached, not its text, and passes."""
+    run = run_suite(f"{N}.broken:JoinsTheTextOfEveryReply")
+    fails_alone(run, "LOOP-7",
+                "The answer is the final reply alone, not joined with the text beside earlier tool calls")
+    assert run.report is not None
+    (own,) = [s for s in run.report["scenarios"] if s["verdict"] == "failed"]
+    assert "'try itadd instead5', expected '5'" in own["message"], own

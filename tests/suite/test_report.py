@@ -81,6 +81,16 @@ def test_the_markdown_report_lists_reasons_and_what_is_not_claimed() -> None:
     assert "| ERR-3 | MUST | repeated-error-stop | ⛔ blocked | blocked by ERR-2" in text
 
 
+def test_the_markdown_report_says_when_concurrent_runs_use_an_agent_per_run() -> None:
+    report = _report("lib", RESULTS, {})
+    assert "Concurrent runs" not in markdown(report, catalogue())
+    report.binding.parity = {"concurrency": "shared"}
+    assert "Concurrent runs" not in markdown(report, catalogue())
+    report.binding.parity = {"concurrency": "per-run: Agent is not coroutine-safe (agent.py, Agent)"}
+    assert ("Concurrent runs (ASYNC-2) use an agent built per run: Agent is not coroutine-safe "
+            "(agent.py, Agent).") in markdown(report, catalogue())
+
+
 def test_a_scenario_blocked_by_a_requirement_that_passed_is_a_failure_of_its_own() -> None:
     results = resolve_blocked([_result("ERR-2", "passed"),
                                _result("ERR-3", "blocked", "blocked by ERR-2: it never stopped",

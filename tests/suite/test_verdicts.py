@@ -9,6 +9,7 @@ import pytest
 
 from conformance._features import catalogue
 from conformance._report import Report
+from conformance.bindings.reference import ReferenceBinding
 from tests.suite.conftest import RunSuite, SuiteRun, suite_run
 from tests.suite.test_native import fails_alone
 
@@ -43,8 +44,9 @@ def test_the_json_report_has_the_documented_shape(reference_run: SuiteRun) -> No
     assert report["format_version"] == 3
     assert report["binding"]["name"] == "reference"
     assert set(report["binding"]) == {"name", "version", "capabilities", "not_claimed",
-                                      "contract_version", "dependencies", "auxiliary_calls"}
+                                      "contract_version", "dependencies", "auxiliary_calls", "parity"}
     assert report["binding"]["contract_version"] == 3
+    assert report["binding"]["parity"] == dict(ReferenceBinding.parity)
     # Catalogue 3: every requirement's level, whether the library conforms, k of n where it applies.
     assert report["levels"] == {rid: r.level for rid, r in catalogue().items()}
     assert report["conforms"] is True and report["judged"] == {}
@@ -75,7 +77,6 @@ def test_parallel_runs_give_identical_verdicts(run_suite: RunSuite, reference_ru
     ("binding", "requirement"),
     [
         ("IgnoresTheCap", "LOOP-3"),
-        ("IgnoresTheCap", "LOOP-4"),
         ("DropsTheAdapterOverride", "ADP-2"),
         ("LeaksTheAdapterOverride", "ADP-3"),
         ("ReordersTheTrajectory", "TRJ-3"),
@@ -340,13 +341,30 @@ def test_a_cap_that_asks_a_step_late_fails_loop_3_and_blocks_what_stops_on_the_c
     run = run_suite(f"{B}:AsksAStepLate")
     assert run.report is not None, run.output[-3000:]
     assert run.report["requirements"]["LOOP-3"] == "failed"
-    # Genkit's `maxTurns`: a script of N steps under a cap of N meets a step call N + 1.
-    assert {"TRJ-3", "EXH-2", "EXT-2", "EXH-5"} <= _blocked_by(run, "LOOP-3")
+    # Genkit's `maxTurns`: a script of N steps under a cap of N meets a step call N + 1, and every
+    # count of step calls under the cap (EXH-1, EXH-6, LOOP-4) is one over.
+    dependent = {"TRJ-3", "EXH-1", "EXH-2", "EXH-5", "EXH-6", "EXT-2", "LOOP-4"}
+    assert dependent <= _blocked_by(run, "LOOP-3") and dependent <= run.requirements("blocked")
     (trj3,) = [s for s in run.report["scenarios"] if s["requirement"] == "TRJ-3"
                and s["verdict"] == "blocked" and "step cap of 3" in s["message"]]
     assert ("the step cap of 3 did not stop the run: after 3 step call(s) without a final answer it "
             "asked the model for step 4") in trj3["message"]
+    (exh6,) = [s for s in run.report["scenarios"] if s["requirement"] == "EXH-6"
+               and "call 2 should have made 3 step call(s); it made 4" in s["message"]]
+    assert exh6["verdict"] == "blocked" and exh6["message"].startswith("blocked by LOOP-3: the step cap")
+    # Its one other failure is its own: it asks the model once even under a cap of zero (EXH-3's).
+    assert run.requirements("failed") == {"LOOP-3", "EXH-3"}, run.report["requirements"]
     assert not run.requirements("errored")
+
+
+def test_a_cap_one_step_over_in_every_form_of_call_fails_loop_3_alone(run_suite: RunSuite) -> None:
+    """A cap that runs one step more, given to the agent or to one call, is one defect (LOOP-3's):
+    the per-call counts it spoils (LOOP-4) are blocked by it. A per-call cap ignored altogether
+    fails LOOP-4 on its own (tests/native: IgnoresTheCallsCap)."""
+    run = run_suite(f"{B}:IgnoresTheCap", "-k", "step_cap")
+    assert run.report is not None, run.output[-3000:]
+    assert run.report["requirements"]["LOOP-3"] == "failed"
+    assert run.report["requirements"]["LOOP-4"] == "blocked" and "LOOP-4" in _blocked_by(run, "LOOP-3")
 
 
 def test_args_recorded_as_text_fail_trj_1_and_block_the_trajectory_checks_of_others(
@@ -358,9 +376,11 @@ def test_args_recorded_as_text_fail_trj_1_and_block_the_trajectory_checks_of_oth
     (own,) = [s for s in run.report["scenarios"] if s["requirement"] == "TRJ-1"]
     assert own["message"].startswith("step 1's args are recorded in the trajectory as the text "
                                      "'{\"a\": 1234, \"b\": 4321}', not as the args object"), own
-    # dspy.ts's text protocol: LOOP-1's trajectory line, TRJ-2, TRJ-3, ERR-1, ASYNC-1.
-    dependent = {"LOOP-1", "TRJ-2", "TRJ-3", "ERR-1", "ASYNC-1"}
+    # dspy.ts's text protocol: LOOP-1's trajectory line, TRJ-2, TRJ-3, ERR-1, the concurrent runs'
+    # trajectories (ASYNC-2) and the stream's events compared with the trajectory (STREAM-1).
+    dependent = {"LOOP-1", "TRJ-2", "TRJ-3", "ERR-1", "ASYNC-2", "STREAM-1"}
     assert dependent <= _blocked_by(run, "TRJ-1") and dependent <= run.requirements("blocked")
+    assert run.requirements("failed") == {"TRJ-1"}, run.report["requirements"]
     assert not run.requirements("errored")
 
 
