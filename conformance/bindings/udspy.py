@@ -139,8 +139,9 @@ _KNOWN: dict[str, str] = {
     "When retries run out the caller gets one clear error and no tool runs": _RETRY_ERROR,
     "Over HTTP, when retries run out the caller gets one clear error and the next call starts clean":
         _RETRY_ERROR,
-    "STREAM-1": "ReAct.astream emits each step's prediction (thought, tool, args) before the tool runs, "
-                "and no event with its observation (react.py)",
+    "A streaming run emits its steps in order and ends with one done event":
+        "ReAct.astream emits each step's prediction (thought, tool, args) before the tool runs, and no "
+        "event with its observation (react.py)",
 }
 
 
