@@ -209,12 +209,15 @@ class AgnoBinding(Binding):
     not_claimed: ClassVar[Mapping[str, str]] = _NOT_CLAIMED
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
     parity: ClassVar[Mapping[str, str]] = {
-        "stop_reason": "none: " + _NO_CAP + ", so no run is stopped by it; a run ends on a reply "
+        # Literal text (the parity test reads it from the source): _NO_CAP says why.
+        "stop_reason": "none: tool_call_limit, Agno's only limit, never stops the loop (models/base.py "
+                       "Model.run_function_calls), so no run is stopped by it; a run ends on a reply "
                        "without tool calls (RunStatus.completed) or on an error",
         "iterations": "derived: the assistant messages of RunOutput.messages",
-        "max_iterations": "none: no cap error: " + _NO_CAP,
-        "partial_run": "none: no cap error to carry it: " + _NO_CAP + "; every run returns its "
-                       "RunOutput with its messages",
+        "max_iterations": "none: no cap error: tool_call_limit never stops the loop (models/base.py "
+                          "Model.run_function_calls)",
+        "partial_run": "none: no cap error to carry it (tool_call_limit never stops the loop); every "
+                       "run returns its RunOutput with its messages",
         "concurrency": "shared",
     }
 
