@@ -198,11 +198,6 @@ class _Session:
             lists.insert(0, self.binding.fuzz_known_failures)
         return next((known[k] for known in lists for k in keys if k is not None and k in known), None)
 
-    def _listed(self) -> dict[str, str]:
-        """The binding's known failures, each reason as its xfail mark gives it (for a scenario
-        blocked by a requirement that passed: its failure is its own, and may be listed)."""
-        return {k: _text.safe(v) for k, v in self.binding.known_failures.items()}
-
     def _check_known_failures(self, items: list[pytest.Item]) -> None:
         """Every name listed is a scenario or a requirement of the whole catalogue, whichever
         scenarios this run selected (a node id, `-k`): a list never goes stale, and never makes a
@@ -350,7 +345,7 @@ class _Session:
     # -- reporting --------------------------------------------------------------------------
 
     def report(self, complete: bool = True) -> Report:
-        results = _attribution.resolve_blocked(list(self.results.values()), self._listed())
+        results = _attribution.resolve_blocked(list(self.results.values()))
         b = self.binding
         verdicts = _report.requirement_verdicts(results, catalogue())
         if not complete:
@@ -416,7 +411,7 @@ class _Session:
         (known only once every scenario ran): in the terminal's tally and summary, and in JUnit
         XML. Whether there was any."""
         nodeids = list(self.results)
-        resolved = _attribution.resolve_blocked(list(self.results.values()), self._listed())
+        resolved = _attribution.resolve_blocked(list(self.results.values()))
         failed = {nodeid: r.message for nodeid, r in zip(nodeids, resolved, strict=True)
                   if r.verdict == "failed" and self.results[nodeid].verdict == "blocked"}
         if not failed:
