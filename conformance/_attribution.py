@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import pytest
 from pydantic import JsonValue
@@ -264,19 +264,25 @@ def is_check(error: BaseException) -> bool:
     return isinstance(error, AssertionError)
 
 
-def resolve_blocked(results: list[ScenarioResult]) -> list[ScenarioResult]:
+def resolve_blocked(results: list[ScenarioResult],
+                    known: Callable[[ScenarioResult], str | None] = lambda _: None
+                    ) -> list[ScenarioResult]:
     """`results`, with every scenario blocked by a requirement that passed turned into a failure:
-    the precondition that requirement judges held there, so the scenario's own failure stands.
-    Repeated until nothing changes (a requirement can fail through such a scenario)."""
+    the precondition that requirement judges held there, so the scenario's own failure stands; a
+    failure the binding lists (`known`: its reason, or None) is a known failure, its observed what
+    the scenario saw. Repeated until nothing changes (a requirement can fail through such a
+    scenario)."""
     while True:
         verdicts = _report.requirement_verdicts(results, {})
         changed = False
         for i, r in enumerate(results):
             if r.verdict == "blocked" and r.blocked_by and verdicts.get(r.blocked_by) == "passed":
-                results[i] = r.model_copy(update={
-                    "verdict": "failed", "blocked_by": None,
-                    "message": f"{r.message}\n(reported as blocked by {r.blocked_by}, but "
-                               f"{r.blocked_by} passed: the scenario's failure is its own)"})
+                seen = (f"{r.message}\n(reported as blocked by {r.blocked_by}, but {r.blocked_by} "
+                        f"passed: the scenario's failure is its own)")
+                reason = known(r)
+                results[i] = r.model_copy(update={"blocked_by": None, **(
+                    {"verdict": "failed", "message": seen} if reason is None else
+                    {"verdict": "known-failure", "message": reason, "observed": seen})})
                 changed = True
         if not changed:
             return results

@@ -261,6 +261,16 @@ def test_a_block_by_a_requirement_that_passed_is_a_failure_and_by_one_that_faile
     assert "but LOOP-3 passed: the scenario's failure is its own" in results[1].message
 
 
+def test_a_block_by_a_requirement_that_passed_is_a_known_failure_when_the_binding_lists_it() -> None:
+    # A library's own failure that looks like the owner's cause (ADK's zero cap meaning no limit:
+    # a run that never stops) is listed by the binding; with the owner passed, its reason applies.
+    results = a.resolve_blocked([_result("LOOP-3", "passed"), _result("EXH-3", "blocked", "LOOP-3")],
+                                lambda r: "zero means no limit" if r.requirement == "EXH-3" else None)
+    assert [r.verdict for r in results] == ["passed", "known-failure"]
+    assert results[1].message == "zero means no limit" and results[1].blocked_by is None
+    assert "but LOOP-3 passed: the scenario's failure is its own" in results[1].observed
+
+
 # -- the feature files ---------------------------------------------------------------------------
 
 
