@@ -35,6 +35,14 @@ const JSON_TYPES = { str: 'string', int: 'integer', float: 'number', bool: 'bool
 // is_error (the function result's own isError in Ax's memory) and call_id (the native call id).
 const PROTOCOL = 3;
 const CAPABILITIES = ['signature', 'max-steps-error', 'per-call-cap', 'async', 'parallel-tool-calls', 'lm-retry'];
+// How the harness fills the contract's derivable fields (conformance.binding.PARITY).
+const PARITY = {
+  stop_reason: "library: the AxGenerateError around Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2) is the cap stop; forward() returns only when the model wrote the output fields, the answer",
+  iterations: "derived: counted from the run's AxMemory history, one assistant reply per model request (the documented `mem` option of forward, mem/memory.ts)",
+  max_iterations: "derived: the maxSteps the harness gave AxGen or forward(), which the error names only in its text 'Max steps reached: N' (dsp/generate.ts, AxGen._forward2)",
+  partial_run: "derived: the function calls and results in the run's AxMemory history (the documented `mem` option of forward, mem/memory.ts); the error carries none",
+  concurrency: 'shared',
+};
 const NOT_CLAIMED = {
   adapters: 'no pluggable format-and-parse layer: AxGen always uses native function calling through its AxAI client',
   'cap-summary': "on the step cap AxGen throws 'Max steps reached: N' (dsp/generate.ts, AxGen._forward2): no run returns on a cap to summarise",
@@ -70,8 +78,6 @@ const KNOWN_FAILURES = {
   "Tool args that break the tool's schema never reach it with a wrong or missing value": NO_ARGS_CHECK,
   'test_a_nontransient_model_failure_is_not_retried_and_fails_the_call_clearly[401]':
     "a 401 is not retried, but the error says 'Authentication failed' without the status (util/apicall.ts, AxAIServiceAuthenticationError)",
-  'EXH-2': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no iterations, tools_used, history or last_observation",
-  'After steps with thoughts, a partial final answer the library gives is not empty': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no structured fields",
   'STEP-4': `a function call written without its arguments runs the function with none: ${NO_ARGS_CHECK}; the function's exception then makes forward() throw (dsp/functions.ts, processFunctions rethrows it): the run crashes`,
 };
 
@@ -219,11 +225,20 @@ function failure(error) {
   return info;
 }
 
+// The max-steps error's fields, which the error carries none of (PARITY): the run as its memory
+// holds it, and the cap the harness gave. A call of a function the agent lacks used no tool.
+function capFields(spec, steps, iterations, cap) {
+  const own = new Set(spec.tools.map((t) => t.name));
+  const ran = steps.filter((s) => s.observation != null && own.has(s.tool_name));
+  return { iterations, max_iterations: cap, tools_used: ran.map((s) => s.tool_name), history: steps,
+           last_observation: ran.length ? ran.at(-1).observation : null };
+}
+
 const agents = new Map();
 
 serve({
   hello: () => ({ protocol: PROTOCOL, name: 'ax', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
-                  known_failures: KNOWN_FAILURES }),
+                  known_failures: KNOWN_FAILURES, parity: PARITY }),
   // Ax has no adapters: there is nothing to configure, and nothing to read back.
   configure: () => ({}),
   global_adapter: () => ({ adapter: null }),
@@ -254,7 +269,13 @@ serve({
     }
     const history = mem.history(0);
     state.last = { mem, history };
-    return { outcome: { ...outcome, trajectory: trajectory(history), iterations: replies(history) } };
+    const steps = trajectory(history);
+    const iterations = replies(history);
+    if (outcome.error?.kind === 'max-iterations') {
+      outcome.stop_reason = 'max_steps';
+      outcome.error.fields = capFields(state.spec, steps, iterations, call.max_steps ?? state.spec.max_steps);
+    }
+    return { outcome: { ...outcome, trajectory: steps, iterations } };
   },
   // Native function calling: the model may name exactly the declared functions (there is no finish).
   step_tool_names: ({ agent }) => ({ names: agents.get(agent).spec.tools.map((t) => t.name) }),

@@ -55,6 +55,14 @@ const PROTOCOL = 3;
 
 const CAPABILITIES = ['max-steps-return', 'per-call-cap', 'tool-approval', 'durable-approvals', 'async', 'streaming',
                       'parallel-tool-calls', 'lm-retry', 'http'];
+// How the harness fills the contract's derivable fields (conformance.binding.PARITY).
+const PARITY = {
+  stop_reason: "derived: from the full output's finishReason and steps (stream/base/output.ts, getFullOutput): 'stop' is the answer, N steps of a maxSteps of N whose last ended in tool calls the cap stop, as Mastra flags none",
+  iterations: "derived: counted from the full output's steps, one per model request (stream/base/output.ts, getFullOutput)",
+  max_iterations: 'none: on maxSteps generate raises nothing; it returns the steps so far with finish reason tool-calls (stream/base/output.ts, getFullOutput)',
+  partial_run: 'none: on maxSteps generate raises nothing; the full output holds its steps and messages',
+  concurrency: 'shared',
+};
 const NOT_CLAIMED = {
   signature: 'a native tool-calling loop: an Agent takes instructions, a prompt and tools, no signature',
   adapters: 'no pluggable format-and-parse layer: the AI SDK model formats and parses every call',
@@ -261,7 +269,7 @@ async function call(state, prompt, cap, inputs, mode, baseURL) {
 
 serve({
   hello: () => ({ protocol: PROTOCOL, name: NAME, version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
-                  known_failures: RETRIES ? KNOWN_FAILURES_RETRIES : KNOWN_FAILURES_DEFAULT }),
+                  known_failures: RETRIES ? KNOWN_FAILURES_RETRIES : KNOWN_FAILURES_DEFAULT, parity: PARITY }),
   // Mastra has no adapters: nothing to configure, nothing to read back.
   configure: () => ({}),
   global_adapter: () => ({ adapter: null }),
