@@ -118,13 +118,16 @@ _SHARED: dict[str, str] = {
         "a ToolConfirmation takes no message for the model: FunctionTool.run_async (tools/function_tool.py) "
         "answers a call that was not confirmed with its fixed {'error': 'This tool call is rejected.'}, and "
         "the confirmation's payload (the person's text) never reaches the model",
-    "Resuming keeps the budget the steps before the pause used":
+    **dict.fromkeys(("Resuming keeps the budget the steps before the pause used",
+                     "Resuming keeps the step cap given to the call and the steps used before the pause"),
         "a resume is a new Runner.run, whose InvocationContext counts max_llm_calls from zero "
-        "(agents/invocation_context.py _InvocationCostManager): with a cap of 2 spent before the pause, "
-        "the resumed run asks the model a third time",
-    "A step cap of zero is refused at configuration, or raises before any model call":
+        "(agents/invocation_context.py _InvocationCostManager): the steps before the pause are not counted, "
+        "and the resumed run asks the model past the cap"),
+    **dict.fromkeys(("A step cap of zero is refused at configuration, or raises before any model call",
+                     "A step cap of zero given to one call is refused, or raises before any model call"),
         "a max_llm_calls of 0 or less means no limit at all (agents/run_config.py validate_max_llm_calls "
-        "warns; invocation_context.py enforces only a positive one): the run goes on",
+        "warns; invocation_context.py increment_and_enforce_llm_calls_limit enforces only a positive one), "
+        "whether configured or given to one call: the run goes on"),
 }
 _KNOWN: dict[str, str] = {
     **_SHARED,

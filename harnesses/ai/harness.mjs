@@ -72,8 +72,10 @@ const NOT_CLAIMED = {
 const DEEP = "generateText throws RangeError 'Maximum call stack size exceeded' (a direct run at 5,000 levels: cloneValue in prompt/clone-model-message.ts recurses into the tool call's args): the run crashes instead of running the tool or refusing the args";
 const STATELESS = "approvals are stateless message history: the SDK keeps no pause of its own, a resume is a new generateText over the messages the caller holds (generate-text/collect-tool-approvals.ts reads the approvals from them)";
 const KNOWN_FAILURES = {
-  'Resuming keeps the budget the steps before the pause used':
-    "a resume is a new generateText over the paused messages, and its stop conditions see only that call's own steps (generate-text.ts, generateText: `const steps = []`, then isStopConditionMet({ stopConditions, steps })); isStepCount (stop-condition.ts) compares steps.length, so the resumed call gets the whole cap again and asks the model once more",
+  ...Object.fromEntries([
+    'Resuming keeps the budget the steps before the pause used',
+    'Resuming keeps the step cap given to the call and the steps used before the pause',
+  ].map((name) => [name, "a resume is a new generateText over the paused messages, and its stop conditions see only that call's own steps (generate-text.ts, generateText: `const steps = []`, then isStopConditionMet({ stopConditions, steps })); isStepCount (stop-condition.ts) compares steps.length, so the resumed call gets the whole cap again and asks the model past it"])),
   'A hung endpoint times out and the call is retried':
     "the SDK sets no request timeout: generateText's `timeout` option is unset by default, so setAbortTimeout (util/set-abort-timeout.ts) arms no timer, and postToApi (provider-utils post-to-api.ts) hands fetch only the caller's abortSignal, undefined here: a request to an endpoint that never answers waits for ever",
   ...deepArgsFailures(DEEP),
