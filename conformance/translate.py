@@ -47,6 +47,7 @@ __all__ = [
     "approval",
     "areported",
     "built",
+    "capped",
     "documented_function",
     "done_event",
     "finished",
@@ -297,6 +298,24 @@ def finished(signature: SignatureSpec, reply: Any, trajectory: list[Step], itera
 def max_iterations(exc: BaseException, **fields: JsonValue) -> ErrorInfo:
     """The library's step-cap error, with the structured fields it carries (EXH-2), if any."""
     return ErrorInfo(type=type(exc).__name__, message=str(exc), kind="max-iterations", fields=fields)
+
+
+def capped(exc: BaseException, trajectory: list[Step], iterations: int, cap: int | None,
+           tools: Iterable[str]) -> Outcome:
+    """A run stopped by its step-cap error `exc` whose partial run the binding read through the
+    library's documented API (`PARITY["partial_run"]`): the error with the contract's fields, filled
+    from `trajectory` (a call of a name not in `tools` ran no tool), `iterations` and the cap the
+    binding gave (`cap`, None where it gave none), and `stop_reason` max_steps."""
+    own = set(tools)
+    seen = [s for s in trajectory if s.observation is not None]
+    fields: dict[str, JsonValue] = {
+        "iterations": iterations, "tools_used": [s.tool_name for s in seen if s.tool_name in own],
+        "history": [s.model_dump(mode="json") for s in trajectory],
+        "last_observation": seen[-1].observation if seen else None}
+    if cap is not None:
+        fields["max_iterations"] = cap
+    return Outcome(trajectory=trajectory, iterations=iterations, stop_reason="max_steps",
+                   error=max_iterations(exc, **fields))
 
 
 def raised(exc: BaseException, cap_error: type[BaseException]) -> ErrorInfo:

@@ -208,6 +208,15 @@ class AgnoBinding(Binding):
                               "lm-retry", "http", "durable-approvals"})
     not_claimed: ClassVar[Mapping[str, str]] = _NOT_CLAIMED
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+    parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "none: " + _NO_CAP + ", so no run is stopped by it; a run ends on a reply "
+                       "without tool calls (RunStatus.completed) or on an error",
+        "iterations": "derived: the assistant messages of RunOutput.messages",
+        "max_iterations": "none: no cap error: " + _NO_CAP,
+        "partial_run": "none: no cap error to carry it: " + _NO_CAP + "; every run returns its "
+                       "RunOutput with its messages",
+        "concurrency": "shared",
+    }
 
     @property
     def version(self) -> str:

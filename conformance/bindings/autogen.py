@@ -113,6 +113,14 @@ class AutoGenBinding(Binding):
     }
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
     parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "derived: max_steps when TaskResult.messages hold max_tool_iterations "
+                       "ToolCallRequestEvents and the run returned (a ToolCallSummaryMessage, or the "
+                       "reflection under reflect_on_tool_use; _assistant_agent.py _process_model_result)",
+        "iterations": "derived: the ToolCallRequestEvents of TaskResult.messages, plus the final reply",
+        "max_iterations": "none: no cap error: on max_tool_iterations the run returns, never raises "
+                          "(_assistant_agent.py _process_model_result)",
+        "partial_run": "none: no cap error to carry it: on max_tool_iterations the run returns its "
+                       "TaskResult with every message",
         "concurrency": "per-run: AssistantAgent's docstring (agents/_assistant_agent.py): 'The "
                        "assistant agent is not thread-safe or coroutine-safe. It should not be shared "
                        "between multiple tasks or coroutines'",

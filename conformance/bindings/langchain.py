@@ -17,10 +17,15 @@ hook, and the tools node (k = 2, or 3 with `HumanInTheLoopMiddleware`); so N ste
 per-call cap (LOOP-4) is the library's own. `on_max_steps="return"` is the library's other cap,
 `ModelCallLimitMiddleware(run_limit=N, exit_behavior="end")`, which ends the run with an AIMessage.
 
-Approval: `HumanInTheLoopMiddleware(interrupt_on={tool: True})` and an `InMemorySaver` (as the
-docs build one: `create_agent(..., checkpointer=InMemorySaver())`), one per binding, which all the
-agents it builds share as one application's agents share its checkpointer; one thread per run,
-resumed with `Command(resume={interrupt id: {"decisions": [...]}})` on the graph of the agent
+Checkpointer: every agent has langgraph's `InMemorySaver` (as the docs build one:
+`create_agent(..., checkpointer=InMemorySaver())`), one per binding, which all the agents it builds
+share as one application's agents share its checkpointer, and each run has a thread of its own
+(`config={"configurable": {"thread_id": ...}}`), so no run sees another's messages. GraphRecursionError
+carries only its message; the partial run is the thread's state, read through the documented
+`graph.get_state(config)` (its messages up to the last super-step that completed).
+
+Approval: `HumanInTheLoopMiddleware(interrupt_on={tool: True})` under that checkpointer; paused runs
+are resumed with `Command(resume={interrupt id: {"decisions": [...]}})` on the graph of the agent
 `resume` is given, in the paused run's thread.
 """
 
@@ -75,8 +80,6 @@ _LIMIT_TEXT = "Model call limits exceeded"  # ModelCallLimitMiddleware's end-of-
 
 _RAISES = ("a raising tool's exception escapes invoke: ToolNode's default handler re-raises all but "
            "argument errors (langgraph/prebuilt/tool_node.py, _default_handle_tool_errors)")
-_CAP = ("GraphRecursionError carries no fields (no count, history, tools used, last observation) and "
-        "the run's messages are lost (langgraph/pregel/main.py, Pregel.stream)")
 _ENDS = ("create_agent ignores an invalid_tool_call: no tool_calls routes to the end, so the run ends "
          "silently with the thought as its answer (langchain/agents/factory.py, "
          "_make_model_to_tools_edge)")
@@ -91,12 +94,6 @@ _COMMON: dict[str, str] = {
         "loads that thread's checkpoint and resumes it (langgraph/pregel/_loop.py, PregelLoop._first: "
         "the checkpoint is found by thread_id alone, and nothing in it names the graph that paused): "
         "the paused call runs",
-    "EXH-2": _CAP,
-    "When no tool ran, tools_used is empty": _CAP,
-    "After steps with thoughts, a partial final answer the library gives is not empty": _CAP,
-    "A run stopped by the step cap reports that the cap stopped it": _CAP,
-    "A run that raises on the step cap is identified by its error, with its step count": _CAP,
-    "After the step cap the steps appear in the order they ran, one observation each": _CAP,
     **dict.fromkeys([
         f"test_tool_args_that_are_json_but_not_an_object_never_reach_the_tool[{case}]"
         for case in ('[50, "Ann"]', '"amount=50, recipient=Ann"', "50")],
@@ -214,6 +211,18 @@ class LangChainBinding(Binding):
         "http": "create_agent ships no HTTP client; the provider packages own it",
     }
     known_failures: ClassVar[Mapping[str, str]] = {"ERR-1": _RAISES, **_COMMON}
+    parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "derived: max_steps when the run raised GraphRecursionError on the recursion "
+                       "limit the binding gave (langgraph/pregel/_loop.py, PregelLoop.tick)",
+        "iterations": "derived: the AIMessages of the run's messages (the result's, or the thread's "
+                      "state after GraphRecursionError)",
+        "max_iterations": "derived: the step cap the binding gave as recursion_limit (N steps are "
+                          "N * k super-steps, k the graph's nodes per step)",
+        "partial_run": "derived: the thread's messages read through the documented "
+                       "graph.get_state(config) of the agent's InMemorySaver; GraphRecursionError "
+                       "carries only its message (langgraph/errors.py)",
+        "concurrency": "shared",
+    }
 
     @property
     def version(self) -> str:
@@ -237,7 +246,7 @@ class LangChainBinding(Binding):
         hooks = sum(_overrides(m, "before_model") + _overrides(m, "after_model") for m in middleware)
         return translate.built(lambda: _Agent(create_agent(
             _ScriptedChat(), [_tool(t) for t in tools], system_prompt=spec.signature.instructions or None,
-            middleware=middleware, checkpointer=self.checkpointer if gated else None), spec, 2 + hooks))
+            middleware=middleware, checkpointer=self.checkpointer), spec, 2 + hooks))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -246,9 +255,11 @@ class LangChainBinding(Binding):
     async def arun(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
         thread = uuid.uuid4().hex
-        running = agent.graph.ainvoke(_payload(call), _config(agent, call, thread))
+        config = _config(agent, call, thread)
+        running = agent.graph.ainvoke(_payload(call), config)
         with translate.serving(model):
-            return await translate.areported(running, partial(_finished, agent, call, thread), _failed)
+            return await translate.areported(running, partial(_finished, agent, call, thread),
+                                             partial(_failed, agent, config))
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -272,15 +283,24 @@ def _invoke(agent: _Agent, payload: Any, call: CallRequest, thread: str, model: 
     `stream`, reported."""
     config = _config(agent, call, thread)
     with translate.serving(model):
-        return translate.reported(model, mode, partial(_finished, agent, call, thread), _failed,
+        return translate.reported(model, mode, partial(_finished, agent, call, thread),
+                                  partial(_failed, agent, config),
                                   sync=lambda: agent.graph.invoke(payload, config),
                                   asynchronous=lambda: agent.graph.ainvoke(payload, config),
                                   stream=lambda events: _stream(agent, payload, config, model, events))
 
 
-def _failed(exc: Exception) -> Outcome:
-    """An exception the graph let escape: GraphRecursionError is its step cap."""
-    return Outcome(error=translate.raised(exc, GraphRecursionError))
+def _failed(agent: _Agent, config: dict[str, Any], exc: Exception) -> Outcome:
+    """An exception the graph let escape. GraphRecursionError, its step cap, carries only its
+    message: the partial run is the thread's state, read through the documented `get_state`."""
+    if not isinstance(exc, GraphRecursionError):
+        return Outcome(error=ErrorInfo.from_exception(exc))
+    messages: list[BaseMessage] = list(agent.graph.get_state(config).values.get("messages", []))
+    agent.last = messages
+    limit = config.get("recursion_limit")
+    return translate.capped(exc, _trajectory(messages), sum(isinstance(m, AIMessage) for m in messages),
+                            None if limit is None else limit // agent.nodes_per_step,
+                            (t.name for t in agent.spec.tools))
 
 
 def _payload(call: CallRequest) -> dict[str, Any]:
@@ -377,11 +397,7 @@ class LangChainToolErrorsBinding(LangChainBinding):
     handler writes what langgraph's own `handle_tool_errors=True` writes."""
 
     name = "langchain+tool-errors"
-    known_failures: ClassVar[Mapping[str, str]] = {
-        **_COMMON,
-        "After repeated tool errors the steps appear in the order they ran, one observation each":
-            "each error goes back to the model and the run goes on until the step cap: " + _CAP,
-    }
+    known_failures: ClassVar[Mapping[str, str]] = _COMMON
 
     def _middleware(self) -> list[AgentMiddleware[Any, Any, Any]]:
         return [ToolErrorMiddleware(_tool_error)]

@@ -25,7 +25,9 @@ Forms: `agent.run(...)` returns a `WorkflowHandler` that must be awaited on an e
 form is the documented `asyncio.run(...)` around it. The stream is `handler.stream_events()`: a step
 event as each `ToolCallResult` arrives. Trajectory and step count are read from the run's context
 (`handler.ctx.store`: its memory and the scratchpad of messages not yet moved into it, and
-`num_iterations`), on every stop path. llama-index-core sends no telemetry; its tokenizer data ships
+`num_iterations`), on every stop path. The cap's WorkflowRuntimeError carries only its message: its
+fields are filled from that context, the documented `Context.store` the handler holds.
+llama-index-core sends no telemetry; its tokenizer data ships
 in the package (`_static/`), so nothing reaches the network.
 """
 
@@ -51,15 +53,15 @@ from conformance.binding import AgentSpec, Binding, CallRequest, ErrorInfo, Even
 _LAST = ("parse_agent_output (agent/workflow/base_agent.py) counts each model reply and stops once "
          "num_iterations >= max_iterations before reading it: the N-th reply is never acted on, a final "
          "answer included, so a cap of N runs N-1 tool steps")
-_FIELDS = "the cap's WorkflowRuntimeError carries only its message (base_agent.py parse_agent_output)"
+_ZERO = ("a cap of 0 becomes the default 20 (base_agent.py _init_context: `max_iterations or "
+         "DEFAULT_MAX_ITERATIONS`): the run makes model calls")
 _ARGS4 = "test_tool_args_that_break_the_tools_schema_never_reach_it_with_a_wrong_or_missing_value"
 _KNOWN: dict[str, str] = {
     # The scenarios of other requirements that count steps up to a cap (the agent's or the call's,
     # synchronous, streamed or concurrent) or give a final answer on the cap's step are blocked by LOOP-3.
     "LOOP-3": _LAST,
-    "EXH-2": _FIELDS,
-    "EXH-3": _FIELDS + "; a cap of 0 becomes the default 20 (_init_context: `max_iterations or "
-                       "DEFAULT_MAX_ITERATIONS`)",
+    "A step cap of zero is refused at configuration, or raises before any model call": _ZERO,
+    "A step cap of zero given to one call is refused, or raises before any model call": _ZERO,
     "EXT-2": "_generate_early_stopping_response asks over memory.aget(), which holds only the input: the "
              "run's steps are still in the scratchpad (FunctionAgent.finalize moves them there only at a "
              "final answer)",
@@ -139,6 +141,18 @@ class LlamaIndexBinding(Binding):
                 "llama-index-llms-openai, which needs openai<3 and cannot be installed beside the peers",
     }
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
+    parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "derived: max_steps when the run raised WorkflowRuntimeError with the context's "
+                       "num_iterations at its max_iterations (base_agent.py parse_agent_output), or "
+                       "returned there under early_stopping_method='generate'",
+        "iterations": "library: the context store's num_iterations (base_agent.py parse_agent_output)",
+        "max_iterations": "library: the context store's max_iterations (base_agent.py _init_context)",
+        "partial_run": "derived: the run's messages read through the handler's documented Context "
+                       "store (handler.ctx.store): its memory and the agent's scratchpad "
+                       "(FunctionAgent.scratchpad_key); the cap's WorkflowRuntimeError carries only "
+                       "its message (base_agent.py parse_agent_output)",
+        "concurrency": "shared",
+    }
 
     @property
     def version(self) -> str:
@@ -204,7 +218,7 @@ async def _play(agent: _Agent, run: _Run, call: CallRequest, model: ScriptedMode
         store = handler.ctx.store
         memory = await store.get("memory", default=None)
         history = [] if memory is None else await memory.aget_all()
-        run.messages = [*history, *await store.get("scratchpad", default=[])]
+        run.messages = [*history, *await store.get(agent.agent.scratchpad_key, default=[])]
         run.iterations = await store.get("num_iterations", default=0)
         run.cap = await store.get("max_iterations", default=0)
     return run
@@ -219,12 +233,14 @@ def _outcome(agent: _Agent, run: _Run) -> Outcome:
 
 
 def _failed(agent: _Agent, run: _Run, exc: Exception) -> Outcome:
-    """An exception the run let escape: WorkflowRuntimeError raised on the cap is its step-cap error."""
+    """An exception the run let escape: WorkflowRuntimeError raised on the cap is its step-cap error,
+    its fields read from the run's context (it carries only its message)."""
     agent.last = run.messages
-    capped = isinstance(exc, WorkflowRuntimeError) and run.cap > 0 and run.iterations >= run.cap
-    return Outcome(error=translate.max_iterations(exc) if capped else ErrorInfo.from_exception(exc),
-                   trajectory=_trajectory(run.messages, run.errors), iterations=run.iterations,
-                   stop_reason="max_steps" if capped else None)
+    trajectory = _trajectory(run.messages, run.errors)
+    if isinstance(exc, WorkflowRuntimeError) and run.cap > 0 and run.iterations >= run.cap:
+        return translate.capped(exc, trajectory, run.iterations, run.cap,
+                                (t.name for t in agent.spec.tools))
+    return Outcome(error=ErrorInfo.from_exception(exc), trajectory=trajectory, iterations=run.iterations)
 
 
 def _calls(messages: Sequence[ChatMessage]) -> list[translate.NativeCall]:

@@ -190,6 +190,14 @@ class StrandsBinding(Binding):
     not_claimed: ClassVar[Mapping[str, str]] = _NOT_CLAIMED
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
     parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "library: AgentResult.stop_reason ('end_turn' finish, 'limit_turns' max_steps; "
+                       "event_loop/event_loop.py)",
+        "iterations": "library: the cycles of AgentResult.metrics.latest_agent_invocation "
+                      "(telemetry/metrics.py AgentInvocation)",
+        "max_iterations": "none: no cap error: on limits={'turns': N} the call returns with stop_reason "
+                          "'limit_turns', no exception is raised (agent/agent.py Agent.__call__)",
+        "partial_run": "none: no cap error to carry it: on the turns limit the call returns, its steps "
+                       "in agent.messages",
         "concurrency": "per-run: Agent.__call__/invoke_async (agent/agent.py): 'Raises: "
                        "ConcurrencyException: If another invocation is already in progress on this "
                        "agent instance' (concurrent_invocation_mode 'throw' by default)",

@@ -20,12 +20,18 @@
 // super-steps (the agent node, then the tools node), so N steps are recursionLimit = 2N: the N-th
 // model call still answers, and the (N+1)-th raises GraphRecursionError (pregel/loop.js: stop =
 // step + recursionLimit + 1). It is an option of each invoke, so the per-call cap is the library's.
+// GraphRecursionError carries only its message: the partial run is the run's thread state, read
+// through the documented `graph.getState(config)` of the agent's checkpointer.
+//
+// Every agent has a MemorySaver checkpointer (as the docs configure one: `createReactAgent({ ...,
+// checkpointer })`); the agents of one harness are agents of one application, so they share one
+// checkpointer (as an application configures it once), each run on a thread id of its own, so that
+// no run sees another's messages.
 //
 // Approval is LangGraph's documented human-in-the-loop for createReactAgent: the tool calls
 // `interrupt()` with a HumanInterrupt (@langchain/langgraph/prebuilt's schema: action_request,
-// config, description) before it runs, under a MemorySaver checkpointer, one thread per run; the
-// agents of one harness are agents of one application, so they share one checkpointer (as an
-// application configures it once), each run on its own thread id; the person's answer resumes that interrupt by its id, `Command({ resume: { [id]: HumanResponse } })`:
+// config, description) before it runs, under that checkpointer; the person's answer resumes that
+// interrupt by its id, `Command({ resume: { [id]: HumanResponse } })`:
 // accept (yes) runs the call, edit runs it with the edited args, response (free text) hands the
 // text back as the tool's result (the documented tool wrapper's branches); ignore (a bare no), or
 // an edit naming another tool, throws as the docs' example does, and ToolNode shows the error.
@@ -62,19 +68,21 @@ const NOT_CLAIMED = {
   http: 'createReactAgent ships no HTTP client; the provider packages own it',
 };
 
-const CAP = 'GraphRecursionError carries only its message (errors.js): no count, history, tools used or last observation, and without a checkpointer the run\'s messages are lost';
+// How the harness fills each field of the contract's parity rules (conformance.binding.PARITY).
+const PARITY = {
+  stop_reason: 'derived: max_steps when the run threw GraphRecursionError on the recursionLimit the harness gave (pregel/loop.js)',
+  iterations: "derived: the AI messages of the run's messages (the result's, or the thread's state after GraphRecursionError)",
+  max_iterations: 'derived: the step cap the harness gave as recursionLimit (N steps are 2N super-steps)',
+  partial_run: "derived: the thread's messages read through the documented graph.getState(config) of the agent's MemorySaver; GraphRecursionError carries only its message (errors.js)",
+  concurrency: 'shared',
+};
 const KNOWN_FAILURES = {
-  'EXH-2': CAP,
-  'A run stopped by the step cap reports that the cap stopped it': CAP,
-  'When no tool ran, tools_used is empty': CAP,
-  'After the step cap the steps appear in the order they ran, one observation each': CAP,
-  'After steps with thoughts, a partial final answer the library gives is not empty': CAP,
-  'A run that raises on the step cap is identified by its error, with its step count': CAP,
-  'After repeated tool errors the steps appear in the order they ran, one observation each': CAP,
   'Resuming keeps the budget the steps before the pause used':
     'a resume (Command({ resume })) is a new invoke whose recursionLimit counts afresh from the checkpoint (pregel/loop.js: stop = step + recursionLimit + 1): the steps before the pause do not count',
   'A pause answered through another agent is refused':
     "a Command({ resume }) naming another agent's interrupt is not refused: PregelLoop._first (pregel/loop.js) refuses a resume only when the graph has no checkpointer or under the internal __pregel_strict_resume flag (_refuseUnmatchedResume), which nothing in the library sets; a graph sharing the paused graph's checkpointer loads the paused thread's checkpoint, runs the paused call with its own tool and asks the model again (seen in a direct run: the second graph's delete_file ran)",
+  'test_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_refused_saying_why[store-an object nested 100000 levels deep]':
+    "the checkpointer's serializer throws RangeError: Maximum call stack size exceeded on args nested 100000 levels deep (@langchain/langgraph-checkpoint serde/utils/fast-safe-stringify, decirc recurses once per level) when MemorySaver saves the step: the run fails before the tool runs (seen in a direct run; without a checkpointer the args reach the tool)",
   'ARGS-3': "malformed JSON becomes an invalid_tool_call (@langchain/core parseToolCall), which createReactAgent's agent edge ignores: no tool_calls routes to END (prebuilt/react_agent_executor.js), so the run ends silently with the thought as its answer",
 };
 
@@ -230,11 +238,20 @@ function finished(state, values, thread, inputs) {
            outputs: final != null ? replyOutputs(state.spec.signature, final) : null };
 }
 
-function failed(error) {
-  if (error instanceof GraphRecursionError) {
-    return { stop_reason: 'max_steps', error: { ...errorInfo(error), kind: 'max-iterations', fields: {} } };
-  }
-  return { error: errorInfo(error) };
+// An error the graph threw. GraphRecursionError, its step cap, carries only its message: the
+// partial run is the thread's state, read through the documented getState.
+async function failed(state, config, error) {
+  if (!(error instanceof GraphRecursionError)) return { error: errorInfo(error) };
+  const messages = (await state.graph.getState(config)).values.messages ?? [];
+  state.last = messages;
+  const steps = trajectory(messages);
+  const iterations = messages.filter((m) => m.getType() === 'ai').length;
+  const own = new Set(state.spec.tools.map((t) => t.name));
+  const seen = steps.filter((s) => s.observation != null);
+  return { trajectory: steps, iterations, stop_reason: 'max_steps', error: { ...errorInfo(error), kind: 'max-iterations', fields: {
+    iterations, max_iterations: config.recursionLimit / 2, tools_used: seen.filter((s) => own.has(s.tool_name)).map((s) => s.tool_name),
+    history: steps, last_observation: seen.at(-1)?.observation ?? null,
+  } } };
 }
 
 async function invoke(state, payload, thread, cap, inputs, mode) {
@@ -244,7 +261,7 @@ async function invoke(state, payload, thread, cap, inputs, mode) {
     try {
       return finished(state, await state.graph.invoke(payload, config), thread, inputs);
     } catch (error) {
-      return failed(error);
+      return await failed(state, config, error);
     }
   }
   // graph.stream: a step event once a ToolMessage answers a call; the last values state.
@@ -265,7 +282,7 @@ async function invoke(state, payload, thread, cap, inputs, mode) {
       emitted = done.length;
     }
   } catch (error) {
-    return { ...failed(error), events };
+    return { ...(await failed(state, config, error)), events };
   }
   const out = finished(state, values ?? { messages: [] }, thread, inputs);
   events.push({ kind: 'done', model_calls: modelCalls.get(run) ?? 0, stop_reason: out.stop_reason ?? null,
@@ -288,17 +305,16 @@ function humanResponse(answer) {
 
 serve({
   hello: () => ({ protocol: PROTOCOL, name: 'langgraph-js', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
-                  known_failures: KNOWN_FAILURES }),
+                  known_failures: KNOWN_FAILURES, parity: PARITY }),
   // LangGraph has no adapters: nothing to configure, nothing to read back.
   configure: () => ({}),
   global_adapter: () => ({ adapter: null }),
   build({ agent, spec }) {
     try {
-      const gated = spec.tools.some((t) => t.interruptible);
       const graph = createReactAgent({
         llm: new ScriptedChat({}), tools: spec.tools.map(graphTool),
         ...(spec.signature.instructions ? { prompt: spec.signature.instructions } : {}),
-        ...(gated ? { checkpointer } : {}),
+        checkpointer,
       });
       agents.set(agent, { graph, spec, last: [] });
       return { error: null };

@@ -241,6 +241,23 @@ def test_the_cap_error_is_a_max_iterations_error_with_its_fields() -> None:
         "RuntimeError", "too many", "max-iterations", {"iterations": 3})
 
 
+def test_a_capped_run_fills_the_cap_error_from_the_partial_run_the_binding_read() -> None:
+    ran = Step(tool_name="add", tool_args={"a": 1}, observation=2)
+    unknown = Step(tool_name="nope", tool_args={}, observation="no such tool")
+    pending = Step(tool_name="add", tool_args={"a": 2})
+    outcome = translate.capped(RuntimeError("cap"), [ran, unknown, pending], 3, 2, ["add"])
+    assert (outcome.stop_reason, outcome.iterations, outcome.trajectory) == (
+        "max_steps", 3, [ran, unknown, pending])
+    assert outcome.error is not None and outcome.error.fields == {
+        "iterations": 3, "max_iterations": 2, "tools_used": ["add"],  # a name it lacks ran no tool
+        "history": [s.model_dump(mode="json") for s in (ran, unknown, pending)],
+        "last_observation": "no such tool"}
+    assert outcome.error.kind == "max-iterations"
+    bare = translate.capped(RuntimeError("cap"), [], 0, None, [])
+    assert bare.error is not None and bare.error.fields == {
+        "iterations": 0, "tools_used": [], "history": [], "last_observation": None}
+
+
 def test_an_escaped_exception_is_the_cap_error_only_when_it_is_the_librarys_cap_error() -> None:
     capped = translate.raised(TimeoutError("cap"), OSError)
     assert (capped.type, capped.kind, capped.fields) == ("TimeoutError", "max-iterations", {})
