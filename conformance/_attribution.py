@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import pytest
 from pydantic import JsonValue
@@ -264,15 +264,25 @@ def is_check(error: BaseException) -> bool:
     return isinstance(error, AssertionError)
 
 
-def resolve_blocked(results: list[ScenarioResult]) -> list[ScenarioResult]:
+def resolve_blocked(results: list[ScenarioResult],
+                    known: Callable[[ScenarioResult], str | None] | None = None) -> list[ScenarioResult]:
     """`results`, with every scenario blocked by a requirement that passed turned into a failure:
-    the precondition that requirement judges held there, so the scenario's own failure stands.
-    Repeated until nothing changes (a requirement can fail through such a scenario)."""
+    the precondition that requirement judges held there, so the scenario's own failure stands,
+    as the binding's known failure when `known` gives its reason (it is known only now, so the
+    scenario's xfail never judged it). Repeated until nothing changes (a requirement can fail
+    through such a scenario)."""
     while True:
         verdicts = _report.requirement_verdicts(results, {})
         changed = False
         for i, r in enumerate(results):
             if r.verdict == "blocked" and r.blocked_by and verdicts.get(r.blocked_by) == "passed":
+                reason = known(r) if known is not None else None
+                if reason is not None:
+                    results[i] = r.model_copy(update={
+                        "verdict": "known-failure", "blocked_by": None, "message": reason,
+                        "observed": _report.capped(r.message)})
+                    changed = True
+                    continue
                 results[i] = r.model_copy(update={
                     "verdict": "failed", "blocked_by": None,
                     "message": f"{r.message}\n(reported as blocked by {r.blocked_by}, but "

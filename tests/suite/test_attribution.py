@@ -261,6 +261,16 @@ def test_a_block_by_a_requirement_that_passed_is_a_failure_and_by_one_that_faile
     assert "but LOOP-3 passed: the scenario's failure is its own" in results[1].message
 
 
+def test_a_block_by_a_requirement_that_passed_is_the_bindings_known_failure_when_it_lists_one() -> None:
+    def known(r: ScenarioResult) -> str | None:
+        return "a resume counts its steps afresh" if r.requirement == "HITL-5" else None
+
+    results = a.resolve_blocked([_result("LOOP-3", "passed"), _result("HITL-5", "blocked", "LOOP-3"),
+                                 _result("EXH-4", "blocked", "LOOP-3")], known)
+    assert [r.verdict for r in results] == ["passed", "known-failure", "failed"]
+    assert results[1].message == "a resume counts its steps afresh" and results[1].blocked_by is None
+
+
 # -- the feature files ---------------------------------------------------------------------------
 
 
