@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import pytest
 from pydantic import JsonValue
@@ -220,7 +220,11 @@ def verdict(
         if isinstance(error, _guard.Blocked):
             if may_block(error.requirement, own):
                 # Before the known-failure check: a precondition that failed judges nothing here.
-                return "blocked", str(error), ""
+                # The binding's declared reason rides along (as `observed`) for `resolve_blocked`:
+                # if the owner passed, the failure is the scenario's own, and declared.
+                declared = (str(report.wasxfail).removeprefix("known failure: ")
+                            if hasattr(report, "wasxfail") else "")
+                return "blocked", str(error), declared
             demoted = should_blocks_must(error.requirement, own)
         if isinstance(error, _guard.BindingError):
             # Before the known-failure check too: a broken binding is no verdict on the library.
@@ -264,29 +268,24 @@ def is_check(error: BaseException) -> bool:
     return isinstance(error, AssertionError)
 
 
-def resolve_blocked(results: list[ScenarioResult],
-                    known: Callable[[ScenarioResult], str | None] | None = None) -> list[ScenarioResult]:
+def resolve_blocked(results: list[ScenarioResult]) -> list[ScenarioResult]:
     """`results`, with every scenario blocked by a requirement that passed turned into a failure:
-    the precondition that requirement judges held there, so the scenario's own failure stands,
-    as the binding's known failure when `known` gives its reason (it is known only now, so the
-    scenario's xfail never judged it). Repeated until nothing changes (a requirement can fail
-    through such a scenario)."""
+    the precondition that requirement judges held there, so the scenario's own failure stands (a
+    known failure where the binding lists it: `verdict` kept its declared reason as `observed`).
+    Repeated until nothing changes (a requirement can fail through such a scenario); a scenario
+    still blocked then shows no declared reason, which judged nothing there."""
     while True:
         verdicts = _report.requirement_verdicts(results, {})
         changed = False
         for i, r in enumerate(results):
             if r.verdict == "blocked" and r.blocked_by and verdicts.get(r.blocked_by) == "passed":
-                reason = known(r) if known is not None else None
-                if reason is not None:
-                    results[i] = r.model_copy(update={
-                        "verdict": "known-failure", "blocked_by": None, "message": reason,
-                        "observed": _report.capped(r.message)})
-                    changed = True
-                    continue
-                results[i] = r.model_copy(update={
-                    "verdict": "failed", "blocked_by": None,
-                    "message": f"{r.message}\n(reported as blocked by {r.blocked_by}, but "
-                               f"{r.blocked_by} passed: the scenario's failure is its own)"})
+                own = (f"{r.message}\n(reported as blocked by {r.blocked_by}, but {r.blocked_by} "
+                       "passed: the scenario's failure is its own)")
+                update: dict[str, object] = (
+                    {"verdict": "known-failure", "message": r.observed, "observed": own}
+                    if r.observed else {"verdict": "failed", "message": own})
+                results[i] = r.model_copy(update={**update, "blocked_by": None})
                 changed = True
         if not changed:
-            return results
+            return [r.model_copy(update={"observed": ""}) if r.verdict == "blocked" and r.observed
+                    else r for r in results]

@@ -190,15 +190,9 @@ class _Session:
                       if not set(need.split("|")) & self.capabilities)
 
     def _known_failure(self, item: pytest.Item) -> str | None:
-        return self._known_reason((_scenario_name(item), item.name, _requirement(item)))
-
-    def _known_result(self, result: ScenarioResult) -> str | None:
-        """The known-failure reason of a scenario that ran (its name, test id and requirement)."""
-        return self._known_reason((result.name, result.id, result.requirement))
-
-    def _known_reason(self, keys: tuple[str | None, ...]) -> str | None:
         # The most precise entry wins: a scenario's own reason over its requirement's. In a run
         # fuzzing at scale, the failures found only at scale come first.
+        keys = (_scenario_name(item), item.name, _requirement(item))
         lists = [self.binding.known_failures]
         if self.binding.fuzz_known_failures and _fuzzing_at_scale(self.config):
             lists.insert(0, self.binding.fuzz_known_failures)
@@ -351,7 +345,7 @@ class _Session:
     # -- reporting --------------------------------------------------------------------------
 
     def report(self, complete: bool = True) -> Report:
-        results = _attribution.resolve_blocked(list(self.results.values()), self._known_result)
+        results = _attribution.resolve_blocked(list(self.results.values()))
         b = self.binding
         verdicts = _report.requirement_verdicts(results, catalogue())
         if not complete:
@@ -417,7 +411,7 @@ class _Session:
         (known only once every scenario ran): in the terminal's tally and summary, and in JUnit
         XML. Whether there was any."""
         nodeids = list(self.results)
-        resolved = _attribution.resolve_blocked(list(self.results.values()), self._known_result)
+        resolved = _attribution.resolve_blocked(list(self.results.values()))
         failed = {nodeid: r.message for nodeid, r in zip(nodeids, resolved, strict=True)
                   if r.verdict == "failed" and self.results[nodeid].verdict == "blocked"}
         if not failed:

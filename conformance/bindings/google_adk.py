@@ -7,6 +7,11 @@ scripted turn comes back as a `LlmResponse` whose content has a text part (the t
 `function_call` part per call, as Gemini's API returns them: args are an object there, so args that
 are not a JSON object come back as Gemini answers a malformed call, a response with no content and
 `finish_reason=MALFORMED_FUNCTION_CALL` (`LlmResponse.create` turns that into its `error_code`).
+ADK's own `Gemini` over a google-genai client on an in-memory transport does the same: such a
+response ends the run after one model call, and args nested 5000 deep raise RecursionError in
+google-genai's json.loads of the body (genai/models.py), as the stand-in's parse raises it. (ADK's
+`OpenAILlm` differs: args that are not JSON become `{}`, a JSON non-object fails FunctionCall's
+validation; integrations/openai/_openai_llm.py `_tool_call_parts`.)
 `translate.serving` (a contextvar; `Runner.run` copies the context into its thread) gives each run
 its model. Tools are plain functions, which the agent wraps in `FunctionTool`.
 
@@ -84,8 +89,9 @@ _USER = "user"
 _CONFIRM = "adk_request_confirmation"
 _ARGS4 = "test_tool_args_that_break_the_tools_schema_never_reach_it_with_a_wrong_or_missing_value"
 _MALFORMED = ("Gemini answers a call it cannot parse with finish_reason MALFORMED_FUNCTION_CALL and no "
-              "content; ADK yields that as an event with its error_code and, with no function call in it, "
-              "ends the run (flows/llm_flows/base_llm_flow.py): the model is never told or asked again")
+              "content; ADK's Gemini (models/google_llm.py, LlmResponse.create) yields that as an event with "
+              "its error_code and, with no function call in it, the run ends (flows/llm_flows/"
+              "base_llm_flow.py): the model is never told or asked again")
 _NO_EDIT = ("a ToolConfirmation carries confirmed and a payload (tools/tool_confirmation.py); "
             "FunctionTool.run_async (tools/function_tool.py) runs a confirmed call with the model's args, "
             "and _resolve_confirmation_targets (flows/llm_flows/tools/_confirmation.py) refuses a call whose "
@@ -102,9 +108,9 @@ _SHARED: dict[str, str] = {
         ('{"amount": "50", "recipient": "Ann"}-amount', "the text '50' reaches an int parameter"),
         ('{"amount": 50.5, "recipient": "Ann"}-amount', "50.5 reaches an int parameter"),
         ('{"amount": null, "recipient": "Ann"}-amount', "None reaches an int parameter"))},
-    **dict.fromkeys(translate.ARGS5_DEEP, "the args come inside the model's JSON response, whose parse "
-                    "(json.loads, as google-genai's client parses Gemini's body) raises RecursionError, "
-                    "and ADK lets it escape the run"),
+    **dict.fromkeys(translate.ARGS5_DEEP, "Gemini's args are an object inside its JSON response, which "
+                    "google-genai parses with json.loads (genai/models.py AsyncModels._generate_content): "
+                    "the RecursionError escapes ADK's Gemini.generate_content_async and the run"),
     "An argument the schema does not declare is refused, naming it, not dropped":
         "FunctionTool._prepare_invocation_args (tools/function_tool.py) keeps only the signature's "
         "parameters: 'memo' is dropped and the tool runs",
@@ -161,7 +167,8 @@ class _Scripted(BaseLlm):  # type: ignore[misc]
 
 
 def _is_object(text: str) -> bool:
-    """Whether the args text is a JSON object (RecursionError escapes, as from the API's JSON parse)."""
+    """Whether the args text is a JSON object (RecursionError escapes, as from google-genai's json.loads
+    of Gemini's response body, genai/models.py AsyncModels._generate_content)."""
     try:
         return isinstance(json.loads(text), dict)
     except json.JSONDecodeError:

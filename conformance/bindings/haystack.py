@@ -170,6 +170,16 @@ class HaystackBinding(Binding):
                              "human_in_the_loop/strategies.py): there is no pause to keep or replay",
     }
     approval_form: ClassVar[Literal["pause", "callback"]] = "callback"
+    parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "library: the result's exit_reason, 'text' or 'max_agent_steps' "
+                       "(components/agents/agent.py Agent.run)",
+        "iterations": "library: the result's step_count, one per chat-generator call "
+                      "(components/agents/agent.py Agent.run)",
+        "max_iterations": "none: on max_agent_steps the Agent raises nothing; it returns with "
+                          "exit_reason 'max_agent_steps' (components/agents/agent.py Agent.run)",
+        "partial_run": "none: on max_agent_steps the Agent raises nothing; the result holds its messages",
+        "concurrency": "shared",
+    }
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
 
     @property

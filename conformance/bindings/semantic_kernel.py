@@ -27,15 +27,20 @@ hands over each function-call and function-result message as the loop adds it: a
 result. The trajectory is read from the run's `ChatHistoryAgentThread`, to which the agent copies
 the loop's messages once the service returns (so a run that raised leaves none there). Each step
 carries its call id; a `FunctionResultContent` has no error flag, so `is_error` stays unknown.
+
+Approval (`approval_form = "callback"`): an auto-function-invocation filter on the agent's kernel,
+added only when a tool must not run before a person approves it, asks the running call's
+`ScriptedModel.approve` for those tools: it invokes the function (`next`), on the person's args for
+an edit, or sets the function's result to the person's answer, which the loop sends to the model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from importlib.metadata import version
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import httpx
 import openai
@@ -43,13 +48,14 @@ from semantic_kernel.agents import ChatCompletionAgent, ChatHistoryAgentThread
 from semantic_kernel.connectors.ai import FunctionChoiceBehavior
 from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion, OpenAIChatPromptExecutionSettings
 from semantic_kernel.contents import ChatMessageContent, FunctionCallContent, FunctionResultContent
-from semantic_kernel.functions import KernelArguments, kernel_function
+from semantic_kernel.filters import AutoFunctionInvocationContext, FilterTypes
+from semantic_kernel.functions import FunctionResult, KernelArguments, kernel_function
 
 from conformance import server, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import AgentSpec, Binding, CallRequest, ErrorInfo, Event, LMCall, Outcome, Step
-from conformance.render import user_message
+from conformance.render import json_value, user_message
 
 _PLUGIN = "tools"
 _ARGS4 = "test_tool_args_that_break_the_tools_schema_never_reach_it_with_a_wrong_or_missing_value"
@@ -95,7 +101,8 @@ class SemanticKernelBinding(Binding):
     dependencies = ("semantic-kernel", "openai", "pydantic")
     contract_version = 3
     capabilities = frozenset({"max-steps-extract", "per-call-cap", "async", "streaming",
-                              "parallel-tool-calls", "lm-retry", "http"})
+                              "parallel-tool-calls", "lm-retry", "http", "tool-approval", "approval-edit"})
+    approval_form: ClassVar[Literal["pause", "callback"]] = "callback"
     not_claimed: ClassVar[Mapping[str, str]] = {
         "signature": "a native tool-calling loop: ChatCompletionAgent takes instructions, messages "
                      "and plugins, no signature",
@@ -106,18 +113,14 @@ class SemanticKernelBinding(Binding):
         "repeated-error-stop": "each failing call is answered with 'An error occurred while invoking the "
                                "function ...' and the loop asks the model again (kernel.py "
                                "_inner_auto_function_invoke_handler): no count of repeated failures",
-        "approval-edit": "no approval (see tool-approval), so no edit of a pending call",
-        "durable-approvals": "no approval (see tool-approval), so no pause to serialise",
+        "durable-approvals": "approval is a function-invocation filter called inside the run (kernel.py "
+                             "invoke_function_call): there is no pause to serialise",
         "max-steps-error": "after maximum_auto_invoke_attempts the loop makes one request without "
                            "functions and returns its reply (chat_completion_client_base.py "
                            "get_chat_message_contents): it never raises",
         "max-steps-return": "on the cap the loop always makes its tool-less final request; nothing "
                             "returns the run as it stands, flagged as capped",
         "ask-user": "no built-in tool for asking the person a question",
-        "tool-approval": "no approval option on a function: every call the model makes is invoked "
-                         "(kernel.py invoke_function_call); a gate is an auto-function-invocation "
-                         "filter the user writes, which can only skip or terminate, with no pause "
-                         "returned to the caller and no resume",
     }
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
     parity: ClassVar[Mapping[str, str]] = {
@@ -138,11 +141,11 @@ class SemanticKernelBinding(Binding):
         return version("semantic-kernel")
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
-        return translate.built(lambda: _Agent(ChatCompletionAgent(
+        return translate.built(lambda: _Agent(_gated(ChatCompletionAgent(
             service=_service(None, bool(tools)), name="agent",
             instructions=spec.signature.instructions or None, plugins=[_plugin(tools)] if tools else None,
             function_choice_behavior=FunctionChoiceBehavior.Auto(maximum_auto_invoke_attempts=spec.max_steps),
-        ), spec))
+        ), spec), spec))
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         assert isinstance(agent, _Agent)
@@ -176,6 +179,47 @@ def _plugin(tools: Sequence[SuiteTool]) -> object:
     with their descriptions (the form Semantic Kernel reads them in)."""
     return type(_PLUGIN, (), {t.name: staticmethod(kernel_function(
         translate.annotated_function(t), name=t.name, description=t.spec.description)) for t in tools})()
+
+
+def _gated(agent: ChatCompletionAgent, spec: AgentSpec) -> ChatCompletionAgent:
+    """The agent with Semantic Kernel's documented approval gate, a filter around each function the
+    model calls ("Task automation with agents" asks the user's consent in a function-invocation
+    filter; the auto-function-invocation filter used here is that gate for the model's calls, its
+    context holding the call id), on its kernel when a tool must not run before a person approves
+    it: the filter asks the running call's
+    `ScriptedModel.approve`; an approval invokes the function, an edit invokes it on the person's
+    args, anything else sets the function's result to the person's answer, which goes back to the
+    model in its place (kernel.py invoke_function_call)."""
+    gated = frozenset(t.name for t in spec.tools if t.interruptible)
+    if not gated:
+        return agent
+
+    # Semantic Kernel passes the rest of the filter chain by the keyword `next` (filters/filter_types.py).
+    async def ask_the_person(context: AutoFunctionInvocationContext,
+                             next: Callable[[AutoFunctionInvocationContext], Awaitable[None]]) -> None:
+        proceed = next
+        name = context.function.name
+        if name not in gated:
+            await proceed(context)
+            return
+        call = context.function_call_content
+        answer = translate.approval(translate.serving_model().approve(
+            name, json_value(dict(context.arguments or {})), call.id if call is not None else None))
+        if answer.decision == "edit" and answer.name not in (None, name):
+            # The filter's context holds one function: the person is told it cannot run another.
+            raise ValueError(f"a function-invocation filter can change the arguments of {name}; it "
+                             f"cannot make the call run another function ({answer.name!r})")
+        if answer.decision == "edit":
+            context.arguments = KernelArguments(**(answer.args if isinstance(answer.args, dict) else {}))
+        if answer.decision in ("approve", "edit"):
+            await proceed(context)
+            return
+        # The wording of the consent filter in Semantic Kernel's "Task automation with agents".
+        declined = "The call was not approved by the user." if answer.decision == "reject" else answer.text
+        context.function_result = FunctionResult(function=context.function.metadata, value=declined)
+
+    agent.kernel.add_filter(FilterTypes.AUTO_FUNCTION_INVOCATION, ask_the_person)
+    return agent
 
 
 def _service(base_url: str | None, has_tools: bool) -> OpenAIChatCompletion:

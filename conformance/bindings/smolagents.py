@@ -93,6 +93,17 @@ class SmolagentsBinding(Binding):
                              "every call at once",
         "async": "no async form: MultiStepAgent.run is synchronous only",
     }
+    parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "library: RunResult.state, 'success' or 'max_steps_error' (agents.py "
+                       "MultiStepAgent.run); a stream's, as run computes it, from the AgentMaxStepsError "
+                       "on the last memory step (agents.py _handle_max_steps_reached)",
+        "iterations": "derived: counted from agent.memory.steps, one ActionStep per model call, less "
+                      "the cap's tool-less final step (memory.py AgentMemory)",
+        "max_iterations": "none: on max_steps smolagents raises nothing; it makes a tool-less call and "
+                          "returns its text (agents.py _handle_max_steps_reached)",
+        "partial_run": "none: on max_steps smolagents raises nothing; agent.memory keeps the steps",
+        "concurrency": "shared",
+    }
     known_failures: ClassVar[Mapping[str, str]] = {
         "Eleven parallel calls keep the order the model gave them":
             "a step's tool calls and their observations are ordered by call id, not by the reply's "

@@ -64,8 +64,6 @@ _EXTRACT_DOC = ("react.py _build_extract_signature gives the extraction fixed in
                 "final answer from the trajectory'): the signature's own reach only the step calls")
 _SAME_NAME = "make_signature keeps the fields in one dict (signature.py): the output replaces the input"
 _NO_STOP = "ReAct.aexecute has no repeated-failure stop: it asks for another step until max_iters (react.py)"
-_NO_STOP_REASON = ("ReAct.aexecute returns Prediction(outputs, reasoning, trajectory, module) (react.py): "
-                   "no stop reason and no step count")
 _NO_RESUME = ("ReAct does not implement aresume, so Module.aresume raises NotImplementedError "
               "(module/base.py), though the ReAct docstring shows `await react.aresume('yes', e)`")
 _RETRIES_4XX = ("OpenAILM.acomplete retries any openai APIError, 400 and 401 included (tenacity, 3 attempts, "
@@ -138,9 +136,9 @@ _KNOWN: dict[str, str] = {
     "When retries run out the caller gets one clear error and no tool runs": _RETRY_ERROR,
     "Over HTTP, when retries run out the caller gets one clear error and the next call starts clean":
         _RETRY_ERROR,
-    "STREAM-1": "ReAct.astream emits each step's prediction (thought, tool, args) before the tool runs, "
-                "no event with its observation, and a final Prediction with no stop reason (react.py)",
-    "EXH-4": _NO_STOP_REASON,
+    "A streaming run emits its steps in order and ends with one done event":
+        "ReAct.astream emits each step's prediction (thought, tool, args) before the tool runs, and no "
+        "event with its observation (react.py)",
 }
 
 
@@ -178,6 +176,17 @@ class UdspyBinding(Binding):
         "parallel-tool-calls": "one tool call per step: the step signature has one next_tool_name "
                                "(react.py _build_react_signature)",
     }
+    parity: ClassVar[Mapping[str, str]] = {
+        "stop_reason": "derived: from Prediction.trajectory, one episode per step call: a last `finish` "
+                       "episode is the answer, max_iters tool episodes without it the cap stop "
+                       "(module/react.py ReAct.aexecute, _execute_iteration)",
+        "iterations": "derived: counted from Prediction.trajectory's episodes (module/react.py "
+                      "ReAct.aexecute), as udspy keeps no count",
+        "max_iterations": "none: on max_iters ReAct raises nothing; it extracts the outputs "
+                          "(module/react.py ReAct.aexecute)",
+        "partial_run": "none: on max_iters ReAct raises nothing; the Prediction holds the trajectory",
+        "concurrency": "shared",
+    }
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
 
     @property
@@ -210,8 +219,8 @@ class UdspyBinding(Binding):
         assert isinstance(agent, _Agent)
         agent.last = None
         with udspy.settings.context(lm=_lm(model, call.base_url)):
-            return translate.reported(model, call.mode, partial(_outcome, agent), partial(_failed, agent),
-                                      sync=lambda: agent.react(**call.kwargs()),
+            return translate.reported(model, call.mode, partial(_outcome, agent, _cap(agent, call)),
+                                      partial(_failed, agent), sync=lambda: agent.react(**call.kwargs()),
                                       asynchronous=lambda: agent.react.aforward(**call.kwargs()),
                                       stream=lambda events: _astream(agent, call, model, events))
 
@@ -219,7 +228,8 @@ class UdspyBinding(Binding):
         assert isinstance(agent, _Agent)
         interrupt = _PAUSES[request.interrupt_id]
         with udspy.settings.context(lm=_lm(model)):
-            return translate.reported(model, request.mode, partial(_outcome, agent), partial(_failed, agent),
+            outcome = partial(_outcome, agent, int(agent.react.max_iters))
+            return translate.reported(model, request.mode, outcome, partial(_failed, agent),
                                       sync=lambda: agent.react.resume(request.response, interrupt),
                                       asynchronous=lambda: agent.react.aresume(request.response, interrupt))
 
@@ -228,7 +238,8 @@ class UdspyBinding(Binding):
         assert isinstance(agent, _Agent)
         agent.last = None
         with udspy.settings.context(lm=_lm(model, call.base_url)):
-            return await translate.areported(agent.react.aforward(**call.kwargs()), partial(_outcome, agent),
+            outcome = partial(_outcome, agent, _cap(agent, call))
+            return await translate.areported(agent.react.aforward(**call.kwargs()), outcome,
                                              partial(_failed, agent))
 
     def step_tool_names(self, agent: object) -> list[str] | None:
@@ -265,10 +276,23 @@ def _outputs(agent: _Agent, prediction: Any) -> dict[str, JsonValue]:
     return {name: json_value(prediction.get(name)) for name in agent.react.signature.get_output_fields()}
 
 
-def _outcome(agent: _Agent, prediction: Any) -> Outcome:
-    agent.last = prediction["trajectory"]
-    return Outcome(outputs=_outputs(agent, prediction),
-                   trajectory=[_step(episode) for episode in prediction["trajectory"]])
+def _cap(agent: _Agent, call: CallRequest) -> int:
+    """The max_iters the binding gave ReAct for this call: the call's own, else the agent's."""
+    return int(agent.react.max_iters) if call.max_steps is None else call.max_steps
+
+
+def _outcome(agent: _Agent, cap: int, prediction: Any) -> Outcome:
+    """The Prediction, its stop reason and step count derived from its trajectory (binding.PARITY):
+    ReAct.aexecute (module/react.py) appends one episode per step call and breaks on `finish`, so a
+    last `finish` episode is the final answer and `cap` episodes without it the cap stop; a loop it
+    broke on an unknown tool (an error episode, tool_name None) gets neither."""
+    trajectory = prediction["trajectory"]
+    agent.last = trajectory
+    last = trajectory[-1].get("tool_name") if trajectory else None
+    capped = last is not None and len(trajectory) >= cap
+    stop = "finish" if last == "finish" else "max_steps" if capped else None
+    return Outcome(outputs=_outputs(agent, prediction), trajectory=[_step(episode) for episode in trajectory],
+                   stop_reason=stop, iterations=len(trajectory) if stop else None)
 
 
 def _failed(agent: _Agent, exc: Exception) -> Outcome:

@@ -50,6 +50,14 @@ const VERSION = JSON.parse(readFileSync(new URL('node_modules/ai/package.json', 
 const PROTOCOL = 3;
 const CAPABILITIES = ['max-steps-return', 'per-call-cap', 'tool-approval', 'durable-approvals', 'async', 'streaming',
                       'parallel-tool-calls', 'lm-retry', 'http'];
+// How the harness fills the contract's derivable fields (conformance.binding.PARITY).
+const PARITY = {
+  stop_reason: "derived: from the result's steps (generate-text/generate-text.ts, DefaultGenerateTextResult.steps): a last step with finish reason 'stop' is the answer, N steps of a cap of N whose last ended in tool calls the cap stop, as the SDK flags none",
+  iterations: "derived: counted from the result's steps, one per model request (generate-text/generate-text.ts, DefaultGenerateTextResult.steps)",
+  max_iterations: 'none: on the stop condition generateText raises nothing; it returns the steps so far (generate-text/generate-text.ts, generateText)',
+  partial_run: 'none: on the stop condition generateText raises nothing; the result holds its steps and messages',
+  concurrency: 'shared',
+};
 const NOT_CLAIMED = {
   adapters: 'no pluggable format-and-parse layer: the provider package (here @ai-sdk/openai-compatible) formats and parses every call',
   'cap-summary': "on the stop condition generateText returns the steps and the last step's text (generate-text.ts, DefaultGenerateTextResult): no message of what was tried",
@@ -277,7 +285,7 @@ function approval(response) {
 
 serve({
   hello: () => ({ protocol: PROTOCOL, name: 'ai', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
-                  known_failures: KNOWN_FAILURES }),
+                  known_failures: KNOWN_FAILURES, parity: PARITY }),
   // The SDK has no adapters: nothing to configure, nothing to read back.
   configure: () => ({}),
   global_adapter: () => ({ adapter: null }),

@@ -35,6 +35,14 @@ const JSON_TYPES = { str: 'string', int: 'integer', float: 'number', bool: 'bool
 // is_error (the function result's own isError in Ax's memory) and call_id (the native call id).
 const PROTOCOL = 3;
 const CAPABILITIES = ['signature', 'max-steps-error', 'per-call-cap', 'async', 'parallel-tool-calls', 'lm-retry'];
+// How the harness fills the contract's derivable fields (conformance.binding.PARITY).
+const PARITY = {
+  stop_reason: "library: the AxGenerateError around Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2) is the cap stop; forward() returns only when the model wrote the output fields, the answer",
+  iterations: "derived: counted from the run's AxMemory history, one assistant reply per model request (the documented `mem` option of forward, mem/memory.ts)",
+  max_iterations: "derived: the maxSteps the harness gave AxGen or forward(), which the error names only in its text 'Max steps reached: N' (dsp/generate.ts, AxGen._forward2)",
+  partial_run: "derived: the function calls and results in the run's AxMemory history (the documented `mem` option of forward, mem/memory.ts); the error carries none",
+  concurrency: 'shared',
+};
 const NOT_CLAIMED = {
   adapters: 'no pluggable format-and-parse layer: AxGen always uses native function calling through its AxAI client',
   'cap-summary': "on the step cap AxGen throws 'Max steps reached: N' (dsp/generate.ts, AxGen._forward2): no run returns on a cap to summarise",
@@ -50,7 +58,9 @@ const NOT_CLAIMED = {
 };
 
 const RAISES = 'a function that throws anything but an AxFunctionError makes forward() throw (dsp/functions.ts, processFunctions rethrows it): the run crashes';
-const NO_ARGS_CHECK = "the arguments are JSON.parse'd and handed to the function as they are (dsp/functions.ts, AxFunctionProcessor.executeFunction): no check against the parameter schema";
+const NOT_AN_OBJECT = "arguments that are JSON but not an object (an array, a number, a string, null) are JSON.parse'd and handed to the function as they are (dsp/functions.ts, AxFunctionProcessor.executeFunction): nothing checks they are an object, and the function's own error then makes forward() throw";
+const WRONG_VALUES = "a missing required parameter or a value of the wrong type reaches the function: executeFunction (dsp/functions.ts, AxFunctionProcessor) JSON.parse's the arguments and never validates them against the function's parameter schema";
+const UNDECLARED = "an argument the parameter schema does not declare reaches the function: executeFunction (dsp/functions.ts, AxFunctionProcessor) never compares the arguments' keys with the schema's properties";
 const BAD_JSON = "malformed arguments make executeFunction throw 'Invalid function arguments: ...' (dsp/functions.ts), which forward() rethrows: the run crashes";
 const KNOWN_FAILURES = {
   'test_a_malformed_signature_string_fails_at_construction_with_a_clear_error[-> answer-input]':
@@ -58,21 +68,17 @@ const KNOWN_FAILURES = {
   'The outputs come from the extraction call, not from a step':
     'no separate extraction call: the output values the model writes in the reply that ends the loop are the prediction',
   'ERR-1': RAISES,
-  'Fifty overlapping async runs share no state':
-    "the runs share no state, but the scenario also checks each run's adapter, and Ax has none: every request uses native function calling",
   'An unknown tool name never crashes the run, also when it is the last step':
     'an unknown function is a ValidationError (dsp/functions.ts, executeWithDetails) that AxGen answers with a correction and another model request within the same step (dsp/generate.ts, AxGen._forward2): on the last step that is a model call beyond the cap',
-  'ARGS-2': NO_ARGS_CHECK,
-  'ARGS-6': NO_ARGS_CHECK,
+  'ARGS-2': NOT_AN_OBJECT,
+  'ARGS-6': UNDECLARED,
   'ARGS-3': BAD_JSON,
   'A hung endpoint times out and the call is retried':
     'apiCall (util/apicall.ts) arms its abort timer only when a timeout is set (n&&setTimeout(...)), and AxAIOpenAI sets none by default: a request to an endpoint that never answers waits for ever',
-  "Tool args that break the tool's schema never reach it with a wrong or missing value": NO_ARGS_CHECK,
+  "Tool args that break the tool's schema never reach it with a wrong or missing value": WRONG_VALUES,
   'test_a_nontransient_model_failure_is_not_retried_and_fails_the_call_clearly[401]':
     "a 401 is not retried, but the error says 'Authentication failed' without the status (util/apicall.ts, AxAIServiceAuthenticationError)",
-  'EXH-2': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no iterations, tools_used, history or last_observation",
-  'After steps with thoughts, a partial final answer the library gives is not empty': "the max-steps error is an AxGenerateError around a plain Error('Max steps reached: N') (dsp/generate.ts, AxGen._forward2): it carries no structured fields",
-  'STEP-4': `a function call written without its arguments runs the function with none: ${NO_ARGS_CHECK}; the function's exception then makes forward() throw (dsp/functions.ts, processFunctions rethrows it): the run crashes`,
+  'STEP-4': "a function call without its arguments runs the function on undefined: executeFunction (dsp/functions.ts, AxFunctionProcessor) JSON.parse's only a non-empty string and otherwise hands the missing args over as they are, neither asking again nor showing an error; the function's own exception then makes forward() throw (processFunctions rethrows it)",
 };
 
 let callIds = 0;
@@ -143,7 +149,9 @@ async function scripted(url, init) {
   if (turn.kind !== 'step') return reply(body.model, { role: 'assistant', content: finalReply(turn.outputs) });
   const calls = [turn, ...(turn.parallel ?? [])].map((c, i) => ({
     id: `call-${callIds + 1}-${i}`, type: 'function',
-    function: { name: c.tool_name, arguments: c.raw_tool_args ?? JSON.stringify(c.tool_args) },
+    // A step reply without its args field is a function call without its `arguments`.
+    function: c.without_tool_args ? { name: c.tool_name }
+      : { name: c.tool_name, arguments: c.raw_tool_args ?? JSON.stringify(c.tool_args) },
   }));
   return reply(body.model, { role: 'assistant', content: turn.thought || null, tool_calls: calls });
 }
@@ -177,7 +185,8 @@ function fn(spec) {
       properties: Object.fromEntries(spec.parameters.map((p) => [p.name, { type: JSON_TYPES[p.type], description: p.description }])),
       required: spec.parameters.map((p) => p.name),
     },
-    func: (args) => callTool(spec.name, args),
+    // A call without arguments reaches the function as undefined, which JSON carries as null.
+    func: (args) => callTool(spec.name, args === undefined ? null : args),
   };
 }
 
@@ -219,11 +228,20 @@ function failure(error) {
   return info;
 }
 
+// The max-steps error's fields, which the error carries none of (PARITY): the run as its memory
+// holds it, and the cap the harness gave. A call of a function the agent lacks used no tool.
+function capFields(spec, steps, iterations, cap) {
+  const own = new Set(spec.tools.map((t) => t.name));
+  const ran = steps.filter((s) => s.observation != null && own.has(s.tool_name));
+  return { iterations, max_iterations: cap, tools_used: ran.map((s) => s.tool_name), history: steps,
+           last_observation: ran.length ? ran.at(-1).observation : null };
+}
+
 const agents = new Map();
 
 serve({
   hello: () => ({ protocol: PROTOCOL, name: 'ax', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
-                  known_failures: KNOWN_FAILURES }),
+                  known_failures: KNOWN_FAILURES, parity: PARITY }),
   // Ax has no adapters: there is nothing to configure, and nothing to read back.
   configure: () => ({}),
   global_adapter: () => ({ adapter: null }),
@@ -254,7 +272,13 @@ serve({
     }
     const history = mem.history(0);
     state.last = { mem, history };
-    return { outcome: { ...outcome, trajectory: trajectory(history), iterations: replies(history) } };
+    const steps = trajectory(history);
+    const iterations = replies(history);
+    if (outcome.error?.kind === 'max-iterations') {
+      outcome.stop_reason = 'max_steps';
+      outcome.error.fields = capFields(state.spec, steps, iterations, call.max_steps ?? state.spec.max_steps);
+    }
+    return { outcome: { ...outcome, trajectory: steps, iterations } };
   },
   // Native function calling: the model may name exactly the declared functions (there is no finish).
   step_tool_names: ({ agent }) => ({ names: agents.get(agent).spec.tools.map((t) => t.name) }),

@@ -17,7 +17,8 @@
 // plus its action request, so spec.max_steps maps to it one to one. On the cap run() returns
 // normally (modules/react.js, extractFallbackAnswer): max-steps-return. The steps it returns carry
 // their iteration number (stepNumber), which is the iteration count reported; the run ended with
-// a final answer when they hold the thought that matched ReAct's own 'answer:' test.
+// a final answer when they hold the thought that matched ReAct's own 'answer:' test, and by the
+// cap when they reach maxIterations without it (the loop ends on nothing else).
 
 import { createRequire } from 'node:module';
 import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
@@ -39,6 +40,14 @@ const NO_SCHEMA = "the prompt lists each tool as '- <name>: <description>' only:
 // only the text executeTool returns, 'Error: ...' included).
 const PROTOCOL = 3;
 const CAPABILITIES = ['signature', 'max-steps-return', 'async'];
+// How the harness fills the contract's derivable fields (conformance.binding.PARITY).
+const PARITY = {
+  stop_reason: "derived: from the output's steps (modules/react.js, ReAct.run): a thought that passed ReAct's 'answer:' test is the answer; steps numbered up to maxIterations without one the cap stop, as run() loops only until either",
+  iterations: "derived: the highest stepNumber of the output's steps, which ReAct numbers by iteration (modules/react.js, ReAct.run)",
+  max_iterations: 'none: on maxIterations run() raises nothing; it returns the fallback answer (modules/react.js, extractFallbackAnswer)',
+  partial_run: 'none: on maxIterations run() raises nothing; its output holds the steps',
+  concurrency: 'shared',
+};
 const NOT_CLAIMED = {
   adapters: 'no pluggable format-and-parse layer: ReAct builds its thought and action prompts and parses the replies itself (modules/react.js, buildThoughtPrompt and extractAction)',
   'cap-summary': 'on the step cap extractFallbackAnswer (modules/react.js) copies the last observation or thought into the first output: no message of what was tried',
@@ -55,7 +64,6 @@ const NOT_CLAIMED = {
   'lm-retry': 'OpenAILM.callOpenAI (lm/providers/openai.js) throws on the first non-2xx status or network error: no retry',
   http: "OpenAILM takes an endpoint, but its init() spends a model call on a test request, and the suite's endpoint answers in DSPy's chat or JSON formats, not ReAct's free-text thought and action",
 };
-const NO_CAP_FLAG = 'on the step cap run() returns the fallback answer (modules/react.js, extractFallbackAnswer) and nothing in its output says the cap stopped it';
 const NO_ARGS_CHECK = "the action's 'Input:' text goes to tool.execute as it is (modules/react.js, extractAction and executeTool): nothing checks that it is a JSON object";
 const NO_SCHEMA_CHECK = 'executeTool (modules/react.js) hands the input text to the tool: the parameters a tool declares are never checked';
 const KNOWN_FAILURES = {
@@ -67,7 +75,6 @@ const KNOWN_FAILURES = {
     "the answer is read from the rest of the 'Final Answer:' line only (/answer:\\s*(.+)/), so a second output is never found and run() throws 'Missing required output field'",
   'SIG-4': "the answer is read from the rest of the 'Final Answer:' line only (/answer:\\s*(.+)/), so a second output is never found and run() throws 'Missing required output field'",
   'SIG-5': 'dspy.ts signatures are plain field lists that nothing validates: no inputs, no outputs, repeated or shared names are accepted',
-  'The chosen tool runs with exactly the chosen args and its result becomes an observation': TEXT_ARGS,
   'An unknown tool name is never run, and the loop goes on':
     'an unknown tool is skipped silently: the next prompt shows the thought under Previous steps and no error (modules/react.js)',
   'The agent is told that the tool it chose does not exist':
@@ -81,14 +88,7 @@ const KNOWN_FAILURES = {
   'The outputs come from the extraction call, not from a step':
     "no separate extraction call: the answer the model writes in the thought that ends the loop ('Final Answer:') is the prediction",
   'TRJ-1': TEXT_ARGS,
-  'ERR-1': TEXT_ARGS,
-  'TRJ-2': TEXT_ARGS,
-  'After finish the steps appear in the order they ran, one observation each': TEXT_ARGS,
-  'An async call gives the same result as a sync call': TEXT_ARGS,
   'Fifty overlapping async runs share no state': `dspy.ts has no adapters (every request is a free-text prompt), and ${TEXT_ARGS}`,
-  'Fifty overlapping async runs of one agent share no state': TEXT_ARGS,
-  'A run stopped by the step cap reports that the cap stopped it': NO_CAP_FLAG,
-  'On the step cap the run returns normally, flagged as stopped by the cap': NO_CAP_FLAG,
   'After repeated tool errors the steps appear in the order they ran, one observation each': TEXT_ARGS,
   'The last step call of a long run shows the whole trajectory':
     "buildThoughtPrompt (modules/react.js) shows only the last six entries of the steps (steps.slice(-6), three steps of thought, action and observation): the earlier ones never reach the model",
@@ -110,6 +110,8 @@ configureLM({
     if (prompt.startsWith(ACTION)) {
       const turn = stepOf.get(run);
       if (turn === undefined) throw new Error('an action request before any thought request');
+      // A step reply without its args field is an action without its 'Input:' line.
+      if (turn.without_tool_args) return `ReActTool: ${turn.tool_name}`;
       return `ReActTool: ${turn.tool_name}\nInput: ${argsText(turn)}`;
     }
     const call = { kind: prompt.startsWith(THOUGHT) ? 'step' : 'other', adapter: 'other',
@@ -195,7 +197,7 @@ const agents = new Map();
 
 serve({
   hello: () => ({ protocol: PROTOCOL, name: 'dspy-ts', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
-                  known_failures: KNOWN_FAILURES }),
+                  known_failures: KNOWN_FAILURES, parity: PARITY }),
   // dspy.ts has no adapters: there is nothing to configure, and nothing to read back.
   configure: () => ({}),
   global_adapter: () => ({ adapter: null }),
@@ -217,9 +219,11 @@ serve({
       state.last = output;
       const outputs = Object.fromEntries(state.spec.signature.outputs.map((f) => [f.name, json(output[f.name])]));
       const steps = output.steps ?? [];
-      // run() says nothing of why it stopped: only a final-answer thought tells a finish apart.
-      return { outcome: { outputs, trajectory: trajectory(steps), iterations: iterations(steps),
-                          stop_reason: answered(steps) ? 'finish' : null } };
+      // run() says nothing of why it stopped, but loops only until a final-answer thought or
+      // maxIterations: its steps tell the two apart (PARITY.stop_reason).
+      const used = iterations(steps);
+      const stop = answered(steps) ? 'finish' : used >= state.react.maxIterations ? 'max_steps' : null;
+      return { outcome: { outputs, trajectory: trajectory(steps), iterations: used, stop_reason: stop } };
     } catch (error) {
       return { outcome: { error: errorInfo(error) } };
     } finally {

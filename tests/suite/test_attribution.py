@@ -261,14 +261,23 @@ def test_a_block_by_a_requirement_that_passed_is_a_failure_and_by_one_that_faile
     assert "but LOOP-3 passed: the scenario's failure is its own" in results[1].message
 
 
-def test_a_block_by_a_requirement_that_passed_is_the_bindings_known_failure_when_it_lists_one() -> None:
-    def known(r: ScenarioResult) -> str | None:
-        return "a resume counts its steps afresh" if r.requirement == "HITL-5" else None
+def test_a_listed_scenario_blocked_by_a_requirement_that_passed_is_its_known_failure() -> None:
+    """mastra's resumes count their steps afresh (HITL-5, listed): the steps-before-the-pause check
+    first asks LOOP-3, which passed, so the failure is HITL-5's own, and the binding declared it."""
+    declared = _result("HITL-5", "blocked", "LOOP-3").model_copy(update={"observed": "resumes afresh"})
+    still = _result("TRJ-3", "blocked", "TRJ-1").model_copy(update={"observed": "args as text"})
+    results = a.resolve_blocked([_result("LOOP-3", "passed"), declared, _result("TRJ-1", "failed"), still])
+    assert [r.verdict for r in results] == ["passed", "known-failure", "failed", "blocked"]
+    assert results[1].message == "resumes afresh" and results[1].blocked_by is None
+    assert "but LOOP-3 passed: the scenario's failure is its own" in results[1].observed
+    # Still blocked, the declared reason judged nothing there: the report does not show it.
+    assert results[3].observed == "" and results[3].blocked_by == "TRJ-1"
 
-    results = a.resolve_blocked([_result("LOOP-3", "passed"), _result("HITL-5", "blocked", "LOOP-3"),
-                                 _result("EXH-4", "blocked", "LOOP-3")], known)
-    assert [r.verdict for r in results] == ["passed", "known-failure", "failed"]
-    assert results[1].message == "a resume counts its steps afresh" and results[1].blocked_by is None
+
+def test_a_blocked_scenario_keeps_the_binding_s_declared_reason_for_its_resolution() -> None:
+    report, call = _call(_guard.Blocked("LOOP-3", "late"))
+    report.wasxfail = "known failure: resumes afresh"
+    assert a.verdict(report, call, None, "HITL-5") == ("blocked", "blocked by LOOP-3: late", "resumes afresh")
 
 
 # -- the feature files ---------------------------------------------------------------------------
