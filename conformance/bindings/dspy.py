@@ -188,12 +188,9 @@ class DSPyBinding(Binding):
     }
     known_failures: ClassVar[Mapping[str, str]] = {
         "ADP-2": _NO_ADAPTER,
-        "ADP-3": _NO_ADAPTER,
         "A streaming run emits its steps in order and ends with one done event":
             "streamify's status callback skips the finish tool (streaming/messages.py on_tool_start), "
             "so the finish step has no step event",
-        "Fifty overlapping async runs share no state":
-            _NO_ADAPTER + ": the agents with an adapter of their own cannot be built",
         _SIG5 + "[-> answer-input]":
             "dspy accepts a signature without inputs: signature.py _parse_signature only needs one '->'",
         _SIG5 + "[question ->-output]":
@@ -211,12 +208,16 @@ class DSPyBinding(Binding):
         _ARGS3 + "[{amount: 50, recipient: Ann}]": _REPAIRED,
         _ARGS3 + "[{'amount': 50, 'recipient': 'Ann'}]": _REPAIRED,
         _ARGS3 + '[{"amount": 50, "recipient": "Ann",}]': _REPAIRED,
+        **dict.fromkeys(
+            ["test_malformed_json_tool_args_never_reach_a_tool_that_takes_no_arguments[{]",
+             "test_malformed_json_tool_args_never_reach_a_tool_that_takes_no_arguments[{,}]"],
+            "adapters/utils.py parse_value repairs '{' and '{,}' to {} (json_repair): the tool that "
+            "takes no arguments runs on the repair"),
         _LITERALS + '[{"recipient": "Ann", "urgent": True}]': _REPAIRED + " (True read as true)",
         _LITERALS + "[{'recipient': 'Ann', 'urgent': False}]": _REPAIRED + " (quotes and False read as JSON)",
         _LITERALS + '[{"recipient": "Ann", "urgent": true,}]': _REPAIRED + " (trailing comma dropped)",
         **dict.fromkeys(
-            ["test_a_step_reply_without_tool_args_never_crashes_the_run[json]",
-             "test_a_step_reply_without_its_tool_args_never_crashes_the_run_in_either_adapter[json]"],
+            ["test_a_step_reply_without_its_tool_args_never_crashes_the_run_in_either_adapter[json]"],
             "JSONAdapter.parse raises AdapterParseError when next_tool_args is missing "
             "(adapters/json_adapter.py); it is not the ValueError ReAct.forward catches "
             "(predict/react.py): the run crashes"),

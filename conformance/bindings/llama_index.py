@@ -68,6 +68,10 @@ _KNOWN: dict[str, str] = {
     'test_malformed_json_tool_args_never_crash_the_run[{"amount": 50, "recipient": "Ann"]':
         "get_tool_calls_from_response (llms/mock.py, as llama-index-llms-openai's) parses args with "
         "llms/utils.py parse_partial_json, which completes a truncated object: the tool runs on the guess",
+    "Malformed JSON tool args never reach a tool that takes no arguments":
+        "get_tool_calls_from_response (llms/mock.py, as llama-index-llms-openai's) reads args it cannot "
+        "parse as {}: llms/utils.py parse_partial_json completes '{' to {}, and its ValueError on '{,}' "
+        "or text is caught into {}: the tool that takes no arguments runs",
     **dict.fromkeys(
         [f"{_ARGS4}[{case}]" for case in (
             '{"amount": "fifty", "recipient": "Ann"}-amount',

@@ -79,10 +79,6 @@ _KNOWN: dict[str, str] = {
                     "ChatMessageContent.to_dict (contents/chat_message_content.py) writes an assistant "
                     "message that calls functions as its tool_calls only: the text the model wrote beside "
                     "them is never sent back"),
-    "A streaming run emits its steps in order and ends with one done event":
-        "invoke_stream (agents/chat_completion/chat_completion_agent.py) yields the text of every reply of "
-        "the run, a function-calling reply's included, and its final message joins them all "
-        "(response_builder): the answer '5' comes back as 'I will add5'",
     "test_malformed_json_tool_args_never_crash_the_run[{'amount': 50, 'recipient': 'Ann'}]":
         "FunctionCallContent.parse_arguments (contents/function_call_content.py) repairs args that are "
         "not JSON by turning single quotes into double quotes, and the function runs on the guess",

@@ -65,9 +65,14 @@ _ARGS5 = "test_tool_args_of_any_size_or_nesting_reach_the_tool_intact_or_are_ref
 _KNOWN: dict[str, str] = {
     "ARGS-6": "an undeclared arg is dropped silently: the tool's pydantic input model ignores extra fields "
               "and model_dump() passes the declared ones on (tools/decorator.py validate_input)",
-    "Resuming keeps the budget the steps before the pause used": "a resumed call is a new invocation, "
-        "and limits={'turns': N} bound one invocation only: the turns before the pause are not counted "
-        "(types/agent.py Limits)",
+    **dict.fromkeys(
+        ["Resuming keeps the budget the steps before the pause used",
+         "Resuming keeps the step cap given to the call and the steps used before the pause"],
+        "a resumed call is a new invocation, and limits={'turns': N} bound one invocation only: the "
+        "turns before the pause are not counted (types/agent.py Limits)"),
+    "Malformed JSON tool args never reach a tool that takes no arguments":
+        "on tool input that is not JSON, event_loop/streaming.py handle_content_block_stop logs "
+        "'failed to parse tool input json, defaulting to empty dict' and runs the tool on {}",
     "A pause answered through another agent is refused":
         "an Agent built on the paused agent's session reads back the stored state of its agent_id "
         "('default' unless set), interrupt state included (session/repository_session_manager.py "

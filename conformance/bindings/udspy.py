@@ -128,9 +128,6 @@ _KNOWN: dict[str, str] = {
     "Resuming the same interrupt twice never runs the tool twice": _NO_RESUME,
     "Answering a pause again after its resumed run paused again never runs a call twice": _NO_RESUME,
     "An async resume gives the same result as a sync resume": _NO_RESUME,
-    "Fifty overlapping async runs share no state":
-        "udspy has neither a global adapter nor one for chat replies (settings.py, adapter.py): the "
-        "agents meant to use the chat format ask for a JSON object",
     "Fifty overlapping async runs of one agent share no state":
         "ReAct.aexecute keeps the running call's trajectory and inputs on the agent (self._context, "
         "react.py): calls overwrite each other's, and once one ends the others raise RuntimeError",
