@@ -50,7 +50,7 @@ Feature: Async
     And the model replies
       | turn    | thought | tool   | args                |
       | final | done    | | {"answer": "gone"}  |
-    And the user answers "yes" asynchronously
+    And the user answers "yes" asynchronously, as HITL-4 requires
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
     And the run reached its final answer
 

@@ -216,7 +216,7 @@ Feature: Human in the loop
     And the model replies
       | turn    | thought | tool   | args               |
       | final | done    | | {"answer": "done"} |
-    And the user answers "yes"
+    And the user answers "yes", as HITL-4 requires
     Then the tool "add" ran exactly once, with {"a": 20, "b": 22}
     And step call 3 shows "Sum and clean" and "42"
     And the trajectory's tool steps are
@@ -234,7 +234,7 @@ Feature: Human in the loop
       | step | delete it  | delete_file | {"path": "/tmp/report"} |
     And the model answers every extraction with {"answer": "done"}
     When the agent is called with {"question": "Sum and clean"}
-    And the user answers "yes"
+    And the user answers "yes", as HITL-4 requires
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
     And call 2 made exactly 0 step calls
 
@@ -259,7 +259,7 @@ Feature: Human in the loop
       | step  | delete it | delete_file | {"path": "/tmp/report"} |
       | final | done      |             | {"answer": "gone"}      |
     When the agent is called with {"question": "Clean up"}
-    And the user answers "yes"
+    And the user answers "yes", as HITL-4 requires
     And the user answers "yes" to the same interrupt again
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
 
@@ -270,7 +270,7 @@ Feature: Human in the loop
       | step | delete it | delete_file | {"path": "/tmp/report"} |
       | step | and this  | delete_file | {"path": "/tmp/drafts"} |
     When the agent is called with {"question": "Clean up"}
-    And the user answers "yes"
+    And the user answers "yes", as HITL-4 requires
     Then the resumed run paused again
     When the user answers "yes" to the first interrupt again
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
@@ -299,7 +299,7 @@ Feature: Human in the loop
       | step  | delete it | delete_file | {"path": "/tmp/report"} |
       | final | done      |             | {"answer": "gone"}      |
     When the agent is called with {"question": "Clean up"}
-    And the user answers "yes"
+    And the user answers "yes", as HITL-4 requires
     And the user answers "yes" to the same interrupt again
     Then the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}
 
@@ -314,6 +314,6 @@ Feature: Human in the loop
     And the model replies
       | turn  | thought | tool | args               |
       | final | done    |      | {"answer": "done"} |
-    And the user answers "yes"
+    And the user answers "yes", as HITL-4 requires
     Then no model call of call 2 shows the caller's mutation
     And the tool "delete_file" ran exactly once, with {"path": "/tmp/report"}

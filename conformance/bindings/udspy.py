@@ -120,14 +120,9 @@ _KNOWN: dict[str, str] = {
     "The agent is told that the tool it chose does not exist":
         "_execute_iteration raises a ValueError that lists the tools but not the one chosen; aexecute "
         "records it as an error episode and goes straight to the extraction call (module/react.py)",
-    "HITL-4": _NO_RESUME, "HITL-5": _NO_RESUME, "HITL-7": _NO_RESUME,
-    "HITL-8": _NO_RESUME, "A pause's trajectory is a snapshot": _NO_RESUME,
-    # Not HITL-6 as a whole: its answer through another agent gets the same NotImplementedError from
-    # that agent's aresume, which the suite counts as a refusal (udspy refuses its own agent's
-    # answer alike; its confirmation store, keyed by tool name and args, is no agent's).
-    "Resuming the same interrupt twice never runs the tool twice": _NO_RESUME,
-    "Answering a pause again after its resumed run paused again never runs a call twice": _NO_RESUME,
-    "An async resume gives the same result as a sync resume": _NO_RESUME,
+    # The resumes of HITL-5..8, TRJ-2's pause, ASYNC-1's async resume and HITL-7's edits are
+    # blocked by HITL-4: a resume that fails whatever the answer is HITL-4's one cause.
+    "HITL-4": _NO_RESUME,
     "Fifty overlapping async runs of one agent share no state":
         "ReAct.aexecute keeps the running call's trajectory and inputs on the agent (self._context, "
         "react.py): calls overwrite each other's, and once one ends the others raise RuntimeError",
