@@ -198,6 +198,9 @@ class World:
                                left=self._steps_left())
         if precondition is not None:
             error = outcome.error
+            # A resumed run that never stopped, or asked a step late, and then ended in an error
+            # (agno's budget) is LOOP-3's before it is the precondition's.
+            self.blocked_if_stopped_early()
             self.blocked_unless(error is None or error.kind != "other", precondition,
                                 f"the resume raised {error.type}: {error.message}" if error else "")
             self.check_script(outcome)
