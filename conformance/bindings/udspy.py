@@ -32,10 +32,13 @@ cannot parse, inside the same iteration); on the cap udspy always extracts (`max
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, get_args
 
+import httpx
+import openai
 import udspy
 from pydantic import JsonValue
 from udspy.confirmation import ConfirmationRequired
@@ -58,6 +61,9 @@ from conformance.binding import (
 )
 from conformance.render import json_value
 from conformance.translate import PYTHON_TYPES
+
+#: Seconds the in-memory endpoint takes to answer, as a fast network would (see `_lm`).
+_NETWORK_LATENCY = 0.02
 
 _SIG5 = "test_a_malformed_signature_string_fails_at_construction_with_a_clear_error"
 _EXTRACT_DOC = ("react.py _build_extract_signature gives the extraction fixed instructions ('Extract the "
@@ -303,7 +309,19 @@ def _lm(model: ScriptedModel, base_url: str | None = None) -> Any:
     (http profile) at `base_url`, where its AsyncOpenAI client makes real HTTP requests."""
     if base_url is not None:
         return udspy.LM(model="scripted", base_url=base_url, api_key=server.API_KEY)
-    return OpenAILM(client=server.openai_client(model), default_model="scripted")
+    answer = server.async_handler(model)
+
+    async def over_the_network(request: httpx.Request) -> httpx.Response:
+        # A real model request takes milliseconds: ReAct.astream hands a step's event to the
+        # caller from a queue its running task fills, so an endpoint that answers in no time at
+        # all lets the task's next request overtake the event (STREAM-1 then flips with the
+        # scheduler's timing), which no provider's network does.
+        await asyncio.sleep(_NETWORK_LATENCY)
+        return await answer(request)
+
+    client = openai.AsyncOpenAI(base_url=server.IN_MEMORY_URL, api_key=server.API_KEY,
+                                http_client=httpx.AsyncClient(transport=httpx.MockTransport(over_the_network)))
+    return OpenAILM(client=client, default_model="scripted")
 
 
 def _signature(spec: SignatureSpec) -> Any:
