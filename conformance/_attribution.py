@@ -4,9 +4,10 @@ cause, one verdict").
 Every scenario asserts what its own requirement says; whatever it must read first (the answer, a
 step count, the trajectory, a pause) is a precondition owned by the requirement that judges that
 thing (`OWNERS`). A broken precondition raises `_guard.Blocked` naming its owner: the scenario is
-`blocked` by the owner when the owner failed, and `failed` when the owner passed (`resolve_blocked`,
-once every scenario ran). A MUST scenario is never blocked by a SHOULD requirement: that would hide
-a MUST failure behind a recommendation, so the failure is the scenario's own (`verdict`).
+`blocked` by the owner when the owner failed, and `failed` when the owner passed or the run, once
+complete, never judged it (`resolve_blocked`, once every scenario ran). A MUST scenario is never
+blocked by a SHOULD requirement: that would hide a MUST failure behind a recommendation, so the
+failure is the scenario's own (`verdict`).
 
 The recognisers here are pure: they read outcomes, model calls and scenario results, and say
 whether a failure has a cause another requirement judges.
@@ -268,24 +269,35 @@ def is_check(error: BaseException) -> bool:
     return isinstance(error, AssertionError)
 
 
-def resolve_blocked(results: list[ScenarioResult]) -> list[ScenarioResult]:
+def resolve_blocked(results: list[ScenarioResult], complete: bool = False) -> list[ScenarioResult]:
     """`results`, with every scenario blocked by a requirement that passed turned into a failure:
     the precondition that requirement judges held there, so the scenario's own failure stands (a
     known failure where the binding lists it: `verdict` kept its declared reason as `observed`).
+    In a `complete` run, a scenario blocked by a requirement the run never judged (a `-k` or
+    node-id selection without it) is its own failure too: nothing attributes it, and a blocked
+    verdict would let the run pass on a failure no requirement of the run accounts for.
     Repeated until nothing changes (a requirement can fail through such a scenario); a scenario
     still blocked then shows no declared reason, which judged nothing there."""
     while True:
         verdicts = _report.requirement_verdicts(results, {})
         changed = False
         for i, r in enumerate(results):
-            if r.verdict == "blocked" and r.blocked_by and verdicts.get(r.blocked_by) == "passed":
-                own = (f"{r.message}\n(reported as blocked by {r.blocked_by}, but {r.blocked_by} "
-                       "passed: the scenario's failure is its own)")
-                update: dict[str, object] = (
-                    {"verdict": "known-failure", "message": r.observed, "observed": own}
-                    if r.observed else {"verdict": "failed", "message": own})
-                results[i] = r.model_copy(update={**update, "blocked_by": None})
-                changed = True
+            if r.verdict != "blocked" or not r.blocked_by:
+                continue
+            owner = verdicts.get(r.blocked_by)
+            if owner == "passed":
+                why = f"but {r.blocked_by} passed: the scenario's failure is its own"
+            elif owner is None and complete:
+                why = (f"but this run did not judge {r.blocked_by}: the failure is reported as the "
+                       f"scenario's own; run {r.blocked_by}'s scenarios too to attribute it")
+            else:
+                continue
+            own = f"{r.message}\n(reported as blocked by {r.blocked_by}, {why})"
+            update: dict[str, object] = (
+                {"verdict": "known-failure", "message": r.observed, "observed": own}
+                if r.observed else {"verdict": "failed", "message": own})
+            results[i] = r.model_copy(update={**update, "blocked_by": None})
+            changed = True
         if not changed:
             return [r.model_copy(update={"observed": ""}) if r.verdict == "blocked" and r.observed
                     else r for r in results]

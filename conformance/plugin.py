@@ -345,7 +345,7 @@ class _Session:
     # -- reporting --------------------------------------------------------------------------
 
     def report(self, complete: bool = True) -> Report:
-        results = _attribution.resolve_blocked(list(self.results.values()))
+        results = _attribution.resolve_blocked(list(self.results.values()), complete)
         b = self.binding
         verdicts = _report.requirement_verdicts(results, catalogue())
         if not complete:
@@ -411,7 +411,7 @@ class _Session:
         (known only once every scenario ran): in the terminal's tally and summary, and in JUnit
         XML. Whether there was any."""
         nodeids = list(self.results)
-        resolved = _attribution.resolve_blocked(list(self.results.values()))
+        resolved = _attribution.resolve_blocked(list(self.results.values()), self.complete)
         failed = {nodeid: r.message for nodeid, r in zip(nodeids, resolved, strict=True)
                   if r.verdict == "failed" and self.results[nodeid].verdict == "blocked"}
         if not failed:

@@ -261,6 +261,18 @@ def test_a_block_by_a_requirement_that_passed_is_a_failure_and_by_one_that_faile
     assert "but LOOP-3 passed: the scenario's failure is its own" in results[1].message
 
 
+def test_a_block_by_a_requirement_the_run_never_judged_is_a_failure_once_the_run_is_complete() -> None:
+    """A `-k` run of ASYNC-1 alone whose async resume raises: HITL-4, which would say whether every
+    resume fails, did not run, so nothing attributes the failure and it must not pass the run."""
+    blocked = [_result("ASYNC-1", "blocked", "HITL-4"),
+               _result("HITL-5", "blocked", "LOOP-3").model_copy(update={"observed": "declared"})]
+    done = a.resolve_blocked([r.model_copy() for r in blocked], complete=True)
+    assert [r.verdict for r in done] == ["failed", "known-failure"]
+    assert "this run did not judge HITL-4" in done[0].message and done[1].message == "declared"
+    # While the run goes on (a partial report), HITL-4 may simply not have run yet.
+    assert [r.verdict for r in a.resolve_blocked(blocked)] == ["blocked", "blocked"]
+
+
 def test_a_listed_scenario_blocked_by_a_requirement_that_passed_is_its_known_failure() -> None:
     """mastra's resumes count their steps afresh (HITL-5, listed): the steps-before-the-pause check
     first asks LOOP-3, which passed, so the failure is HITL-5's own, and the binding declared it."""
