@@ -25,11 +25,12 @@ import shlex
 import signal
 import subprocess
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any, ClassVar, TextIO, TypeVar, cast
+from typing import IO, Any, ClassVar, TextIO, TypedDict, TypeVar, cast
 
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
@@ -125,8 +126,11 @@ class _Harness:
 
     # -- commands ---------------------------------------------------------------------------
 
-    def request(self, command: p.Command, expect: type[R]) -> R:
-        """Send `command`, wait for its reply (answering the harness's requests meanwhile)."""
+    def request(self, command: p.Command, expect: type[R], *, limit: float | None = None,
+                stalled: str = "") -> R:
+        """Send `command`, wait for its reply (answering the harness's requests meanwhile) at most
+        `limit` seconds (by default the harness's timeout, or STARTUP_TIMEOUT for `hello` if longer);
+        `stalled` says more of a reply that never came."""
         command_id = command.id
         pending = _Pending(command.type)
         with self._state_lock:
@@ -134,11 +138,12 @@ class _Harness:
                 raise HarnessError(self.failure)
             self._pending[command_id] = pending
         self._send(command)
-        # Starting up (a runtime, the library's imports) may take longer than any one call.
-        limit = max(self.timeout, STARTUP_TIMEOUT) if isinstance(command, p.Hello) else self.timeout
+        if limit is None:
+            # Starting up (a runtime, the library's imports) may take longer than any one call.
+            limit = max(self.timeout, STARTUP_TIMEOUT) if isinstance(command, p.Hello) else self.timeout
         if not pending.done.wait(limit):
-            self.fail(f"did not reply to the {pending.command!r} command within {limit:g} s "
-                      "(raise --conformance-timeout if it is only slow)")
+            self.fail(f"did not reply to the {pending.command!r} command within {limit:g} s"
+                      f"{stalled or ' (raise --conformance-timeout if it is only slow)'}")
         with self._state_lock:
             self._pending.pop(command_id, None)
         reply = pending.reply
@@ -382,6 +387,13 @@ def _errors(exc: ValidationError) -> str:
     )
 
 
+class _Budget(TypedDict, total=False):
+    """What one command of an operation may take (`_Harness.request`'s keywords)."""
+
+    limit: float
+    stalled: str
+
+
 class ProcessBinding(Binding):
     """A binding that speaks the harness protocol to a child process. See `process_binding`."""
 
@@ -405,9 +417,12 @@ class ProcessBinding(Binding):
 
     # -- the process --------------------------------------------------------------------------
 
-    def _live(self) -> _Harness:
-        """The running harness, started afresh if the last one failed; after MAX_START_FAILURES
+    def _live(self) -> tuple[_Harness, _Budget]:
+        """The running harness, started afresh if the last one failed, and the time its command
+        may take: the operation's time limit, less what a restart took. After MAX_START_FAILURES
         failed starts in a row, none: every operation fails at once with the same error."""
+        start = time.monotonic()
+        restarted = False
         with self._lock:
             if self._given_up is not None:
                 raise HarnessError(self._given_up)
@@ -423,11 +438,25 @@ class ProcessBinding(Binding):
                         f"a row, so every later operation fails at once. The last failure: {exc}")
                     raise HarnessError(self._given_up) from exc
                 self._start_failures = 0
-            return self._process
+                restarted = True
+            spent = time.monotonic() - start
+            if not restarted:
+                return self._process, {"limit": self._timeout - spent}
+            return self._process, {"limit": max(0.0, self._timeout - spent), "stalled": (
+                f" (the rest of the operation's {self._timeout:g} s, after restarting the failed "
+                f"harness took {spent:.1f} s; raise --conformance-timeout if it is only slow)")}
 
     def _restart(self) -> _Harness:
+        # The restart and the command after it share one operation's time limit, which the
+        # suite's guard would otherwise report as the library hanging: a restarted harness that
+        # never welcomes the suite is the harness's fault, and said to be.
         process = _Harness(self._argv, self._timeout, self._transcript)
-        welcome = _greet(process)
+        welcome = _greet(process, limit=self._timeout, stalled=(
+            ": it was started again after it failed, and sent no 'welcome'. The suite starts a "
+            "failed harness again and greets it as at its first start; every start must answer "
+            "'hello' with 'welcome' (something the first process left behind, a lock file, a port, "
+            "a socket, may block the new one). Make its start-up repeatable, or raise "
+            "--conformance-timeout if it only starts slowly"))
         if welcome != self._welcome:
             process.fail("greeted the suite differently after a restart")
             raise HarnessError(process.failure or "")
@@ -445,17 +474,19 @@ class ProcessBinding(Binding):
     # -- the contract ---------------------------------------------------------------------------
 
     def configure(self, *, adapter: AdapterName | None) -> None:
-        process = self._live()
-        process.request(p.Configure(id=process.next_id(), adapter=adapter), p.Done)
+        process, budget = self._live()
+        process.request(p.Configure(id=process.next_id(), adapter=adapter), p.Done, **budget)
 
     def global_adapter(self) -> AdapterName | None:
-        process = self._live()
-        return process.request(p.GetGlobalAdapter(id=process.next_id()), p.Adapter).adapter
+        process, budget = self._live()
+        return process.request(p.GetGlobalAdapter(id=process.next_id()), p.Adapter,
+                               **budget).adapter
 
     def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
-        process = self._live()
+        process, budget = self._live()
         agent = _Agent(process, f"agent-{next(self._agents)}", tools)
-        built = process.request(p.Build(id=process.next_id(), agent=agent.id, spec=spec), p.Built)
+        built = process.request(p.Build(id=process.next_id(), agent=agent.id, spec=spec), p.Built,
+                                **budget)
         return built.error if built.error is not None else agent
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
@@ -479,7 +510,7 @@ class ProcessBinding(Binding):
         self, calls: Sequence[tuple[object, CallRequest, ScriptedModel]]
     ) -> list[Outcome]:
         entries: list[p.RunEntry] = []
-        process = self._live()
+        process, budget = self._live()
         for agent, call, model in calls:
             owner, remote = self._of(agent)
             run = f"run-{next(self._runs)}"
@@ -487,7 +518,7 @@ class ProcessBinding(Binding):
             entries.append(p.RunEntry(agent=remote.id, run=run, call=call))
         try:
             command = p.RunConcurrently(id=process.next_id(), runs=entries)
-            outcomes = process.request(command, p.RanAll).outcomes
+            outcomes = process.request(command, p.RanAll, **budget).outcomes
         finally:
             for entry in entries:
                 process.end_run(entry.run)
@@ -508,8 +539,8 @@ class ProcessBinding(Binding):
         ).changed
 
 
-def _greet(process: _Harness) -> p.Welcome:
-    welcome = process.request(p.Hello(id=process.next_id()), p.Welcome)
+def _greet(process: _Harness, *, limit: float | None = None, stalled: str = "") -> p.Welcome:
+    welcome = process.request(p.Hello(id=process.next_id()), p.Welcome, limit=limit, stalled=stalled)
     if welcome.protocol not in p.SUPPORTED_VERSIONS:
         process.fail(f"speaks protocol version {welcome.protocol}; this suite speaks versions "
                      f"{p.SUPPORTED_VERSIONS.start} to {p.PROTOCOL_VERSION}")

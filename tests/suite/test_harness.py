@@ -237,3 +237,37 @@ def test_a_suite_terminated_by_a_signal_ends_its_harnesses_process_groups(
     if alive:
         os.kill(sleeper, signal.SIGKILL)
     assert not alive, "the harness's child outlived the suite"
+
+
+_WELCOMES_ONCE = """
+import os, runpy, sys, time
+if os.path.exists(sys.argv[1]):
+    print("harness: waiting for a lock the first process held", file=sys.stderr, flush=True)
+    time.sleep(600)  # started again: never answers hello
+open(sys.argv[1], "w").close()
+sys.argv = ["harness", "--break", "crash", "--when", sys.argv[2]]
+runpy.run_module("tests.suite.harness", run_name="__main__")
+"""
+
+
+def test_a_restarted_harness_that_never_welcomes_is_errored_not_the_library_hanging(
+    run_suite: RunSuite, tmp_path: Path
+) -> None:
+    # Its restart waited for `welcome` longer than the scenario's time limit: the suite's guard
+    # reported every later scenario as the library hanging (`failed`), 9 in an adversarial run.
+    script = tmp_path / "welcomes_once.py"
+    script.write_text(_WELCOMES_ONCE, encoding="utf-8")
+    command = shlex.join([sys.executable, str(script), str(tmp_path / "started"), MARKED])
+    run = run_suite(f"cmd:{command}", "--conformance-timeout", "3", *LOOP)
+    assert run.report is not None, run.output[-3000:]
+    crashed = _message_of(run, _BROKEN_ONE)
+    assert "exited with code 3" in crashed, crashed
+    after = [s for s in run.report["scenarios"] if s["name"] != _BROKEN_ONE
+             and s["verdict"] not in ("passed", "not-claimed")]
+    assert len(after) >= 6 and {s["verdict"] for s in after} == {"errored"}, after
+    messages = [s["message"] for s in after]
+    assert "did not reply to the 'hello' command within 2.7 s: it was started again after it " \
+           "failed, and sent no 'welcome'" in messages[0], messages[0]
+    assert "every start must answer 'hello' with 'welcome'" in messages[0]
+    assert "harness: waiting for a lock the first process held" in messages[0]
+    assert all("gave up on the harness" in m for m in messages[1:]), messages
