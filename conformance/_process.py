@@ -24,6 +24,7 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -104,16 +105,7 @@ class _Harness:
         self._state_lock = threading.Lock()
         self._log_lock = threading.Lock()
         self._stderr_lock = threading.Lock()
-        try:
-            self.proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, encoding="utf-8", bufsize=1,
-                # Its own process group, ended whole: what it starts (a runtime's workers, a shell's
-                # children) never outlives it, nor holds its pipes open after it is gone.
-                start_new_session=os.name == "posix",
-            )
-        except OSError as exc:
-            raise HarnessError(f"could not start the harness {shlex.join(argv)!r}: {exc}") from exc
+        self.proc = _start(argv)
         _RUNNING.add(self)
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._stderr_reader = threading.Thread(target=self._read_stderr, args=(self.proc.stderr,),
@@ -328,8 +320,11 @@ class _Harness:
             log.write(f"{who} {line.rstrip()}\n")
 
     def _kill(self) -> None:
-        """End the harness and its whole process group (also once the harness itself has exited:
+        """End the harness and every process it started (also once the harness itself has exited:
         what it started may live on)."""
+        if self._end_descendants():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(5)
         self._kill_group()
         _RUNNING.discard(self)
         if self.proc.poll() is None:
@@ -338,6 +333,14 @@ class _Harness:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:
                 pass
+
+    def _end_descendants(self) -> bool:
+        """Ask the harness's reaper (Linux) to end every process below it; whether it was asked."""
+        if not _REAPER or self.proc.poll() is not None:
+            return False
+        with contextlib.suppress(OSError):
+            self.proc.send_signal(signal.SIGTERM)
+        return True
 
     def _kill_group(self) -> None:
         if os.name == "posix":
@@ -351,6 +354,41 @@ class _Harness:
         if not lines:
             return " Its stderr was empty."
         return "\nThe tail of its stderr:\n  " + "\n  ".join(lines)
+
+
+#: On Linux, each harness runs under `_reaper.py`, which adopts and ends every process the harness
+#: starts, whatever session or group it makes (a daemon's double fork too). Elsewhere the harness's
+#: process group is ended, and a process that leaves it (`setsid`) may outlive the run.
+_REAPER: Path | None = Path(__file__).with_name("_reaper.py") if sys.platform == "linux" else None
+
+
+def _start(argv: list[str]) -> subprocess.Popen[str]:
+    """Start the harness `argv` (under its reaper where there is one), in a session of its own."""
+    status_read, status_write = os.pipe() if _REAPER else (-1, -1)
+    command = argv if not _REAPER else [sys.executable, "-I", "-S", str(_REAPER),
+                                        str(status_write), *argv]
+    try:
+        proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, encoding="utf-8", bufsize=1, pass_fds=(status_write,) if _REAPER else (),
+            # Its own process group, ended whole: what it starts (a runtime's workers, a shell's
+            # children) never outlives it, nor holds its pipes open after it is gone.
+            start_new_session=os.name == "posix",
+        )
+    except OSError as exc:
+        if _REAPER:
+            os.close(status_read)
+        raise HarnessError(f"could not start the harness {shlex.join(argv)!r}: {exc}") from exc
+    finally:
+        if _REAPER:
+            os.close(status_write)
+    if _REAPER:
+        with os.fdopen(status_read, "rb") as status:  # empty: the reaper started the harness
+            refused = status.read().decode("utf-8", "replace")
+        if refused:
+            proc.wait()
+            raise HarnessError(f"could not start the harness {shlex.join(argv)!r}: {refused}")
+    return proc
 
 
 def _run_tool(agent: _Agent, name: str, args: JsonValue) -> dict[str, Any]:
@@ -560,13 +598,21 @@ def _end_harnesses(signum: int, frame: FrameType | None) -> None:
     """End every harness's process group, then end the suite as the signal would have: atexit's
     clean-up never runs on a signal's default action, and what the harnesses started lived on."""
     for harness in list(_RUNNING):
-        harness._kill_group()
+        if not harness._end_descendants():  # its reaper ends its group too, after the rest
+            harness._kill_group()
     previous = _PREVIOUS.get(signum, signal.SIG_DFL)
     if callable(previous):
         previous(signum, frame)
         return
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
+
+
+@atexit.register
+def _end_every_harness() -> None:
+    """At exit, end every harness still running (one being started again too) and all it started."""
+    for harness in list(_RUNNING):
+        harness._kill()
 
 
 def _end_harnesses_on_signals() -> None:

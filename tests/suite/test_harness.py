@@ -197,7 +197,8 @@ import os, subprocess, sys
 from conformance._isolate import protocol_stdout
 from tests.suite.harness import Harness
 sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)  # out of the harness's group: its reaper ends it
 with open(os.environ["ORPHAN_PID_FILE"], "a", encoding="utf-8") as out:
     out.write(f"{sleeper.pid}\\n")
 Harness(protocol_stdout(), None, "").serve_forever(sys.stdin)
@@ -271,3 +272,44 @@ def test_a_restarted_harness_that_never_welcomes_is_errored_not_the_library_hang
     assert "every start must answer 'hello' with 'welcome'" in messages[0]
     assert "harness: waiting for a lock the first process held" in messages[0]
     assert all("gave up on the harness" in m for m in messages[1:]), messages
+
+
+_ESCAPES = """
+import os, subprocess, sys
+from conformance._isolate import protocol_stdout
+from tests.suite.harness import Harness
+SLEEP = ("import os, sys, time; open(sys.argv[1], 'a').write(f'{os.getpid()}\\\\n'); "
+         "time.sleep(600)")
+sleeper = [sys.executable, "-c", SLEEP, os.environ["ORPHAN_PID_FILE"]]
+quiet = dict(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+subprocess.Popen(sleeper, start_new_session=True, **quiet)  # a session and group of its own
+subprocess.Popen(["nohup", *sleeper], **quiet)  # deaf to the hang-up
+# A daemon: in a session of its own, and its parent gone at once (the shell), so orphaned.
+subprocess.run(["sh", "-c", 'setsid "$@" </dev/null >/dev/null 2>&1 &', "sh", *sleeper], check=True)
+Harness(protocol_stdout(), None, "").serve_forever(sys.stdin)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the reaper is Linux's; reads /proc")
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "n2"])
+def test_every_process_a_harness_starts_ends_with_the_run_whatever_session_it_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
+) -> None:
+    # A harness's grandchildren in a session of their own (setsid, a daemon) outlived the run:
+    # ending the harness's process group does not reach them (4 orphans in an adversarial run).
+    script, pid_file = tmp_path / "escapes.py", tmp_path / "sleepers.pid"
+    script.write_text(_ESCAPES, encoding="utf-8")
+    monkeypatch.setenv("ORPHAN_PID_FILE", str(pid_file))
+    run = suite_run(tmp_path, f"cmd:{shlex.join([sys.executable, str(script)])}", *workers,
+                    "-k", "chosen_tool_runs or choosing_finish")
+    assert run.returncode == 0, run.output[-3000:]
+    sleepers = [int(pid) for pid in pid_file.read_text(encoding="utf-8").split()]
+    # Three per harness process: one per worker, and the controller's under -n.
+    assert len(sleepers) % 3 == 0 and len(sleepers) >= (6 if workers else 3), sleepers
+    deadline = time.monotonic() + 5
+    while any(map(_alive, sleepers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = [pid for pid in sleepers if _alive(pid)]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, "processes the harness started outlived the run"
