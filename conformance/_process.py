@@ -105,15 +105,23 @@ class _Harness:
         self._state_lock = threading.Lock()
         self._log_lock = threading.Lock()
         self._stderr_lock = threading.Lock()
-        self.proc = _start(argv)
+        self.proc, pipe = _start(argv)
         _RUNNING.add(self)
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._stderr_reader = threading.Thread(target=self._read_stderr, args=(self.proc.stderr,),
                                                daemon=True, name="harness stderr")
         self._stderr_reader.start()
-        self._stdout_done = threading.Event()
-        threading.Thread(target=self._read_stdout, args=(self.proc.stdout,), daemon=True,
-                         name="harness stdout").start()
+        # Where the harness's messages come: its stdout, or the protocol pipe the suite gives it
+        # (p.PROTOCOL_FD) once a message came there, and then its stdout is one more log. None
+        # until its first message; meanwhile, a line on stdout that is no message is kept aside.
+        self._channel: str | None = None
+        self._stray: tuple[str, ValidationError] | None = None
+        self._channel_lock = threading.Lock()
+        self._done = {"stdout": threading.Event(), "pipe": threading.Event()}
+        for channel, stream in (("stdout", self.proc.stdout), ("pipe", pipe)):
+            if stream is not None:
+                threading.Thread(target=self._read_stdout, args=(stream, channel), daemon=True,
+                                 name=f"harness {channel}").start()
         threading.Thread(target=self._watch, daemon=True, name="harness exit").start()
 
     # -- commands ---------------------------------------------------------------------------
@@ -202,41 +210,80 @@ class _Harness:
                 self.fail(f"closed its stdin ({exc})")
                 raise HarnessError(self.failure or "") from exc
 
-    def _read_stdout(self, stream: IO[str]) -> None:
+    def _read_stdout(self, stream: IO[str], channel: str) -> None:
         try:
-            self._read_messages(stream)
+            self._read_messages(stream, channel)
         except UnicodeDecodeError as exc:
-            self.fail(f"sent a line that is not valid UTF-8 ({exc.reason} at byte {exc.start}: "
-                      f"{exc.object[max(0, exc.start - 20):exc.end + 20]!r}), a protocol error: every "
-                      "line on stdout must be one JSON message in UTF-8; write logs to stderr")
+            if self._speaks_on(channel):
+                self.fail(f"sent a line that is not valid UTF-8 ({exc.reason} at byte {exc.start}: "
+                          f"{exc.object[max(0, exc.start - 20):exc.end + 20]!r}), a protocol error: "
+                          "every line on stdout must be one JSON message in UTF-8; write logs to "
+                          "stderr")
+            else:  # a log: the rest of it, read as it comes
+                self._read_stderr(stream)
         finally:
-            self._stdout_done.set()
+            self._done[channel].set()
+            stream.close()
 
     def _watch(self) -> None:
         """Fail the harness when it exits, even if its stdout stays open (a process it started
         holds it): the suite then never waits out a command's time limit for a reply."""
         code = self.proc.wait()
-        if not self._stdout_done.wait(1.0):
+        if not self._done[self._channel or "stdout"].wait(1.0):
             self.fail(f"exited with code {code}, but its stdout stayed open: a process it started "
                       "still held it (that process group was ended)")
 
-    def _read_messages(self, stream: IO[str]) -> None:
+    def _speaks_on(self, channel: str) -> bool:
+        """Whether `channel` carries the harness's messages (stdout, until a message came on the
+        protocol pipe)."""
+        return self._channel == channel or (self._channel is None and channel == "stdout")
+
+    def _message_on(self, channel: str, line: str) -> bool:
+        """Whether `line`, read on `channel`, is for the protocol; a line that is not is the
+        harness's log (kept with its stderr), or its error once stdout proves its channel."""
+        with self._channel_lock:
+            if self._channel is not None or channel == "pipe":
+                self._channel = self._channel or channel
+                if self._channel == channel:
+                    return True
+                self._keep(line)
+                return False
+            try:
+                p.decode(p.from_harness, line)
+            except ValidationError as exc:
+                # A message may yet come on the pipe, which makes this line a log: set it aside.
+                self._stray = self._stray or (line, exc)
+                self._keep(line)
+                return False
+            self._channel = channel
+            stray, self._stray = self._stray, None
+        if stray is not None:
+            self._not_a_message(*stray)
+            return False
+        return True
+
+    def _not_a_message(self, line: str, exc: ValidationError) -> None:
+        shown = line if len(line) <= 500 else line[:500] + "..."
+        self.fail(f"sent a line that is not a valid protocol message: {shown.strip()!r}\n"
+                  f"{_errors(exc)}\nEvery line on stdout must be one message "
+                  "(see harnesses/protocol.schema.json); write logs to stderr")
+
+    def _read_messages(self, stream: IO[str], channel: str) -> None:
         while line := stream.readline(MAX_LINE_CHARS + 1):  # bounded: a line cannot fill memory
             if self.failure is not None:
                 return
-            if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+            if len(line) > MAX_LINE_CHARS and not line.endswith("\n") and self._speaks_on(channel):
                 self.fail(f"sent a line longer than {MAX_LINE_CHARS} characters (MAX_LINE_CHARS), "
                           f"starting {line[:200]!r}; one protocol message must fit on one line")
                 return
+            if not self._message_on(channel, line):
+                continue
             if self.transcript is not None:
                 self._log("harness ->", line)
             try:
                 message = p.decode(p.from_harness, line)
             except ValidationError as exc:
-                shown = line if len(line) <= 500 else line[:500] + "..."
-                self.fail(f"sent a line that is not a valid protocol message: {shown.strip()!r}\n"
-                          f"{_errors(exc)}\nEvery line on stdout must be one message "
-                          "(see harnesses/protocol.schema.json); write logs to stderr")
+                self._not_a_message(line, exc)
                 return
             if isinstance(message, p.ModelRequest | p.ToolRequest | p.ApprovalRequest):
                 self._answer(message)
@@ -244,20 +291,25 @@ class _Harness:
                 self._clock(message)
             else:
                 self._deliver(message)
-        code = self.proc.wait()
-        self.fail(f"exited with code {code}" if code else "closed its stdout")
+        if self._speaks_on(channel):
+            code = self.proc.wait()
+            closed = "closed its stdout" if channel == "stdout" else "closed its protocol pipe"
+            self.fail(f"exited with code {code}" if code else closed)
 
     def _read_stderr(self, stream: IO[str]) -> None:
         """Keep the last STDERR_TAIL_CHARS of stderr, read as it comes, with or without newlines."""
         raw = cast(io.BufferedReader, cast(TextIO, stream).buffer)  # read as it comes, unbuffered
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         while chunk := raw.read1(65536):
-            text = decoder.decode(chunk)
-            with self._stderr_lock:
-                self._stderr.append(text)
-                self._stderr_size += len(text)
-                while self._stderr_size - len(self._stderr[0]) >= STDERR_TAIL_CHARS:
-                    self._stderr_size -= len(self._stderr.popleft())
+            self._keep(decoder.decode(chunk))
+
+    def _keep(self, text: str) -> None:
+        """Keep `text` of the harness's log, within the last STDERR_TAIL_CHARS."""
+        with self._stderr_lock:
+            self._stderr.append(text)
+            self._stderr_size += len(text)
+            while self._stderr_size - len(self._stderr[0]) >= STDERR_TAIL_CHARS:
+                self._stderr_size -= len(self._stderr.popleft())
 
     def _deliver(self, reply: p.Reply) -> None:
         with self._state_lock:
@@ -362,33 +414,40 @@ class _Harness:
 _REAPER: Path | None = Path(__file__).with_name("_reaper.py") if sys.platform == "linux" else None
 
 
-def _start(argv: list[str]) -> subprocess.Popen[str]:
-    """Start the harness `argv` (under its reaper where there is one), in a session of its own."""
+def _start(argv: list[str]) -> tuple[subprocess.Popen[str], IO[str] | None]:
+    """Start the harness `argv` (under its reaper where there is one), in a session of its own,
+    and the read end of the protocol pipe it is given (POSIX)."""
+    pipe_read, pipe_write = os.pipe() if os.name == "posix" else (-1, -1)
     status_read, status_write = os.pipe() if _REAPER else (-1, -1)
     command = argv if not _REAPER else [sys.executable, "-I", "-S", str(_REAPER),
                                         str(status_write), *argv]
+    given = tuple(fd for fd in (pipe_write, status_write) if fd >= 0)
+    env = {**os.environ, p.PROTOCOL_FD: str(pipe_write)} if pipe_write >= 0 else None
     try:
         proc = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, encoding="utf-8", bufsize=1, pass_fds=(status_write,) if _REAPER else (),
+            text=True, encoding="utf-8", bufsize=1, pass_fds=given, env=env,
             # Its own process group, ended whole: what it starts (a runtime's workers, a shell's
             # children) never outlives it, nor holds its pipes open after it is gone.
             start_new_session=os.name == "posix",
         )
     except OSError as exc:
-        if _REAPER:
-            os.close(status_read)
+        for fd in (pipe_read, status_read):
+            if fd >= 0:
+                os.close(fd)
         raise HarnessError(f"could not start the harness {shlex.join(argv)!r}: {exc}") from exc
     finally:
-        if _REAPER:
-            os.close(status_write)
+        for fd in given:
+            os.close(fd)
     if _REAPER:
         with os.fdopen(status_read, "rb") as status:  # empty: the reaper started the harness
             refused = status.read().decode("utf-8", "replace")
         if refused:
             proc.wait()
+            os.close(pipe_read)
             raise HarnessError(f"could not start the harness {shlex.join(argv)!r}: {refused}")
-    return proc
+    pipe = open(pipe_read, encoding="utf-8") if pipe_read >= 0 else None
+    return proc, pipe
 
 
 def _run_tool(agent: _Agent, name: str, args: JsonValue) -> dict[str, Any]:

@@ -42,6 +42,12 @@ from conformance.binding import (
 PROTOCOL_VERSION = CONTRACT_VERSION
 SUPPORTED_VERSIONS = range(1, PROTOCOL_VERSION + 1)
 
+#: The environment variable naming the file descriptor of the harness's protocol pipe: a harness
+#: that writes its messages there (the first one says so) keeps its stdout, file descriptor 1, for
+#: whatever the library or a process it starts prints, which the suite keeps as a log. A harness
+#: that never writes there speaks on stdout, as in protocol versions 1 to 3.
+PROTOCOL_FD = "REACT_CONFORMANCE_PROTOCOL_FD"
+
 _Message = ConfigDict(extra="forbid")
 
 

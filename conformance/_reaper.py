@@ -89,8 +89,10 @@ def _exit_as(status: int) -> None:
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the harness's crash, not ours
-        signal.signal(signum, signal.SIG_DFL)
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL's action cannot be set
+            signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
+        os._exit(128 + signum)
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 
 
@@ -103,12 +105,17 @@ def main(status_fd: int, argv: list[str]) -> None:
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, lambda signum, frame: ending.append(signum))
+    pipe = os.environ.get("REACT_CONFORMANCE_PROTOCOL_FD")  # conformance._protocol.PROTOCOL_FD
+    given = (int(pipe),) if pipe and pipe.isdigit() else ()
     try:
-        harness = subprocess.Popen(argv)  # on this process's stdio, and nothing else
+        # On this process's stdio and the protocol pipe, and nothing else.
+        harness = subprocess.Popen(argv, pass_fds=given)
     except OSError as exc:
         os.write(status_fd, str(exc).encode("utf-8", "replace"))
         os._exit(127)
     os.close(status_fd)
+    for fd in given:  # the pipe ends with the harness
+        os.close(fd)
     if why_not is not None:
         print(f"react-conformance: the processes this harness starts in a session of their own "
               f"may outlive it: prctl(PR_SET_CHILD_SUBREAPER) failed ({why_not})",

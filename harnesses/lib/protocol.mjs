@@ -6,15 +6,45 @@
 // so concurrent runs need no bookkeeping in the harness. See docs/writing-a-harness.md.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { fstatSync, writeSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { createInterface } from 'node:readline';
 
 export const PROTOCOL = 3;
 
-// Every line on stdout must be a protocol message: anything a library prints goes to stderr.
-const writeLine = process.stdout.write.bind(process.stdout);
+// Only protocol messages may reach the suite's protocol stream. The suite gives the harness a pipe
+// of its own for them (its file descriptor in REACT_CONFORMANCE_PROTOCOL_FD): file descriptor 1,
+// which a library reaches past process.stdout (fs.writeSync(1), a logger's destination such as
+// pino's, a child process with stdio 'inherit'), is then a log the suite keeps with stderr. Node
+// cannot dup2 that descriptor away as the Ruby module does. A suite that gives no pipe reads
+// stdout, and only process.stdout and console are kept off it.
+const pipe = protocolPipe();
+const writeLine = pipe === undefined ? process.stdout.write.bind(process.stdout) : (line) => writeAll(pipe, line);
 process.stdout.write = process.stderr.write.bind(process.stderr);
 console.log = console.info = console.debug = console.error;
+
+function protocolPipe() {
+  const fd = Number(process.env.REACT_CONFORMANCE_PROTOCOL_FD);
+  delete process.env.REACT_CONFORMANCE_PROTOCOL_FD; // the harness's, not its children's
+  if (!Number.isInteger(fd) || fd < 3) return undefined;
+  try {
+    fstatSync(fd);
+    return fd;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeAll(fd, text) {
+  let bytes = Buffer.from(text, 'utf8');
+  while (bytes.length > 0) {
+    try {
+      bytes = bytes.subarray(writeSync(fd, bytes));
+    } catch (error) {
+      if (error.code !== 'EAGAIN') throw error;
+    }
+  }
+}
 
 const runs = new AsyncLocalStorage();
 const waiting = new Map();

@@ -140,3 +140,18 @@ command()
 """)
     binding = process_binding(command, timeout=10)
     binding.configure(adapter=None)
+
+
+def test_a_harness_killed_by_a_signal_is_reported_so_through_its_reaper(tmp_path: Path) -> None:
+    # The reaper between the suite and the harness (Linux) once failed to pass on a SIGKILL.
+    command = harness(tmp_path, """
+import signal
+welcome()
+command()
+print("harness: killing myself", file=sys.stderr, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+""")
+    binding = process_binding(command, timeout=10)
+    with pytest.raises(HarnessError, match="exited with code -9") as info:
+        binding.configure(adapter=None)
+    assert str(info.value).endswith("harness: killing myself"), str(info.value)

@@ -271,3 +271,69 @@ def test_a_harnesss_mutation_reply_says_what_it_changed(tmp_path: Path, name: st
                                  if not line.startswith("harness ->")) if m["type"] == "mutate_last_result"]
     [reply] = [m for m in sent if m["id"] == asked and m["type"] == "done"]
     assert [line.split(" (")[0] for line in reply["changed"]] == ["result.steps"], reply
+
+
+# Five ways a library's output reaches file descriptor 1 past the language's own stdout object:
+# each, run by the harness's `configure`, must stay off the protocol stream and reach the log.
+PRINTS = {
+    "node": {
+        "console.log": "console.log('PRINTED')",
+        "process.stdout.write": "process.stdout.write('PRINTED\\n')",
+        "fs.writeSync(1)": "writeSync(1, 'PRINTED\\n')",
+        "a child with stdio inherit": "spawnSync('echo', ['PRINTED'], { stdio: 'inherit' })",
+        # pino's destination (sonic-boom): asynchronous writes to file descriptor 1.
+        "a logger on fd 1": "await new Promise((done) => write(1, '{\"msg\":\"PRINTED\"}\\n', done))",
+    },
+    "ruby": {
+        "puts": "puts 'PRINTED'",
+        "$stdout.write": "$stdout.write(\"PRINTED\\n\")",
+        "fd 1": "IO.new(1, autoclose: false).syswrite(\"PRINTED\\n\")",
+        "a child inheriting stdout": "system('echo', 'PRINTED')",
+        "Logger on STDOUT": "require 'logger'; Logger.new(STDOUT).warn('PRINTED')",
+    },
+}
+PRINTERS = {
+    "node": ("harness.mjs", "node", """import {{ spawnSync }} from 'node:child_process';
+import {{ write, writeSync }} from 'node:fs';
+import {{ serve }} from '{module}';
+serve({{
+  hello: () => ({{ name: 'printer', version: '0' }}),
+  configure: async () => {{ {prints}; return {{}}; }},
+  global_adapter: () => {{ throw new Error('the harness stops here'); }},
+}});
+"""),
+    "ruby": ("harness.rb", "ruby", """require '{module}'
+class H
+  def hello(_command) = {{ 'name' => 'printer', 'version' => '0' }}
+  def configure(_command)
+    {prints}
+    {{}}
+  end
+  def global_adapter(_command) = raise('the harness stops here')
+end
+ReactConformance::Protocol.serve(H.new)
+"""),
+}
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+PRINT_CASES = [pytest.param(language, how, marks=needs_node if language == "node" else needs_ruby,
+                            id=f"{language}-{how}")
+               for language, ways in PRINTS.items() for how in ways]
+
+
+@pytest.mark.parametrize(("language", "how"), PRINT_CASES)
+def test_what_reaches_file_descriptor_1_stays_off_the_wire_and_is_kept_as_a_log(
+    tmp_path: Path, language: str, how: str
+) -> None:
+    # The Node module kept only console and process.stdout off the wire: fs.writeSync(1), pino's
+    # destination and a child with stdio 'inherit' wrote on the protocol stream (5 of 5 broke a run).
+    from conformance._process import HarnessError, process_binding
+
+    name, program, source = PRINTERS[language]
+    module = ROOT / "harnesses" / "lib" / ("protocol.mjs" if language == "node" else "protocol.rb")
+    (tmp_path / name).write_text(source.format(module=module, prints=PRINTS[language][how]),
+                                 encoding="utf-8")
+    binding = process_binding(f"{program} {tmp_path / name}", timeout=30)
+    binding.configure(adapter=None)  # a line of the print on the wire would fail it
+    with pytest.raises(HarnessError, match="the harness stops here") as failed:
+        binding.global_adapter()
+    assert "PRINTED" in str(failed.value).split("The tail of its stderr:")[1]
