@@ -224,15 +224,31 @@ defmodule ReactConformance.Protocol do
     Code.ensure_loaded!(handlers)
     codec = Keyword.get_lazy(options, :json, &default_codec/0)
     :persistent_term.put({__MODULE__, :json}, codec)
-    # Every line on stdout must be a protocol message: the protocol keeps the standard output
-    # for itself, and every process a command runs in (with those it starts) writes to stderr,
-    # where whatever the library prints belongs.
-    out = Process.group_leader()
-    :ok = :io.setopts(out, binary: true, encoding: :unicode)
-    :persistent_term.put({__MODULE__, :out}, out)
+    # Only protocol messages may reach the suite's protocol stream: every process a command runs
+    # in (with those it starts) writes to stderr, where whatever the library prints belongs.
+    :persistent_term.put({__MODULE__, :out}, protocol_out())
     log_to_stderr()
     :ets.new(__MODULE__, [:named_table, :public])
     loop(handlers)
+  end
+
+  # The suite gives the harness a pipe of its own for the protocol (its file descriptor in
+  # REACT_CONFORMANCE_PROTOCOL_FD): the standard output, file descriptor 1, which a process outside
+  # the commands (under the `user` group leader), a port's program or a NIF still reach, is then a
+  # log the suite keeps with stderr. A suite that gives no pipe reads the standard output.
+  defp protocol_out do
+    fd = System.get_env("REACT_CONFORMANCE_PROTOCOL_FD")
+    System.delete_env("REACT_CONFORMANCE_PROTOCOL_FD")
+
+    with true <- is_binary(fd) and fd =~ ~r/^[0-9]+$/,
+         {:ok, pipe} <- File.open("/dev/fd/" <> fd, [:write, :utf8]) do
+      pipe
+    else
+      _ ->
+        out = Process.group_leader()
+        :ok = :io.setopts(out, binary: true, encoding: :unicode)
+        out
+    end
   end
 
   # Logger writes to the standard output by default (its console backend before Elixir 1.15,
