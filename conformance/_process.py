@@ -118,10 +118,13 @@ class _Harness:
         self._stray: tuple[str, ValidationError] | None = None
         self._channel_lock = threading.Lock()
         self._done = {"stdout": threading.Event(), "pipe": threading.Event()}
+        self._readers: dict[str, threading.Thread] = {}
         for channel, stream in (("stdout", self.proc.stdout), ("pipe", pipe)):
             if stream is not None:
-                threading.Thread(target=self._read_stdout, args=(stream, channel), daemon=True,
-                                 name=f"harness {channel}").start()
+                self._readers[channel] = threading.Thread(
+                    target=self._read_stdout, args=(stream, channel), daemon=True,
+                    name=f"harness {channel}")
+                self._readers[channel].start()
         threading.Thread(target=self._watch, daemon=True, name="harness exit").start()
 
     # -- commands ---------------------------------------------------------------------------
@@ -189,6 +192,9 @@ class _Harness:
                 return
             self._kill()
             self._stderr_reader.join(1.0)  # its last words explain the failure
+            log = self._readers["stdout"] if self._channel == "pipe" else None
+            if log is not None and log is not threading.current_thread():
+                log.join(1.0)  # and so may its stdout, a log
             self.failure = f"the harness {shlex.join(self.argv)!r} {reason}.{self._tail()}"
             waiting = list(self._pending.values())
         for pending in waiting:

@@ -155,3 +155,37 @@ os.kill(os.getpid(), signal.SIGKILL)
     with pytest.raises(HarnessError, match="exited with code -9") as info:
         binding.configure(adapter=None)
     assert str(info.value).endswith("harness: killing myself"), str(info.value)
+
+
+def test_a_harness_on_stdout_that_prints_before_its_welcome_is_a_protocol_error(tmp_path: Path) -> None:
+    # Whether a line that is no message is a log waits for the first message: on stdout, it is not.
+    command = harness(tmp_path, """
+print("the library says hello at import", flush=True)
+welcome()
+command()
+""")
+    with pytest.raises(HarnessError, match="not a valid protocol message: 'the library says hello"):
+        process_binding(command, timeout=10)
+
+
+def test_a_harness_on_the_protocol_pipe_keeps_its_stdout_as_a_log(tmp_path: Path) -> None:
+    command = harness(tmp_path, f"""
+print("the library says hello at import", flush=True)
+pipe = os.fdopen(int(os.environ[{p.PROTOCOL_FD!r}]), "w")
+def send(message):
+    pipe.write(json.dumps(message) + "\\n"); pipe.flush()
+welcome()
+message = command()
+print("the library prints mid-run", flush=True)
+os.system("echo a child prints too")
+send({{"type": "done", "id": message["id"]}})
+message = command()
+sys.exit(3)
+""")
+    binding = process_binding(command, timeout=10)
+    binding.configure(adapter=None)
+    with pytest.raises(HarnessError, match="exited with code 3") as info:
+        binding.configure(adapter=None)
+    for printed in ("the library says hello at import", "the library prints mid-run",
+                    "a child prints too"):
+        assert printed in str(info.value), info.value
