@@ -206,12 +206,14 @@ Harness(protocol_stdout(), None, "").serve_forever(sys.stdin)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc to tell a process is gone")
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL],
+                         ids=["SIGTERM", "SIGHUP", "SIGKILL"])
 def test_a_suite_terminated_by_a_signal_ends_its_harnesses_process_groups(
     tmp_path: Path, signum: signal.Signals
 ) -> None:
     # A CI job's cancel or time limit sends SIGTERM: the suite died without its atexit clean-up,
-    # the harness left on the end of its stdin, and what it had started lived on.
+    # the harness left on the end of its stdin, and what it had started lived on. A SIGKILL leaves
+    # the suite no clean-up at all: the harness's reaper sees the suite gone, and ends it all.
     script, pid_file = tmp_path / "harness.py", tmp_path / "sleeper.pid"
     script.write_text(_LEAVES_A_SLEEPER, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ORPHAN_PID_FILE": str(pid_file)}
