@@ -4,13 +4,15 @@
 learns the library's name, version, capabilities and known failures. Every binding operation is
 then a command line on the harness's stdin and a reply line on its stdout. While a call runs, the
 harness asks the suite for every model answer and every tool call, so the suite's scripts and tool
-recorders stay on this side and the harness holds no scenario logic.
+recorders stay on this side and the harness holds no scenario logic. The harness may write its
+lines on a pipe of its own instead (`_protocol.PROTOCOL_FD`): its stdout is then a log.
 
 A harness that sends a line that is not a valid message (or one longer than `MAX_LINE_CHARS`),
 exits, or does not reply in time is reported as errored with the tail of its stderr (the last
 `STDERR_TAIL_CHARS` of it); it is stopped, and the next operation starts a fresh one (the agents
 built by the old process are lost with it). After `MAX_START_FAILURES` failed starts in a row the
-binding gives up: every later operation fails at once, with the same error.
+binding gives up: every later operation fails at once, with the same error. Every process a
+harness starts ends with it (on Linux through `_reaper.py`, whatever session it makes).
 """
 
 from __future__ import annotations
