@@ -32,11 +32,24 @@ from conformance.binding import Binding, CallRequest, ErrorInfo, LMCall, Outcome
 
 
 class RemoteModel(ScriptedModel):
-    """The model of one run: every request goes to the suite, which answers from its script."""
+    """The suite's model of a run and its resumes: every request goes to the suite, which answers
+    from its script. Each call is logged here too, as the suite's model logs it, so a seam that
+    reads the log (`len(model.calls)` numbers the endpoint's replies and their tool-call ids, a
+    stream's events count the calls) sees what it sees in process."""
 
     def __init__(self, worker: Worker, run: str) -> None:
         super().__init__()
         self.worker, self.run = worker, run
+        #: Whether the call's script holds a transport fault (`p.Run.scripted_fault`).
+        self.scripted_fault = False
+
+    def holds_a_fault(self) -> bool:
+        return self.scripted_fault
+
+    def _log(self, call: LMCall, turn: Turn | None) -> None:
+        with self._lock:
+            self.calls.append(call)
+            self.answers.append(turn)
 
     def sleep(self, seconds: float) -> None:
         self.worker.send(p.Sleep(run=self.run, seconds=seconds))
@@ -47,6 +60,7 @@ class RemoteModel(ScriptedModel):
     def answer(self, call: LMCall) -> Turn:
         answer = self.worker.ask(lambda i: p.ModelRequest(id=i, run=self.run, call=call))
         assert isinstance(answer, p.TurnAnswer)
+        self._log(call, answer.turn)
         if answer.error is not None or answer.turn is None:
             raise UnexpectedModelCall(answer.error or "no turn")
         return answer.turn
@@ -57,6 +71,7 @@ class RemoteModel(ScriptedModel):
         assert isinstance(answer, p.TurnAnswer)
         if answer.error is not None or answer.auxiliary is None:
             raise UnexpectedModelCall(answer.error or "no answer to the auxiliary call")
+        self._log(logged, None)
         return answer.auxiliary
 
     def approve(self, name: str, args: JsonValue, call_id: str | None) -> str:
@@ -86,6 +101,8 @@ class Worker:
         self._ids = iter(range(1, 1 << 62))
         #: The run each agent is in: a tool call of that agent's tools belongs to it.
         self._run_of: dict[str, str] = {}
+        #: The suite's models by id (`p.Run.model`): a resume goes on with its run's.
+        self._models: dict[str, RemoteModel] = {}
         self._jobs: queue.SimpleQueue[p.Command] = queue.SimpleQueue()
         threading.Thread(target=self._binding_thread, name="isolated binding", daemon=True).start()
 
@@ -195,17 +212,28 @@ class Worker:
             calls: list[tuple[object, CallRequest, ScriptedModel]] = []
             for entry in c.runs:
                 self._enter(entry.agent, entry.run)
-                calls.append((self.agents[entry.agent], entry.call, RemoteModel(self, entry.run)))
+                calls.append((self.agents[entry.agent], entry.call, self._model(entry)))
             outcomes: Sequence[Outcome] = b.run_concurrently(calls)
             self.send(p.RanAll(id=c.id, outcomes=list(outcomes)))
             return
         self._enter(c.agent, c.run)
-        agent, model = self.agents[c.agent], RemoteModel(self, c.run)
+        agent, model = self.agents[c.agent], self._model(c)
         if isinstance(c, p.Run):
             outcome = b.run(agent, c.call, model)
         else:
             outcome = b.resume(agent, c.request, model)
         self.send(p.Ran(id=c.id, outcome=outcome))
+
+    def _model(self, c: p.Run | p.Resume | p.RunEntry) -> RemoteModel:
+        """The suite's model of the call: its run's, on a resume (a suite that names no model
+        gets a fresh one per call)."""
+        model = self._models.get(c.model) if c.model is not None else None
+        if model is None:
+            model = RemoteModel(self, c.run)
+            if c.model is not None:
+                self._models[c.model] = model
+        model.run, model.scripted_fault = c.run, c.scripted_fault
+        return model
 
     def _enter(self, agent: str, run: str) -> None:
         with self._state_lock:

@@ -148,6 +148,12 @@ class ScriptedModel:
         pending: list[Turn] = [self._pending_final] if self._pending_final is not None else []
         return pending + list(self._queue)
 
+    def holds_a_fault(self) -> bool:
+        """The script still holds a transport fault (`FaultTurn`): a seam that must choose the
+        library's own HTTP client before the run, for its retries to meet the fault, reads this."""
+        with self._lock:
+            return any(isinstance(t, FaultTurn) for t in (*self.unused, self.every_step))
+
     def answer(self, call: LMCall) -> Turn:
         """Log `call` and return the turn that answers it."""
         with self._lock:

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -499,6 +500,13 @@ class _Budget(TypedDict, total=False):
     stalled: str
 
 
+class _Script(TypedDict):
+    """What a call's command says of the scripted model answering it (`p.Run.model`)."""
+
+    model: str
+    scripted_fault: bool
+
+
 class ProcessBinding(Binding):
     """A binding that speaks the harness protocol to a child process. See `process_binding`."""
 
@@ -512,6 +520,11 @@ class ProcessBinding(Binding):
         self._lock = threading.Lock()
         self._agents = itertools.count(1)
         self._runs = itertools.count(1)
+        # Each scripted model's id (p.Run.model): a run and its resumes share one, so a worker that
+        # numbers the model's requests numbers them on, as the model in this process does.
+        self._models: weakref.WeakKeyDictionary[ScriptedModel, str] = weakref.WeakKeyDictionary()
+        self._model_ids = itertools.count(1)
+        self._models_lock = threading.Lock()
         self._start_failures = 0  # in a row
         self._given_up: str | None = None  # why every operation now fails at once
         atexit.register(lambda: self._process.stop())
@@ -595,11 +608,19 @@ class ProcessBinding(Binding):
         return built.error if built.error is not None else agent
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
-        return self._call(agent, model, lambda i, a, r: p.Run(id=i, agent=a, run=r, call=call))
+        return self._call(agent, model, lambda i, a, r: p.Run(
+            id=i, agent=a, run=r, call=call, **self._script_of(model)))
 
     def resume(self, agent: object, request: ResumeRequest, model: ScriptedModel) -> Outcome:
-        return self._call(agent, model,
-                          lambda i, a, r: p.Resume(id=i, agent=a, run=r, request=request))
+        return self._call(agent, model, lambda i, a, r: p.Resume(
+            id=i, agent=a, run=r, request=request, **self._script_of(model)))
+
+    def _script_of(self, model: ScriptedModel) -> _Script:
+        """What a call's command says of its model: its id, and whether its script holds a fault."""
+        with self._models_lock:
+            name = self._models.get(model) or self._models.setdefault(
+                model, f"model-{next(self._model_ids)}")
+        return {"model": name, "scripted_fault": model.holds_a_fault()}
 
     def _call(self, agent: object, model: ScriptedModel,
               command: Callable[[int, str, str], p.Run | p.Resume]) -> Outcome:
@@ -620,7 +641,8 @@ class ProcessBinding(Binding):
             owner, remote = self._of(agent)
             run = f"run-{next(self._runs)}"
             owner.start_run(run, model, remote)
-            entries.append(p.RunEntry(agent=remote.id, run=run, call=call))
+            entries.append(p.RunEntry(agent=remote.id, run=run, call=call,
+                                      **self._script_of(model)))
         try:
             command = p.RunConcurrently(id=process.next_id(), runs=entries)
             outcomes = process.request(command, p.RanAll, **budget).outcomes

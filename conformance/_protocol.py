@@ -99,6 +99,12 @@ class Run(BaseModel):
     agent: str
     run: str
     call: CallRequest
+    #: The suite's scripted model that answers this call: one id for a run and its resumes, whose
+    #: requests it numbers on from the run's (a harness may ignore it).
+    model: str | None = None
+    #: The call's script holds a transport fault: a seam that must choose the library's HTTP client
+    #: before the run (its retries sit in that client) reads it here (a harness may ignore it).
+    scripted_fault: bool = False
 
 
 class Resume(BaseModel):
@@ -110,6 +116,12 @@ class Resume(BaseModel):
     agent: str
     run: str
     request: ResumeRequest
+    #: The suite's scripted model that answers this call: one id for a run and its resumes, whose
+    #: requests it numbers on from the run's (a harness may ignore it).
+    model: str | None = None
+    #: The call's script holds a transport fault: a seam that must choose the library's HTTP client
+    #: before the run (its retries sit in that client) reads it here (a harness may ignore it).
+    scripted_fault: bool = False
 
 
 class RunEntry(BaseModel):
@@ -119,6 +131,12 @@ class RunEntry(BaseModel):
     agent: str
     run: str
     call: CallRequest
+    #: The suite's scripted model that answers this call: one id for a run and its resumes, whose
+    #: requests it numbers on from the run's (a harness may ignore it).
+    model: str | None = None
+    #: The call's script holds a transport fault: a seam that must choose the library's HTTP client
+    #: before the run (its retries sit in that client) reads it here (a harness may ignore it).
+    scripted_fault: bool = False
 
 
 class RunConcurrently(BaseModel):

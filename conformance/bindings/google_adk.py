@@ -79,7 +79,7 @@ from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 from pydantic import JsonValue
 
-from conformance import FaultTurn, ResumeRequest, render, server, translate
+from conformance import ResumeRequest, render, server, translate
 from conformance._model import ScriptedModel
 from conformance._tools import SuiteTool
 from conformance.binding import AgentSpec, Binding, CallRequest, ErrorInfo, Event, LMCall, Outcome, Step
@@ -393,7 +393,7 @@ def _runner(agent: _Agent, model: ScriptedModel, base_url: str | None) -> Runner
     at `base_url` or over a transport answering from the script beneath those retries."""
     if base_url is not None:
         return agent.with_model(OpenAILlm(model="scripted", base_url=base_url, api_key=server.API_KEY))
-    if not any(isinstance(t, FaultTurn) for t in (*model.unused, model.every_step)):
+    if not model.holds_a_fault():
         return agent.runner
     # Every request is a step: ADK makes no tool-less extraction call.
     client = server.openai_client(model, partial(server.native_call, kind="step"))

@@ -82,7 +82,6 @@ from conformance.binding import (
     CallRequest,
     ErrorInfo,
     Event,
-    FaultTurn,
     LMCall,
     Outcome,
     ResumeRequest,
@@ -378,7 +377,7 @@ def _model(model: ScriptedModel, base_url: str | None) -> Model:
     if base_url is not None:
         provider = OpenAIProvider(base_url=base_url, api_key=server.API_KEY)
         return OpenAIChatModel("scripted", provider=provider)
-    if not any(isinstance(t, FaultTurn) for t in (*model.unused, model.every_step)):
+    if not model.holds_a_fault():
         return _function_model(model)
     # A legacy httpx client (pydantic-ai warns it prefers httpx2): server.fault_response raises
     # httpx's timeout and connection errors, which the OpenAI client then meets as a real one would.

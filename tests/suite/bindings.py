@@ -1408,3 +1408,28 @@ class MutatesNothing(ReferenceBinding):
 
     def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         return None
+
+
+class ReadsTheModelsLog(ReferenceBinding):
+    """A seam that reads the model's log as the bundled bindings' endpoints do (`server.handler`
+    numbers each reply, and so its tool-call ids, by `len(model.calls)`) and asks the model whether
+    its script holds a fault before the run (pydantic-ai's and google-adk's): it asks for step
+    turns until one is not a step, and reports each reply's number as a step's call id."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        return "an agent of no library"
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        fault = model.holds_a_fault()
+        steps: list[Step] = []
+        while True:
+            try:
+                turn = model.answer(LMCall(kind="step", adapter="native", messages=[]))
+            except UnexpectedModelCall:
+                break
+            if not isinstance(turn, StepTurn):
+                break
+            steps.append(Step(tool_name=turn.tool_name, tool_args={}, observation=None,
+                              call_id=f"call_{len(model.calls)}"))
+        return Outcome(trajectory=steps, fallback=f"fault scripted: {fault}",
+                       iterations=len(model.calls))

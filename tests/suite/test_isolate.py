@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from conformance._model import ScriptedModel
 from conformance._process import process_binding
+from conformance.binding import Binding, CallRequest, Outcome
 from conformance.bindings.reference import ReferenceBinding
-from tests.suite.bindings import PassingKnownFailure
+from tests.suite.bindings import PassingKnownFailure, ReadsTheModelsLog
 from tests.suite.conftest import SuiteRun, suite_run
 
 B = "tests.suite.bindings"
@@ -70,3 +72,30 @@ def test_a_bad_name_under_isolation_is_a_usage_error_naming_the_cause(tmp_path: 
     run = suite_run(tmp_path, f"{B}:NoSuchBinding", "--conformance-isolate")
     assert run.returncode == 4, run.output[-3000:]  # pytest's usage error
     assert "could not load 'NoSuchBinding'" in run.output
+
+
+def _model_log_outcomes(binding: Binding) -> list[Outcome]:
+    """Two calls on one model (as a run and its resume are), then one whose script holds a fault."""
+    from conformance.binding import AgentSpec, FaultTurn, FinalTurn, SignatureSpec, StepTurn
+
+    agent = binding.build(AgentSpec(signature=SignatureSpec(), tools=()), [])
+    step = StepTurn(thought="t", tool_name="add", tool_args={})
+    final = FinalTurn(outputs={"answer": "5"})
+    model = ScriptedModel([step, step, final, step, final], finish_then_extract=False)
+    request = CallRequest(inputs={"question": "q"})
+    faulty = ScriptedModel([FaultTurn(fault="connection"), final], finish_then_extract=False)
+    return [binding.run(agent, request, model), binding.run(agent, request, model),
+            binding.run(agent, request, faulty)]
+
+
+def test_an_isolated_seam_reads_the_model_s_log_as_in_process() -> None:
+    # The worker's model logged nothing: every reply was numbered 0 (call ids all `call_0`, so
+    # results kept by call id overwrote each other: TRJ-1, TRJ-3, ERR-1, HITL-5 and ASYNC-2 failed
+    # isolated and passed in process), a resume numbered afresh, and no script held a fault.
+    command = shlex.join([sys.executable, "-m", "conformance._isolate", f"{B}:ReadsTheModelsLog"])
+    isolated = _model_log_outcomes(process_binding(command, timeout=30))
+    in_process = _model_log_outcomes(ReadsTheModelsLog())
+    assert [o.model_dump() for o in isolated] == [o.model_dump() for o in in_process]
+    assert [s.call_id for s in in_process[1].trajectory] == ["call_4"]
+    assert [o.fallback for o in in_process] == [
+        "fault scripted: False", "fault scripted: False", "fault scripted: True"]
