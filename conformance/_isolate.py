@@ -21,10 +21,12 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, TextIO
 
 from pydantic import BaseModel, JsonValue
 
+from conformance import _guard
 from conformance import _protocol as p
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance._tools import SuiteTool
@@ -90,8 +92,12 @@ def _error(info: ErrorInfo) -> Exception:
 class Worker:
     """Serves `binding` over the protocol: `serve_forever` reads commands until `stop` or EOF."""
 
-    def __init__(self, binding: Binding, out: TextIO, *, name: str | None = None) -> None:
+    def __init__(self, binding: Binding, out: TextIO, *, name: str | None = None,
+                 timeout: float | None = None) -> None:
         self.binding = binding
+        #: How long one operation may take (the suite's --conformance-timeout), as in process: one
+        #: that hangs is left on its thread, and the next runs on a fresh one (`_guard.call`).
+        self.timeout = timeout
         self.name = name or binding.name
         self.agents: dict[str, object] = {}
         self._out = out
@@ -153,20 +159,32 @@ class Worker:
                          version=b.version, capabilities=sorted(b.capabilities),
                          not_claimed=dict(b.not_claimed), known_failures=dict(b.known_failures),
                          fuzz_known_failures=dict(b.fuzz_known_failures),
-                         auxiliary_calls=dict(b.auxiliary_calls), approval_form=b.approval_form)
+                         auxiliary_calls=dict(b.auxiliary_calls), approval_form=b.approval_form,
+                         parity=dict(b.parity))
 
     def _binding_thread(self) -> None:
         while True:
             command = self._jobs.get()
+            if self.timeout is None:
+                self._carry_out(command)
+                continue
             try:
-                if isinstance(command, p.Run | p.Resume | p.RunConcurrently):
-                    self.call(command)
-                else:
-                    self.send(self.reply(command))
-            except BaseException as exc:  # every escape is reported; none ends us
-                escaped = f"{type(exc).__name__}: {exc}" if isinstance(exc, Exception) \
-                    else f"{type(exc).__name__}({exc})"
-                self.send(p.Failed(id=command.id, message=f"binding.{command.type} raised {escaped}"))
+                _guard.call(command.type, partial(self._carry_out, command), self.timeout)
+            except _guard.ImplementationHung as exc:
+                # The suite's own guard, which waits a little less, has already reported the
+                # scenario hung, as in process; this reply only frees the command.
+                self.send(p.Failed(id=command.id, message=str(exc)))
+
+    def _carry_out(self, command: p.Command) -> None:
+        try:
+            if isinstance(command, p.Run | p.Resume | p.RunConcurrently):
+                self.call(command)
+            else:
+                self.send(self.reply(command))
+        except BaseException as exc:  # every escape is reported; none ends us
+            escaped = f"{type(exc).__name__}: {exc}" if isinstance(exc, Exception) \
+                else f"{type(exc).__name__}({exc})"
+            self.send(p.Failed(id=command.id, message=f"binding.{command.type} raised {escaped}"))
 
     def remote_tool(self, agent: str, spec: ToolSpec) -> SuiteTool:
         """The suite's tool `spec`, run on the suite's side, for the agent `agent`."""
@@ -253,6 +271,8 @@ def protocol_stdout() -> TextIO:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m conformance._isolate")
     parser.add_argument("impl", help="the binding: an entry-point name or module:attr")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds one binding operation may take (the suite's own limit)")
     args = parser.parse_args(argv)
     out = protocol_stdout()
     from conformance._loader import load_binding
@@ -262,7 +282,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # a usage error: the suite shows our stderr in its message
         print(f"conformance._isolate: {exc}", file=sys.stderr, flush=True)
         sys.exit(2)
-    Worker(binding, out).serve_forever(sys.stdin)
+    Worker(binding, out, timeout=args.timeout).serve_forever(sys.stdin)
 
 
 if __name__ == "__main__":

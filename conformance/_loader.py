@@ -100,12 +100,16 @@ def load_binding(
     process binding, so a crash or `os._exit` in it costs one scenario, not the run.
     """
     if name in HARNESSES:
-        return _process(name, harness_command(name), timeout, transcript)
+        return _process(name, harness_command(name), timeout * _HARNESS_SHARE, transcript)
     if name.startswith(CMD):
-        return _process(name, name.removeprefix(CMD), timeout, transcript)
+        return _process(name, name.removeprefix(CMD), timeout * _HARNESS_SHARE, transcript)
     if isolate:
-        worker = shlex.join([sys.executable, "-m", "conformance._isolate", name])
-        return _process(name, worker, timeout, transcript)
+        # The worker guards each operation with the suite's limit, as `_guard` does in process, and
+        # its replies may take a little longer: a hung library is then reported as in process (the
+        # suite's guard fires first: failed, "hangs"), not as a stalled worker (errored).
+        worker = shlex.join([sys.executable, "-m", "conformance._isolate", name,
+                             "--timeout", f"{timeout:g}"])
+        return _process(name, worker, timeout * 1.1, transcript)
     target: object
     if ":" in name:
         module_name, _, attr = name.partition(":")
@@ -231,13 +235,17 @@ def _checked(name: str, binding: Binding) -> Binding:
     return binding
 
 
-def _process(name: str, command: str, timeout: float, transcript: Path | None) -> Binding:
+#: A harness's share of the suite's time limit: a stalled harness is reported by the process
+#: binding, with its stderr, as errored, before the suite's guard would report a hung scenario.
+_HARNESS_SHARE = 0.9
+
+
+def _process(name: str, command: str, limit: float, transcript: Path | None) -> Binding:
+    """The process binding of `command`, each of whose commands may take `limit` seconds."""
     from conformance._process import HarnessError, process_binding
 
     try:
-        # A little under the suite's own limit: a stalled harness is reported by the binding, with
-        # its stderr, as errored, before the suite's guard would report a hung scenario.
-        binding = process_binding(command, timeout=timeout * 0.9, transcript=transcript)
+        binding = process_binding(command, timeout=limit, transcript=transcript)
     except HarnessError as exc:
         raise pytest.UsageError(f"--impl {name}: {exc}") from exc
     return _checked(name, binding)

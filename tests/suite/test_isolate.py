@@ -66,6 +66,11 @@ def test_the_worker_welcome_carries_what_the_binding_declares() -> None:
     assert binding.capabilities == ReferenceBinding.capabilities
     assert dict(binding.not_claimed) == dict(ReferenceBinding.not_claimed)
     assert dict(binding.known_failures) == dict(PassingKnownFailure.known_failures)
+    # What a scenario reads of the binding: ASYNC-2 builds an agent per run by its parity.
+    assert dict(binding.fuzz_known_failures) == dict(PassingKnownFailure.fuzz_known_failures)
+    assert dict(binding.auxiliary_calls) == dict(PassingKnownFailure.auxiliary_calls)
+    assert binding.approval_form == PassingKnownFailure.approval_form
+    assert dict(binding.parity) == dict(PassingKnownFailure.parity) != {}
 
 
 def test_a_bad_name_under_isolation_is_a_usage_error_naming_the_cause(tmp_path: Path) -> None:
@@ -99,3 +104,18 @@ def test_an_isolated_seam_reads_the_model_s_log_as_in_process() -> None:
     assert [s.call_id for s in in_process[1].trajectory] == ["call_4"]
     assert [o.fallback for o in in_process] == [
         "fault scripted: False", "fault scripted: False", "fault scripted: True"]
+
+
+def test_an_isolated_binding_that_hangs_fails_its_scenarios_as_in_process(tmp_path: Path) -> None:
+    # The worker's replies waited only 0.9 of the suite's limit: a library that hangs in a run was
+    # reported as a stalled worker (errored), not as the hang the same binding is in process; and
+    # the worker's one binding thread, stuck in the hung run, left every later operation waiting.
+    args = ("--conformance-timeout", "1", "-k", "malformed or lacks_a_required")
+    (tmp_path / "in").mkdir(), (tmp_path / "iso").mkdir()
+    in_process = suite_run(tmp_path / "in", f"{B}:Hanging", *args)
+    isolated = suite_run(tmp_path / "iso", f"{B}:Hanging", *args, "--conformance-isolate")
+    assert isolated.report is not None and in_process.report is not None, isolated.output[-3000:]
+    hung = [s for s in isolated.report["scenarios"] if "did not return within 1 s" in s["message"]]
+    assert len(hung) >= 2 and {s["verdict"] for s in hung} == {"failed"}, hung
+    assert [(s["verdict"], s["message"]) for s in isolated.report["scenarios"]] == [
+        (s["verdict"], s["message"]) for s in in_process.report["scenarios"]]
