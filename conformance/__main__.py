@@ -11,8 +11,17 @@ from pathlib import Path
 
 from conformance._cassettes import secrets_in
 from conformance._features import catalogue
-from conformance._report import Report, comparison
-from conformance._site import SiteOutputError, build_site, from_git, load_history, load_report, write_history
+from conformance._report import comparison
+from conformance._site import (
+    InputRefused,
+    SiteOutputError,
+    build_site,
+    from_git,
+    load_history,
+    read_report,
+    write_history,
+)
+from conformance._site._inputs import read_for_compare
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,14 +44,20 @@ def main(argv: list[str] | None = None) -> int:
     history.add_argument("reports", nargs="+", type=Path, help="JSON report files tracked by git")
     history.add_argument("--out", type=Path, required=True, help="the history file to write")
     args = parser.parse_args(argv)
+    if args.command == "scan-cassettes":
+        return scan_cassettes(parser, args.dirs)
+    try:  # every input is read and checked before anything is written
+        return _reports_command(args)
+    except (InputRefused, SiteOutputError) as e:
+        sys.stderr.write(f"error: {e}\n")
+        return 2
+
+
+def _reports_command(args: argparse.Namespace) -> int:
     if args.command == "site":
-        try:
-            written = build_site([load_report(path) for path in args.reports], args.out,
-                                 history=load_history(args.history), repository=args.repository,
-                                 base_url=args.base_url)
-        except SiteOutputError as e:
-            sys.stderr.write(f"error: {e}\n")
-            return 2
+        written = build_site([read_report(path) for path in args.reports], args.out,
+                             history=load_history(args.history), repository=args.repository,
+                             base_url=args.base_url)
         sys.stdout.write(f"wrote {len(written)} files; open {args.out / 'index.html'}\n")
         return 0
     if args.command == "history":
@@ -50,20 +65,23 @@ def main(argv: list[str] | None = None) -> int:
         write_history(snapshots, args.out)
         sys.stdout.write(f"wrote {len(snapshots)} snapshots to {args.out}\n")
         return 0
-    if args.command == "scan-cassettes":
-        missing = [str(d) for d in args.dirs if not d.exists()]
-        if missing:  # finding nothing there must not read as finding no credential
-            parser.error(f"{', '.join(missing)} does not exist: give folders of cassettes "
-                         "(*.yaml, *.yml, *.json) or cassettes")
-        found = [f"{d / f}" for d in args.dirs for f in secrets_in(d)]
-        for finding in found:
-            sys.stdout.write(f"{finding}\n")
-        sys.stdout.write(f"{len(found)} credential-like text(s) found; remove them before committing\n"
-                         if found else "no credential found\n")
-        return 1 if found else 0
-    reports = [Report.model_validate_json(path.read_text(encoding="utf-8")) for path in args.reports]
+    reports = [read_for_compare(path) for path in args.reports]
     sys.stdout.write(comparison(reports, catalogue()))
     return 0
+
+
+def scan_cassettes(parser: argparse.ArgumentParser, dirs: list[Path]) -> int:
+    """`scan-cassettes`: 1 when any cassette holds a credential."""
+    missing = [str(d) for d in dirs if not d.exists()]
+    if missing:  # finding nothing there must not read as finding no credential
+        parser.error(f"{', '.join(missing)} does not exist: give folders of cassettes "
+                     "(*.yaml, *.yml, *.json) or cassettes")
+    found = [f"{d / f}" for d in dirs for f in secrets_in(d)]
+    for finding in found:
+        sys.stdout.write(f"{finding}\n")
+    sys.stdout.write(f"{len(found)} credential-like text(s) found; remove them before committing\n"
+                     if found else "no credential found\n")
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

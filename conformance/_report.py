@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Protocol
 from urllib.parse import quote
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -102,8 +102,19 @@ class Report(BaseModel):
     stopped_by: Message | None = None
 
 
+class Judged(Protocol):
+    """What a requirement's verdict is derived from: a scenario's requirement and verdict (a
+    `ScenarioResult`, or a scenario of a report read back)."""
+
+    @property
+    def requirement(self) -> str: ...
+
+    @property
+    def verdict(self) -> Verdict: ...
+
+
 def requirement_verdicts(
-    results: Iterable[ScenarioResult], catalogue: dict[str, Requirement]
+    results: Iterable[Judged], catalogue: dict[str, Requirement]
 ) -> dict[str, Verdict]:
     """A requirement passes only if all its claimed scenarios passed; catalogue order."""
     by_id: dict[str, list[Verdict]] = {}

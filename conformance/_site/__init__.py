@@ -12,16 +12,18 @@ from conformance._site._gherkin import gherkin
 from conformance._site._glossary import glossary
 from conformance._site._history import Snapshot, from_git, load_history, write_history
 from conformance._site._index import index
+from conformance._site._inputs import InputRefused, load_report, read_report
 from conformance._site._library import capabilities_of, library, markdown
 from conformance._site._meta import meta
-from conformance._site._model import SiteReport, capped_report, load_report
+from conformance._site._model import SiteReport, capped_report
 from conformance._site._output import SiteOutputError, write_site
 from conformance._site._requirement import requirement
 from conformance._site._score import reason
 from conformance._site._timeline import timeline
 
-__all__ = ["SiteOutputError", "SiteReport", "Snapshot", "badge_json", "badge_svg", "build_site",
-           "from_git", "load_history", "load_report", "reason", "write_history"]
+__all__ = ["InputRefused", "SiteOutputError", "SiteReport", "Snapshot", "badge_json", "badge_svg",
+           "build_site", "from_git", "load_history", "load_report", "read_report", "reason",
+           "write_history"]
 
 
 def build_site(reports: list[SiteReport], out: Path, *, requirements: dict[str, Requirement] | None = None,

@@ -5,13 +5,28 @@ file of snapshots (`python -m conformance history`) so that the site is built fr
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from conformance._report import UNEXPECTED_PASS
-from conformance._site._model import Level, SiteReport, SiteVerdict, parse_report
+from conformance._site._inputs import (
+    MAX_BYTES,
+    InputRefused,
+    check_verdicts,
+    parse_json,
+    read_json,
+    read_report,
+    report_of,
+    rows,
+    validated,
+)
+from conformance._site._model import Level, SiteReport, SiteVerdict
+
+#: Where a history file's snapshot comes from, as `history` writes it.
+_SOURCE = re.compile(r"run|git [0-9a-f]{7,40}")
 
 
 class Snapshot(BaseModel):
@@ -48,6 +63,16 @@ class HistoryFile(BaseModel):
     model_config = ConfigDict(extra="ignore")
     snapshots: list[Snapshot]
 
+    @field_validator("snapshots")
+    @classmethod
+    def _sources(cls, snapshots: list[Snapshot]) -> list[Snapshot]:
+        """Each snapshot comes from a run or a commit (`git` and its hash), as `history` writes."""
+        for s in snapshots:
+            if not _SOURCE.fullmatch(s.source):
+                raise ValueError(f"source {s.source[:60]!r} of {s.library[:60]!r} is neither 'run' "
+                                 "nor 'git' and a commit's hash")
+        return snapshots
+
 
 def _key(s: Snapshot) -> tuple[str, str, str, str]:
     return (s.library, s.version, s.suite_version, json.dumps(s.requirements, sort_keys=True))
@@ -65,22 +90,43 @@ def distinct(snapshots: list[Snapshot]) -> list[Snapshot]:
     return kept
 
 
+def _git(folder: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(["git", *args], cwd=folder, capture_output=True)
+    except OSError as e:  # no git on PATH
+        raise InputRefused(folder, f"git cannot run ({e.strerror})", "install git") from None
+
+
+def _committed(path: Path) -> list[str]:
+    """The commits that changed `path`, newest first; refused when git does not track it."""
+    read_report(path)  # the file itself is an input, and checked as one
+    folder = path.resolve().parent
+    if _git(folder, "rev-parse", "--show-toplevel").returncode != 0:
+        raise InputRefused(path, "not in a git repository (history reads the file's committed versions)",
+                           "give a report tracked by git, or pass the report itself to site --history")
+    log = _git(folder, "log", "--format=%H", "--", path.name)
+    commits = log.stdout.decode("ascii", "replace").split() if log.returncode == 0 else []
+    if not commits:
+        raise InputRefused(path, "has no committed version", "commit it first (git add, git commit)")
+    return commits
+
+
 def from_git(paths: list[Path]) -> list[Snapshot]:
-    """Every committed version of each report file, from `git log` (oldest first per library)."""
+    """Every committed version of each report file, from `git log` (oldest first per library). A
+    version the suite cannot read, or whose verdicts its scenarios contradict, is not history."""
     found: list[Snapshot] = []
     for path in paths:
         folder = path.resolve().parent
-        log = subprocess.run(["git", "log", "--format=%H", "--", path.name], cwd=folder,
-                             capture_output=True, text=True, check=True).stdout.split()
-        for commit in log:
-            shown = subprocess.run(["git", "show", f"{commit}:./{path.name}"], cwd=folder,
-                                   capture_output=True, text=True)
-            if shown.returncode != 0:
+        for commit in _committed(path):
+            size = _git(folder, "cat-file", "-s", f"{commit}:./{path.name}")
+            if size.returncode != 0 or int(size.stdout or b"0") > MAX_BYTES:
                 continue
+            shown = _git(folder, "show", f"{commit}:./{path.name}")
+            where = f"{path} at {commit[:10]}"
             try:
-                report = parse_report(shown.stdout)
-            except (ValidationError, ValueError):
-                continue  # a report of a format the site cannot read is not history it can show
+                report = check_verdicts(report_of(parse_json(shown.stdout, where), where), where)
+            except InputRefused:
+                continue
             found.append(Snapshot.of(report, f"git {commit[:10]}"))
     return distinct(found)
 
@@ -101,14 +147,19 @@ def as_earlier_release(report: SiteReport) -> SiteReport:
 
 def load_history(paths: list[Path]) -> list[Snapshot]:
     """Snapshots from files or folders: reports (`--conformance-json`) and history files."""
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        raise InputRefused(missing[0], "no such file or folder", "check the --history path")
     files = [f for p in paths for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
     found: list[Snapshot] = []
     for f in files:
-        data = json.loads(f.read_text(encoding="utf-8"))
+        data = read_json(f)
         if isinstance(data, dict) and "snapshots" in data:
-            found += HistoryFile.model_validate(data).snapshots
+            todo = "give a file written by python -m conformance history"
+            rows(data, "snapshots", f, todo)
+            found += validated(HistoryFile, data, f, todo).snapshots
         else:
-            found.append(Snapshot.of(as_earlier_release(SiteReport.model_validate(data)), "run"))
+            found.append(Snapshot.of(as_earlier_release(check_verdicts(report_of(data, f), f)), "run"))
     return found
 
 

@@ -4,8 +4,6 @@ cut to the reports' own limit before it reaches a page."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -80,17 +78,6 @@ class SiteReport(BaseModel):
             else:
                 verdicts[rid] = entry
         return {**data, "requirements": verdicts, "levels": levels}
-
-
-def load_report(path: Path) -> SiteReport:
-    """Read one JSON report."""
-    return parse_report(path.read_text(encoding="utf-8"))
-
-
-def parse_report(text: str) -> SiteReport:
-    """A report from its JSON text; Python's parser, unlike pydantic's, admits the lone surrogates
-    (`"\\ud800"`) a binding's message may hold, which `capped_report` then replaces."""
-    return SiteReport.model_validate(json.loads(text))
 
 
 def _short(text: str) -> str:

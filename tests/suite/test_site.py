@@ -25,6 +25,7 @@ from conformance._site import (
     from_git,
     load_history,
     load_report,
+    read_report,
     reason,
 )
 from conformance._site._meta import meta
@@ -86,6 +87,8 @@ V1: dict[str, Any] = {
         _scenario("LOOP-2", "It raises", "errored", "TypeError: boom"),
         _scenario("ERR-1", "It fails", "failed", "expected 5, got <script>alert(1)</script>"),
         _scenario("ERR-4", "It is known", "known-failure", "oldlib redacts errors\nsecond line"),
+        _scenario("EXH-1", "It raises on the cap", "passed"),
+        _scenario("HITL-1", "It asks", "not-claimed"),
     ],
 }
 
@@ -110,6 +113,8 @@ V2: dict[str, Any] = {
                   observed="the answer was 'BOLD' in upper case"),
         _scenario("ERR-4", "It raises", "blocked", "", blocked_by="ERR-1"),
         _scenario("EXH-1", "It stops", "failed", "3 steps, expected 2"),
+        _scenario("LOOP-2", "It raises", "passed"),
+        _scenario("HITL-1", "It asks", "not-claimed", "newlib has no human-in-the-loop hook"),
     ],
 }
 
@@ -435,16 +440,18 @@ def test_the_history_command_reads_every_committed_version_of_a_report(tmp_path:
         subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
                        capture_output=True)
     git("init", "-q")
+    (repo / "newlib.json").write_text("{", encoding="utf-8")  # a version the suite cannot read
+    git("add", "newlib.json")
+    git("commit", "-q", "-m", "broken")
     for i, verdict in enumerate(("failed", "passed", "passed")):
         data = {**V2, "generated": f"2025-01-0{i + 1}T00:00:00Z",
-                "requirements": {**V2["requirements"], "LOOP-2": verdict}}
+                "requirements": {**V2["requirements"], "LOOP-2": verdict},
+                "scenarios": [{**s, "verdict": verdict} if s["requirement"] == "LOOP-2" else s
+                              for s in V2["scenarios"]]}
         (repo / "newlib.json").write_text(json.dumps(data), encoding="utf-8")
         git("add", "newlib.json")
         git("commit", "-q", "-m", f"run {i}")
-    (repo / "broken.json").write_text("{", encoding="utf-8")
-    git("add", "broken.json")
-    git("commit", "-q", "-m", "broken")
-    snapshots = from_git([repo / "newlib.json", repo / "broken.json"])
+    snapshots = from_git([repo / "newlib.json"])
     # The third run changed nothing: not history.
     assert [s.requirements["LOOP-2"] for s in snapshots] == ["failed", "passed"]
     assert all(s.source.startswith("git ") for s in snapshots)
@@ -457,7 +464,7 @@ def test_a_run_against_an_earlier_release_counts_a_declared_failure_it_does_not_
     # The binding's known failures are the current release's: an earlier release that passes one
     # fails the run only as "listed as a known failure but passed"; for history, it passed.
     xpass = "listed as a known failure but passed: remove it from the binding's known_failures"
-    data = {**V2, "requirements": {**V2["requirements"], "ERR-1": "failed", "EXH-1": "failed"},
+    data = {**V2, "requirements": {"ERR-1": "failed", "EXH-1": "failed"},
             "scenarios": [_scenario("ERR-1", "It fails", "failed", xpass),
                           _scenario("ERR-1", "It fails too", "failed", xpass),
                           _scenario("EXH-1", "It stops", "failed", xpass),
@@ -519,7 +526,7 @@ def test_the_cli_writes_the_site(reports: list[Path], tmp_path: Path,
 
 def test_the_committed_site_is_built_from_the_committed_reports(tmp_path: Path) -> None:
     fresh = tmp_path / "site"
-    build_site([load_report(REPORTS / f"{name}.json") for name in PEERS], fresh,
+    build_site([read_report(REPORTS / f"{name}.json") for name in PEERS], fresh,
                history=load_history([HISTORY]))
     def files(root: Path) -> dict[str, str]:
         return {str(p.relative_to(root)): p.read_text(encoding="utf-8")
@@ -848,6 +855,7 @@ def test_two_ids_that_would_share_a_page_are_an_error_not_an_overwrite(
         reports: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(json.dumps(V2))
     data["requirements"]["LOOP-1."] = "failed"  # would be written as req/LOOP-1.html too
+    data["scenarios"].append(_scenario("LOOP-1.", "It clashes", "failed", "a dot"))
     path = tmp_path / "clash.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     code, err = _site([path], tmp_path / "site", capsys)
@@ -855,6 +863,7 @@ def test_two_ids_that_would_share_a_page_are_an_error_not_an_overwrite(
     assert not (tmp_path / "site").exists()
     twins = [path, tmp_path / "twin.json"]
     data["requirements"].pop("LOOP-1.")
+    data["scenarios"].pop()
     data["binding"]["name"] = "new lib"
     twins[0].write_text(json.dumps(data), encoding="utf-8")
     data["binding"]["name"] = "new-lib"
