@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from conformance._site._causes import DEFINITION
 from conformance._site._context import Site
 from conformance._site._html import e, page, verdict_mark
 
@@ -48,6 +49,8 @@ def glossary(site: Site) -> str:
 not make the library non-conforming. Counted apart.</dd>
 <dt>Conforms</dt><dd>Every MUST requirement of the core and of the capabilities the library claims
 passed.</dd>
+<dt>Cause</dt><dd>{e(DEFINITION)} A library that does not conform shows its MUST failures counted by
+cause, and how many requirements they block.</dd>
 <dt>Core</dt><dd>The requirements every agent loop is judged on; the others apply only to a library that
 claims their capability.</dd>
 <dt>Capability</dt><dd>An optional feature a library may have (<code>tool-approval</code>,

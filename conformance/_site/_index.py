@@ -5,11 +5,12 @@ the filters, and a line per library."""
 from __future__ import annotations
 
 from conformance._site._badges import profiles
+from conformance._site._causes import DEFINITION, causes, must_failures
 from conformance._site._context import Site
 from conformance._site._history import changes, previous
 from conformance._site._html import JS, ORDER, VERDICTS, e, inline, level_tag, page, plain_title, verdict_mark
 from conformance._site._model import SiteReport
-from conformance._site._score import Tally, applies, conforms, level, tally
+from conformance._site._score import FAILURES, Tally, applies, conforms, level, tally
 
 
 def _share_class(t: Tally) -> str:
@@ -44,6 +45,15 @@ def _scorecard_row(site: Site, r: SiteReport) -> str:
                      f"{extra}</td>")
     verdict = ('<span class="yes"><span aria-hidden="true">✓</span> yes</span>' if ok
                else '<span class="no"><span aria-hidden="true">✗</span> no</span>')
+    counted = must_failures(r, site.requirements)
+    if not ok and counted:  # each cause once, linked to its place on the library's page
+        lib_page = f"lib/{e(site.slugs[b.name])}.html"
+        named = ", ".join(f'<a href="{lib_page}#r-{e(site.req_slug(c.rid))}">{e(c.rid)}</a>'
+                        + ("" if level(r, c.rid, site.requirements) == "must" else " (SHOULD)")
+                        for c in causes(r) if c.verdict in FAILURES)
+        verdict = (f'<span class="no"><span aria-hidden="true">✗</span> no</span>: '
+                   f'<a href="{lib_page}#causes-h">{e(counted)}</a>'
+                   f'<br><span class="muted">causes: {named}</span>')
     return (f'<tr class="{"variant" if variant else "lib"}"{_lib_cell_attrs(site, r)}>'
             f'<th scope="row"><a href="lib/{e(site.slugs[b.name])}.html">{e(b.name)}</a>{lang}'
             f' <span class="muted">{e(b.version)}</span></th>'
@@ -212,7 +222,8 @@ def index(site: Site) -> str:
 {len(site.ids)} requirements, on the library's own defaults. Each cell:
 <strong>MUST requirements passed / those that apply</strong>
 (<span class="muted">+SHOULD</span> apart; "–": the library does not claim that capability). A library
-<strong>conforms</strong> when every MUST that applies passed.
+<strong>conforms</strong> when every MUST that applies passed; else its MUST failures are counted
+by cause. {e(DEFINITION)}
 <a href="glossary.html">What the words mean</a>.</p>
 {_changed(site)}
 {_scorecard(site)}

@@ -8,6 +8,7 @@ from __future__ import annotations
 from urllib.parse import quote, urlencode
 
 from conformance._site._badges import badge_json, must_score, profiles
+from conformance._site._causes import causes, must_failures, unattributed
 from conformance._site._context import Site
 from conformance._site._html import VERDICTS, e, inline, level_tag, page, plain_title, verdict_mark
 from conformance._site._model import SiteReport, SiteScenario
@@ -104,6 +105,30 @@ def _requirement_section(site: Site, report: SiteReport, rid: str) -> str:
             f'<ul class="scen">{items}</ul></section>')
 
 
+def _causes(site: Site, report: SiteReport) -> str:
+    """Failures first: every requirement that did not pass on its own, with its reason, and under
+    it the requirements it blocked; each linked to its section below."""
+    def link(rid: str) -> str:
+        return f'<a href="#r-{e(site.req_slug(rid))}">{e(rid)}</a>'
+    items = []
+    for c in causes(report):
+        under = (f'<br><span class="muted">Blocks {len(c.blocked)}:</span> '
+                 + ", ".join(link(rid) for rid in c.blocked)) if c.blocked else ""
+        items.append(f'<li>{link(c.rid)} {level_tag(level(report, c.rid, site.requirements))} '
+                     f'<span class="v-{e(c.verdict)}">{verdict_mark(c.verdict)}</span>: '
+                     f'<span class="reason">{e(c.reason or "no reason given")}</span>{under}</li>')
+    loose = unattributed(report)
+    if loose:
+        items.append("<li>Blocked, by a requirement not shown as a cause: "
+                     + ", ".join(link(rid) for rid in loose) + "</li>")
+    if not items:
+        return ""
+    counted = must_failures(report, site.requirements)
+    return (f'<h2 id="causes-h">What did not pass, by cause</h2>'
+            f'<p>{e(counted + ". " if counted else "")}Each cause once, with the requirements it blocks; '
+            f'the sections below give every scenario.</p><ul class="causes">{"".join(items)}</ul>')
+
+
 def _kit(site: Site, report: SiteReport) -> str:
     b = report.binding
     slug = site.slugs[b.name]
@@ -166,6 +191,8 @@ def library(site: Site, report: SiteReport) -> str:
     not_claimed = "".join(f"<li><code>{e(c)}</code>: {e(why)}</li>" for c, why in b.not_claimed.items())
     installed = ", ".join(f"{name} {version}" for name, version in b.dependencies.items())
     deps = f"<dt>Dependencies installed</dt><dd>{e(installed)}</dd>" if installed else ""
+    counted = must_failures(report, site.requirements)
+    failures = f' <a href="#causes-h">{e(counted)}</a>.' if counted and not ok else ""
     sections = []
     for topic, ids in site.topics():
         inner = "".join(_requirement_section(site, report, rid) for rid in ids if rid in report.requirements)
@@ -176,7 +203,7 @@ def library(site: Site, report: SiteReport) -> str:
 <p><img src="../badges/{e(site.slugs[b.name])}.svg"
 alt="{e(b.name)}: {e(badge_json(report, site.requirements)["message"])}">
 <strong>{"Conforms" if ok else "Does not conform"}</strong>: {must.passed} of {must.total} MUST
-requirements passed; SHOULD {should.text}.</p>
+requirements passed; SHOULD {should.text}.{failures}</p>
 <p><a href="#kit-h">Maintainer kit</a>: badges to copy, the JSON and Markdown downloads, and how to
 report a wrong verdict.</p>
 <dl class="facts"><dt>Language</dt><dd>{e(info.language or "?")}</dd>
@@ -185,6 +212,7 @@ report a wrong verdict.</p>
 <dt>Report generated</dt><dd>{e(report.generated or "unknown")}</dd>
 <dt>Capabilities claimed</dt><dd>{e(", ".join(b.capabilities) or "none")}</dd></dl>
 {older}{_setup(site, report)}
+{_causes(site, report)}
 {f"<h2>Capabilities not claimed</h2><ul>{not_claimed}</ul>" if not_claimed else ""}
 {"".join(sections)}
 {_kit(site, report)}"""

@@ -535,6 +535,38 @@ def test_the_committed_site_is_built_from_the_committed_reports(tmp_path: Path) 
         "docs/site/ is stale: run `nox -s site` (or `nox -s peers`) and commit docs/site/")
 
 
+def test_a_library_that_does_not_conform_counts_its_must_failures_by_cause(tmp_path: Path,
+                                                                         features: Path) -> None:
+    pages = _build(_all(tmp_path), tmp_path / "site", features)
+    row = pages["index.html"].split('data-lib="newlib"', 1)[1].split("</tr>", 1)[0]
+    # ERR-1 (known) and EXH-1 (failed) fail on their own; ERR-4 is blocked by ERR-1, never a failure.
+    assert "2 MUST failures, 2 causes; 1 requirement blocked by them" in row
+    assert re.findall(r'#r-[^"]*">([A-Z]+-\d+)</a>', row) == ["ERR-1", "EXH-1"]
+    page = pages["lib/newlib.html"]
+    causes = page.split('id="causes-h"', 1)[1].split("</ul>", 1)[0]
+    assert re.findall(r'<li><a href="#r-[^"]*">([A-Z]+-\d+)</a>', causes) == ["ERR-1", "EXH-1"]
+    assert "newlib returns the answer in &lt;b&gt;bold&lt;/b&gt;" in causes
+    assert "Blocks 1:</span> <a" in causes and ">ERR-4</a>" in causes
+    assert page.index('id="causes-h"') < page.index('class="req"')  # failures first
+    assert "A cause is a requirement that failed" in pages["glossary.html"]
+
+
+@pytest.mark.parametrize("name", ["mastra", "agno"])
+def test_the_answer_text_cause_is_shown_once_on_the_scorecard_and_the_library_page(name: str) -> None:
+    index = (SITE / "index.html").read_text(encoding="utf-8")
+    row = index.split(f'<tr class="lib" data-lib="{name}"', 1)[1].split("</tr>", 1)[0]
+    assert "✗</span> no</span>: <a" in row and " MUST failures, " in row
+    assert row.count(">LOOP-7</a>") == 1
+    page = (SITE / "lib" / f"{name}.html").read_text(encoding="utf-8")
+    causes = page.split('id="causes-h"', 1)[1].split("</ul>", 1)[0]
+    assert causes.count(">LOOP-7</a>") == 1
+    reason = causes.split(">LOOP-7</a>", 1)[1].split("</li>", 1)[0]
+    assert "every" in reason and ("step" in reason or "earlier" in reason)
+    # Every cause once: no requirement is listed as a cause twice.
+    listed = re.findall(r'<li><a href="#r-[^"]*">([A-Z]+-\d+)</a>', causes)
+    assert len(listed) == len(set(listed)) and "LOOP-7" in listed
+
+
 def _luminance(colour: str) -> float:
     channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
     r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
