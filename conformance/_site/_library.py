@@ -105,6 +105,13 @@ def _requirement_section(site: Site, report: SiteReport, rid: str) -> str:
             f'<ul class="scen">{items}</ul></section>')
 
 
+def _page_link(site: Site, name: str) -> str:
+    """A library's name, linked to its page when the site has one."""
+    if name in site.slugs:
+        return f'<a href="{e(site.slugs[name])}.html"><strong>{e(name)}</strong></a>'
+    return f"<strong>{e(name)}</strong>"
+
+
 def _causes(site: Site, report: SiteReport) -> str:
     """Failures first: every requirement that did not pass on its own, with its reason, and under
     it the requirements it blocked; each linked to its section below."""
@@ -176,8 +183,13 @@ def library(site: Site, report: SiteReport) -> str:
     info = site.library(b.name)
     must, should = site.must(report), site.should(report)
     ok = conforms(report, site.requirements)
-    variant = (f"<p>An opt-in variant of <strong>{e(info.variant_of)}</strong>: {inline(info.turns_on)}</p>"
+    variant = (f"<p>An opt-in variant of {_page_link(site, info.variant_of)}: {inline(info.turns_on)}</p>"
                if info.variant_of and info.variant_of != b.name else "")
+    variants = [r.binding.name for r in site.reports
+                if r.binding.name != b.name and site.library(r.binding.name).variant_of == b.name]
+    if variants:
+        variant += ("<p>Judged also with an opt-in turned on: "
+                    + ", ".join(_page_link(site, name) for name in variants) + ".</p>")
     baseline = ("<p><strong>Baseline.</strong> The suite's own reference implementation: it shows that "
                 "every scenario can pass; it is not a library to choose.</p>"
                 if site.is_baseline(report) else "")

@@ -567,6 +567,20 @@ def test_the_answer_text_cause_is_shown_once_on_the_scorecard_and_the_library_pa
     assert len(listed) == len(set(listed)) and "LOOP-7" in listed
 
 
+def test_a_library_and_its_opt_in_variants_link_to_each_other() -> None:
+    for base, variant in (("mastra", "mastra+retries"), ("langchain", "langchain+tool-errors")):
+        base_page = (SITE / "lib" / f"{base}.html").read_text(encoding="utf-8")
+        variant_page = (SITE / "lib" / f"{_slug(variant)}.html").read_text(
+            encoding="utf-8")
+        assert f'<a href="{_slug(variant)}.html"><strong>{variant}</strong></a>' in base_page
+        assert f'An opt-in variant of <a href="{base}.html"><strong>{base}</strong></a>' in variant_page
+
+
+def _slug(name: str) -> str:
+    from conformance._site._output import slug
+    return slug(name, "library")
+
+
 def _luminance(colour: str) -> float:
     channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
     r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
