@@ -32,7 +32,7 @@ def _setup(site: Site, report: SiteReport) -> str:
     info = site.library(report.binding.name)
     if site.is_baseline(report):
         command = "<code>pip install -e .</code>"
-    elif info.language == "JavaScript":
+    elif info.language == "TypeScript":
         command = ("<code>pip install -e .</code> and Node.js (the harness installs its locked npm "
                    "packages on its first run)")
     elif info.language == "Python":

@@ -301,7 +301,9 @@ def test_the_glossary_and_the_libraries_are_explained(tmp_path: Path, features: 
     lines = meta()
     for name, info in lines.libraries.items():  # every bundled library and variant is introduced
         assert info.what or info.turns_on, name
-        assert lines.library(name).language in ("Python", "JavaScript"), name
+        assert lines.library(name).language in ("Python", "TypeScript"), name
+    for name in ("ax", "ai", "dspy-ts", "langgraph-js", "mastra", "openai-agents-js", "mastra+retries"):
+        assert lines.library(name).language == "TypeScript", name  # their packages' sources are .ts
     assert meta().library("langchain+tool-errors").turns_on.startswith("ToolErrorMiddleware")
     assert lines.library("langchain+tool-errors").package == "langchain"
     ids = [rid for t in lines.topics for rid in t.requirements]
@@ -750,10 +752,10 @@ def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
                 "ths => ths.map(t => t.getAttribute('data-lib'))")
             assert "autogen" not in claims and sorted(shown) == ["autogen", "langchain"]
             # The language and the text search, restored from the URL as well.
-            page.goto(f"{index}#lang=JavaScript&q=pause")
+            page.goto(f"{index}#lang=TypeScript&q=pause")
             shown = page.locator("#matrix thead th[data-lib]:visible").evaluate_all(
                 "ths => ths.map(t => t.getAttribute('data-lang'))")
-            assert shown and set(shown) == {"JavaScript"}
+            assert shown and set(shown) == {"TypeScript"}
             texts = page.locator("#matrix tbody tr.req:visible").evaluate_all(
                 "rows => rows.map(r => r.getAttribute('data-text'))")
             assert texts and all("pause" in text for text in texts)
