@@ -66,6 +66,7 @@ pre.message, pre.wrap { white-space: pre-wrap; word-break: break-word; }
 #scorecard tr.variant th[scope=row] { padding-left: 1.2rem; font-weight: normal; }
 #scorecard .yes { color: #0f5323; font-weight: 700; }
 #scorecard .no { color: #82071e; font-weight: 700; }
+#scorecard details.causes[open] { white-space: normal; max-width: 16rem; }
 .s-full { background: #dafbe1; }
 .s-part { background: #fff8c5; }
 .s-low { background: #ffcecb; }
@@ -202,6 +203,22 @@ JS = """
     Array.prototype.forEach.call(document.querySelectorAll('[data-lib]'), function (el) {
       if (el.tagName === 'INPUT') { return; }
       el.hidden = !!hiddenLibs[el.getAttribute('data-lib')];
+    });
+    // "passed by k of n" counts the libraries shown (the baseline apart), as the filters left them.
+    var filtered = Object.keys(hiddenLibs).length > 0;
+    rows.forEach(function (row) {
+      var out = row.querySelector('.counted');
+      if (!out) { return; }
+      var judged = 0, passed = 0;
+      Array.prototype.forEach.call(row.querySelectorAll('td[data-verdict]'), function (td) {
+        var v = td.getAttribute('data-verdict');
+        if (td.classList.contains('base') || hiddenLibs[td.getAttribute('data-lib')] ||
+            v === '' || v === 'not-claimed') { return; }
+        judged += 1;
+        if (v === 'passed') { passed += 1; }
+      });
+      out.textContent = judged ? 'passed by ' + passed + ' of ' + judged + (filtered ? ' shown' : '')
+        : 'claimed by no library' + (filtered ? ' shown' : '');
     });
     groups.forEach(function (g) {
       var name = g.getAttribute('data-topic');

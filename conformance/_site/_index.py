@@ -5,7 +5,7 @@ the filters, and a line per library."""
 from __future__ import annotations
 
 from conformance._site._badges import profiles
-from conformance._site._causes import DEFINITION, causes, must_failures
+from conformance._site._causes import causes, must_causes, must_failures
 from conformance._site._context import Site
 from conformance._site._history import changes, previous
 from conformance._site._html import JS, ORDER, VERDICTS, e, inline, level_tag, page, plain_title, verdict_mark
@@ -51,9 +51,11 @@ def _scorecard_row(site: Site, r: SiteReport) -> str:
         named = ", ".join(f'<a href="{lib_page}#r-{e(site.req_slug(c.rid))}">{e(c.rid)}</a>'
                         + ("" if level(r, c.rid, site.requirements) == "must" else " (SHOULD)")
                         for c in causes(r) if c.verdict in FAILURES)
-        verdict = (f'<span class="no"><span aria-hidden="true">✗</span> no</span>: '
-                   f'<a href="{lib_page}#causes-h">{e(counted)}</a>'
-                   f'<br><span class="muted">causes: {named}</span>')
+        # Folded to its number of causes: the scorecard must stay on the first screen.
+        n = len(must_causes(r, site.requirements))
+        verdict = (f'<details class="causes"><summary><span class="no"><span aria-hidden="true">✗</span> '
+                   f'<span class="sr">no: </span>{n} cause{"" if n == 1 else "s"}</span></summary>'
+                   f'<a href="{lib_page}#causes-h">{e(counted)}</a>: {named}</details>')
     return (f'<tr class="{"variant" if variant else "lib"}"{_lib_cell_attrs(site, r)}>'
             f'<th scope="row"><a href="lib/{e(site.slugs[b.name])}.html">{e(b.name)}</a>{lang}'
             f' <span class="muted">{e(b.version)}</span></th>'
@@ -160,7 +162,7 @@ def _matrix(site: Site) -> str:
                 f'<tr class="req" data-topic="{e(topic)}" data-text="{e(text)}" '
                 f'data-profiles="{e(" ".join(profiles(req.profile if req else "")))}">'
                 f'<th scope="row"><a href="req/{e(site.req_slug(rid))}.html">{e(rid)}</a> {level_tag(lvl)} '
-                f'<span class="muted">{counted}</span>'
+                f'<span class="muted counted">{counted}</span>'
                 f'<span class="title">{inline(title)}</span></th>{"".join(cells)}</tr>')
     return (f'<div class="matrix-wrap" role="region" aria-labelledby="matrix-h" tabindex="0">'
             f'<table id="matrix"><caption class="sr">Rows: requirements by topic, with their level and '
@@ -223,8 +225,7 @@ def index(site: Site) -> str:
 <strong>MUST requirements passed / those that apply</strong>
 (<span class="muted">+SHOULD</span> apart; "–": the library does not claim that capability). A library
 <strong>conforms</strong> when every MUST that applies passed; else its MUST failures are counted
-by cause. {e(DEFINITION)}
-<a href="glossary.html">What the words mean</a>.</p>
+by cause. <a href="glossary.html">What the words mean</a>.</p>
 {_changed(site)}
 {_scorecard(site)}
 <h2 id="matrix-h">Requirement by library</h2>

@@ -220,8 +220,8 @@ def test_the_matrix_groups_rows_by_topic_with_levels_and_links_every_cell(
     assert 'ERR-4</a> <span class="tag lvl-should">SHOULD</span>' in matrix
     # HITL-1 (ask-user) is claimed by the baseline alone: no library to count.
     assert ('HITL-1</a> <span class="tag lvl-must">MUST</span> '
-            '<span class="muted">claimed by no library</span>') in matrix
-    assert ('ERR-1</a> <span class="tag lvl-must">MUST</span> <span class="muted">passed by 1 of 3</span>'
+            '<span class="muted counted">claimed by no library</span>') in matrix
+    assert ('ERR-1</a> <span class="tag lvl-must">MUST</span> <span class="muted counted">passed by 1 of 3</span>'
             in matrix)
     # Every cell: a link to its details, a text label, and a failure is red whether known or not.
     cells = re.findall(r'<td class="v v-([a-z-]*)(?: base)?" data-verdict="[a-z-]*" data-lib="([^"]+)">'
@@ -557,7 +557,7 @@ def test_a_library_that_does_not_conform_counts_its_must_failures_by_cause(tmp_p
 def test_the_answer_text_cause_is_shown_once_on_the_scorecard_and_the_library_page(name: str) -> None:
     index = (SITE / "index.html").read_text(encoding="utf-8")
     row = index.split(f'<tr class="lib" data-lib="{name}"', 1)[1].split("</tr>", 1)[0]
-    assert "✗</span> no</span>: <a" in row and " MUST failures, " in row
+    assert '<span class="sr">no: </span>' in row and " MUST failures, " in row
     assert row.count(">LOOP-7</a>") == 1
     page = (SITE / "lib" / f"{name}.html").read_text(encoding="utf-8")
     causes = page.split('id="causes-h"', 1)[1].split("</ul>", 1)[0]
@@ -756,6 +756,12 @@ def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
             shown = page.locator("#matrix thead th[data-lib]:visible").evaluate_all(
                 "ths => ths.map(t => t.getAttribute('data-lang'))")
             assert shown and set(shown) == {"TypeScript"}
+            # "passed by k of n" counts the TypeScript libraries shown, not all of them.
+            counts = page.locator("#matrix tbody tr.req:visible .counted").all_inner_texts()
+            judged = [re.fullmatch(r"passed by (\d+) of (\d+) shown|claimed by no library shown", c)
+                      for c in counts]
+            assert counts and all(judged), counts
+            assert all(int(m[2]) <= len(shown) for m in judged if m and m[2])
             texts = page.locator("#matrix tbody tr.req:visible").evaluate_all(
                 "rows => rows.map(r => r.getAttribute('data-text'))")
             assert texts and all("pause" in text for text in texts)
