@@ -221,8 +221,8 @@ def test_the_matrix_groups_rows_by_topic_with_levels_and_links_every_cell(
     # HITL-1 (ask-user) is claimed by the baseline alone: no library to count.
     assert ('HITL-1</a> <span class="tag lvl-must">MUST</span> '
             '<span class="muted counted">claimed by no library</span>') in matrix
-    assert ('ERR-1</a> <span class="tag lvl-must">MUST</span> <span class="muted counted">passed by 1 of 3</span>'
-            in matrix)
+    assert ('ERR-1</a> <span class="tag lvl-must">MUST</span> '
+            '<span class="muted counted">passed by 1 of 3</span>') in matrix
     # Every cell: a link to its details, a text label, and a failure is red whether known or not.
     cells = re.findall(r'<td class="v v-([a-z-]*)(?: base)?" data-verdict="[a-z-]*" data-lib="([^"]+)">'
                        r'<a href="([^"]+)">'
