@@ -6,6 +6,7 @@ project's test run.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
 import os
@@ -208,9 +209,16 @@ class _Session:
         for attribute in ("known_failures", "fuzz_known_failures"):
             stale = sorted(set(getattr(self.binding, attribute)) - names)
             if stale:
+                closest = "; ".join(
+                    f"{entry!r}: did you mean {', '.join(map(repr, near))}?"
+                    if (near := difflib.get_close_matches(entry, names, n=3, cutoff=0.5))
+                    else f"{entry!r}: nothing close"
+                    for entry in stale)
                 raise pytest.UsageError(
                     f"binding {self.binding.name!r} lists {attribute} that name no scenario or "
-                    f"requirement: {stale}. Use a scenario name or a requirement ID."
+                    f"requirement: {stale}. Use a scenario name, an Outline row's test id "
+                    f"(`test_x[row]`; a bare Outline id covers no row) or a requirement ID. "
+                    f"Closest names: {closest}."
                 )
 
     @pytest.hookimpl(tryfirst=True)
@@ -638,9 +646,9 @@ def _catalogue_names(items: list[pytest.Item]) -> set[str]:
             template = scenario_wrapper_template_registry.get(obj) if callable(obj) else None
             if template is None:
                 continue
-            names |= {str(template.name), attr}
             rows = collect_example_parametrizations(template) or []
-            names |= {f"{attr}[{row.id}]" for row in rows}
+            # An Outline's bare test id names no test: only its rows' ids (`attr[row]`) do.
+            names |= {str(template.name)} | ({f"{attr}[{row.id}]" for row in rows} if rows else {attr})
     return names
 
 

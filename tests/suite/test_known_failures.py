@@ -42,3 +42,15 @@ def test_a_fuzz_known_failure_that_passes_at_scale_fails_the_run(run_suite: RunS
     assert "listed as a known failure but passed" in run.output
 
 
+
+
+def test_an_entry_that_matches_nothing_is_a_usage_error_naming_the_closest_names(
+    run_suite: RunSuite,
+) -> None:
+    run = run_suite("tests.suite.bindings:MistypedKnownFailures", "-k", "any_json_object")
+    assert run.returncode == 4, run.output[-3000:]
+    assert ("'Choosing finsh stops the loop at once': did you mean "
+            "'Choosing finish stops the loop at once'") in run.output
+    # A bare Outline id names no test; its rows' ids do.
+    assert ("'test_approving_runs_the_pending_call_exactly_once': did you mean "
+            "'test_approving_runs_the_pending_call_exactly_once[") in run.output
