@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from conformance import _attribution, _guard, _http, _report, _text
+from conformance import _attribution, _guard, _http, _known_failures, _report, _text
 from conformance._features import catalogue
 from conformance._fixtures import WORLD
-from conformance._loader import load_binding
+from conformance._loader import CMD, HARNESSES, load_binding
 from conformance._report import Report, ScenarioResult
 from conformance._steps import MODULES
 from conformance.binding import Binding, effective_capabilities
@@ -495,6 +495,7 @@ class _Session:
                 "known_failures with its reason"), red=True)
         if self.stopped_by:
             tr.write_line(_text.terminal(f"partial report: {self.stopped_by}"), yellow=True)
+        self._suggest_known_failures(tr, report)
         leaked = self.leaked_threads()
         if leaked:
             names = _text.name(", ".join(repr(t.name) for t in leaked))
@@ -503,6 +504,21 @@ class _Session:
         if os.environ.get("GITHUB_ACTIONS") == "true":
             for line in self.annotations():
                 tr.write_line(line)
+
+    def _suggest_known_failures(self, tr: Any, report: Report) -> None:
+        """After a failing run, the `known_failures` entries that would list what failed."""
+        names = _known_failures.entries(report.scenarios)
+        if not names:
+            return
+        impl = str(self.config.getoption("impl"))
+        harness = impl in HARNESSES or impl.startswith(CMD)
+        where = "in the harness's welcome" if harness else "in the binding class"
+        tr.write_line(_text.terminal(
+            f"known_failures that would list what failed ({where}; replace each reason with what "
+            "the library does and where in its source, or fix the binding if it is its fault):"))
+        entries = _known_failures.as_json(names) if harness else _known_failures.as_python(names)
+        for line in entries.splitlines():
+            tr.write_line(_text.terminal(line))
 
     def annotations(self) -> list[str]:
         """A GitHub Actions `::error` line for each scenario that failed or errored, at the
