@@ -382,6 +382,18 @@ class KnowsItIgnoresTheCap(IgnoresTheCap):
     }
 
 
+class ListsTheCapById(IgnoresTheCap):
+    """Lists LOOP-3 by ID: the entry covers its failing scenarios, not the one it passes."""
+
+    known_failures: ClassVar[Mapping[str, str]] = {"LOOP-3": "runs one step past its cap"}
+
+
+class ListsAPassedRequirementById(ReferenceBinding):
+    """Lists by ID a requirement whose every scenario the reference passes."""
+
+    known_failures: ClassVar[Mapping[str, str]] = {"LOOP-3": "pretends the reference fails it"}
+
+
 class _NoArgumentSchema(reference.ReAct):
     """Lists each tool by name and description only, as a prompt without argument schemas would."""
 

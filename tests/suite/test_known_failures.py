@@ -107,3 +107,31 @@ def test_a_harness_gets_the_entries_as_its_welcome_writes_them() -> None:
     names = ["A scenario", "test_x[a-b]", 'quoted "name"']
     welcome = json.loads("{" + as_json(names) + "}")
     assert welcome == {"known_failures": dict.fromkeys(names, PLACEHOLDER)}
+
+
+LOOP3 = "-k", "step_cap_stops or cap_of_one_allows or final_answer_on_step_n"
+
+
+def test_a_requirement_listed_by_id_covers_only_its_failing_scenarios(run_suite: RunSuite) -> None:
+    run = run_suite("tests.suite.bindings:ListsTheCapById", *LOOP3)
+    assert run.returncode == 0, run.output[-3000:]
+    assert run.report is not None
+    assert run.report["requirements"] == {"LOOP-3": "known-failure"}
+    verdicts = {s["id"]: s["verdict"] for s in run.report["scenarios"]}
+    assert verdicts["test_a_final_answer_on_step_n_of_a_cap_of_n_is_reported_as_a_final_answer"] == "passed"
+    assert sorted(verdicts.values()) == ["known-failure", "known-failure", "passed"]
+    assert run.report["judged"] == {"LOOP-3": [2, 3]}
+    assert "LOOP-3    MUST   known-failure (2 of 3) runs one step past its cap" in run.output
+    assert "listed as a known failure but passed" not in run.output
+
+
+def test_a_requirement_listed_by_id_whose_every_scenario_passed_fails_the_run(
+    run_suite: RunSuite,
+) -> None:
+    run = run_suite("tests.suite.bindings:ListsAPassedRequirementById", *LOOP3)
+    assert run.returncode == 1, run.output[-3000:]
+    assert run.requirements("failed") == {"LOOP-3"}
+    assert run.report is not None
+    assert run.report["reasons"]["LOOP-3"].startswith(
+        "listed as a known failure but passed: LOOP-3 is listed by ID and every one of its scenarios passed")
+    assert "3 failed" in run.output
