@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import quote
@@ -372,3 +373,18 @@ def counts(report: Report) -> dict[str, int]:
 def dumps_property(result: ScenarioResult) -> str:
     """A scenario result as it travels in a report's user_properties (also across xdist)."""
     return json.dumps(result.model_dump())
+
+
+def dependency_versions(binding: object) -> dict[str, str]:
+    """The installed version of each distribution the binding names, as the report records them;
+    a harness's, as its welcome gives them (`dependency_versions`)."""
+    declared = getattr(binding, "dependency_versions", None)
+    if declared is not None:
+        return dict(declared)
+    found: dict[str, str] = {}
+    for name in getattr(binding, "dependencies", ()):  # absent on a duck-typed binding
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return found

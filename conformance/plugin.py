@@ -402,7 +402,7 @@ class _Session:
             binding=_report.BindingInfo(
                 name=b.name, version=_safe_version(b), capabilities=sorted(self.capabilities),
                 not_claimed=dict(sorted(b.not_claimed.items())), contract_version=b.contract_version,
-                dependencies=_dependency_versions(b),
+                dependencies=_report.dependency_versions(b),
                 auxiliary_calls=dict(b.auxiliary_calls), parity=dict(b.parity),
             ),
             suite_version=_suite_version(),
@@ -747,17 +747,6 @@ def _safe_version(binding: Binding) -> str:
         return str(binding.version)
     except Exception as exc:  # a broken binding still gets a report
         return f"unknown ({type(exc).__name__})"
-
-
-def _dependency_versions(binding: Binding) -> dict[str, str]:
-    """The installed version of each distribution the binding names, as the report records them."""
-    found: dict[str, str] = {}
-    for name in getattr(binding, "dependencies", ()):  # absent on a duck-typed binding
-        try:
-            found[name] = version(name)
-        except PackageNotFoundError:
-            found[name] = "not installed"
-    return found
 
 
 def _suite_version() -> str:
