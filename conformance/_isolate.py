@@ -29,6 +29,7 @@ from pydantic import BaseModel, JsonValue
 from conformance import _guard
 from conformance import _protocol as p
 from conformance._model import ScriptedModel, UnexpectedModelCall
+from conformance._report import dependency_versions
 from conformance._tools import SuiteTool
 from conformance.binding import Binding, CallRequest, ErrorInfo, LMCall, Outcome, ToolSpec, Turn
 
@@ -160,7 +161,7 @@ class Worker:
                          not_claimed=dict(b.not_claimed), known_failures=dict(b.known_failures),
                          fuzz_known_failures=dict(b.fuzz_known_failures),
                          auxiliary_calls=dict(b.auxiliary_calls), approval_form=b.approval_form,
-                         parity=dict(b.parity))
+                         parity=dict(b.parity), dependencies=dependency_versions(b))
 
     def _binding_thread(self) -> None:
         while True:

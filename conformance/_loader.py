@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance import _guard
+from conformance._known_failures import PLACEHOLDER, placeholders
 from conformance.binding import CAPABILITIES, CONTRACT_VERSION, V1_CAPABILITIES, Binding
 
 GROUP = "react_conformance.bindings"
@@ -232,6 +233,13 @@ def _checked(name: str, binding: Binding) -> Binding:
     blank = sorted(c for c, reason in reasons.items() if not str(reason).strip())
     if blank:
         raise pytest.UsageError(f"--impl {name}: not_claimed gives no reason for {blank}.")
+    for attribute in ("known_failures", "fuzz_known_failures"):
+        unsaid = placeholders(dict(getattr(binding, attribute)))
+        if unsaid:
+            raise pytest.UsageError(
+                f"--impl {name}: {attribute} still gives the placeholder reason {PLACEHOLDER!r} "
+                f"for {unsaid}: replace it with what the library does there and where in its "
+                "source (the reports show it).")
     return binding
 
 

@@ -740,7 +740,7 @@ def process_binding(command: str, *, timeout: float, transcript: Path | None = N
          "known_failures": dict(welcome.known_failures),
          "fuzz_known_failures": dict(welcome.fuzz_known_failures),
          "auxiliary_calls": dict(welcome.auxiliary_calls), "approval_form": welcome.approval_form,
-         "parity": dict(welcome.parity),
+         "parity": dict(welcome.parity), "dependency_versions": dict(welcome.dependencies),
          "__doc__": ProcessBinding.__doc__},
     )
     binding: ProcessBinding = declared(argv, timeout, transcript, first, welcome)

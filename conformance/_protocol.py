@@ -250,6 +250,9 @@ class Welcome(BaseModel):
     #: For each rule of the contract's parity (`conformance.binding.PARITY`), how the harness fills
     #: that field for its library (see `Binding.parity`).
     parity: dict[str, str] = Field(default_factory=dict)
+    #: The installed version of the library's own packages and of the key dependencies its loop
+    #: runs on (`{"ai": "4.3.1", "zod": "3.24.2"}`), as a binding's `dependencies` are reported.
+    dependencies: dict[str, str] = Field(default_factory=dict)
 
 
 class Done(BaseModel):

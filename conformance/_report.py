@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Literal, Protocol
 from urllib.parse import quote
@@ -89,7 +90,8 @@ class Report(BaseModel):
     #: it claims passed. None in a partial report, or when a run judged none of them.
     conforms: bool | None = None
     #: For a requirement that passed on only some of its scenarios (the others not claimed):
-    #: `[k, n]`, k of its n scenarios judged.
+    #: `[k, n]`, k of its n scenarios judged; for a known failure listed by requirement ID whose
+    #: other scenarios passed: `[k, n]`, k of its n scenarios known failures.
     judged: dict[str, list[int]] = Field(default_factory=dict)
     #: For every requirement not passed, one line saying why: the known failure's reason, the
     #: unclaimed capability's reason, the requirement that blocked it, or the first failure.
@@ -154,15 +156,24 @@ def conforms_if_judged(verdicts: dict[str, Verdict], capabilities: Iterable[str]
     return None if verdict and not_judged(verdicts, capabilities, catalogue) else verdict
 
 
-def judged(results: Iterable[ScenarioResult], verdicts: dict[str, Verdict]) -> dict[str, list[int]]:
-    """For each requirement passed on part of its scenarios, `[judged, selected]`."""
+def judged(results: Iterable[ScenarioResult], verdicts: dict[str, Verdict],
+           listed: Iterable[str] = ()) -> dict[str, list[int]]:
+    """For each requirement passed on part of its scenarios, `[judged, selected]`; for each
+    requirement `listed` by ID as a known failure whose entry covers only part of its scenarios
+    (the others passed), `[known failures, selected]`."""
+    results = list(results)
     tally: dict[str, list[int]] = {}
     for r in results:
         k_n = tally.setdefault(r.requirement, [0, 0])
         k_n[0] += r.verdict != "not-claimed"
         k_n[1] += 1
-    return {rid: k_n for rid, k_n in tally.items()
-            if verdicts.get(rid) == "passed" and k_n[0] < k_n[1]}
+    partly = {}
+    for rid in set(listed):
+        verdicts_of = [r.verdict for r in results if r.requirement == rid]
+        if verdicts.get(rid) == "known-failure" and "passed" in verdicts_of:
+            partly[rid] = [verdicts_of.count("known-failure"), len(verdicts_of)]
+    return {rid: partly.get(rid, k_n) for rid, k_n in tally.items()
+            if (verdicts.get(rid) == "passed" and k_n[0] < k_n[1]) or rid in partly}
 
 
 def verdict_text(report: Report, rid: str) -> str:
@@ -373,3 +384,18 @@ def counts(report: Report) -> dict[str, int]:
 def dumps_property(result: ScenarioResult) -> str:
     """A scenario result as it travels in a report's user_properties (also across xdist)."""
     return json.dumps(result.model_dump())
+
+
+def dependency_versions(binding: object) -> dict[str, str]:
+    """The installed version of each distribution the binding names, as the report records them;
+    a harness's, as its welcome gives them (`dependency_versions`)."""
+    declared = getattr(binding, "dependency_versions", None)
+    if declared is not None:
+        return dict(declared)
+    found: dict[str, str] = {}
+    for name in getattr(binding, "dependencies", ()):  # absent on a duck-typed binding
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return found

@@ -6,6 +6,7 @@ project's test run.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
 import os
@@ -13,7 +14,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -22,10 +23,10 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from conformance import _attribution, _guard, _http, _report, _text
+from conformance import _attribution, _guard, _http, _known_failures, _report, _text
 from conformance._features import catalogue
 from conformance._fixtures import WORLD
-from conformance._loader import load_binding
+from conformance._loader import CMD, HARNESSES, load_binding
 from conformance._report import Report, ScenarioResult
 from conformance._steps import MODULES
 from conformance.binding import Binding, effective_capabilities
@@ -126,9 +127,12 @@ class _Session:
                     reason=_text.safe(f"not claimed: {self.binding.name} does not claim {reasons}")
                 ))
                 continue
-            reason = self._known_failure(item)
-            if reason is not None:
-                item.add_marker(pytest.mark.xfail(strict=True,
+            known = self._known_failure(item)
+            if known is not None:
+                # An entry naming the requirement covers only its scenarios that fail: one that
+                # passes is passed (`_stale_requirements` keeps the entry strict as a whole).
+                reason, by_requirement = known
+                item.add_marker(pytest.mark.xfail(strict=not by_requirement,
                                                   reason=_text.safe(f"known failure: {reason}")))
         # The smoke tier runs first: if it fails, the binding is broken, not the library.
         items.sort(key=lambda item: 0 if item.get_closest_marker("conformance_smoke") else 1)
@@ -189,14 +193,46 @@ class _Session:
         return sorted(need for need in _capabilities(item)
                       if not set(need.split("|")) & self.capabilities)
 
-    def _known_failure(self, item: pytest.Item) -> str | None:
-        # The most precise entry wins: a scenario's own reason over its requirement's. In a run
-        # fuzzing at scale, the failures found only at scale come first.
-        keys = (_scenario_name(item), item.name, _requirement(item))
+    def _known_lists(self) -> list[Mapping[str, str]]:
+        """The known failures that apply to this run: in a run fuzzing at scale, the failures
+        found only at scale come first."""
         lists = [self.binding.known_failures]
         if self.binding.fuzz_known_failures and _fuzzing_at_scale(self.config):
             lists.insert(0, self.binding.fuzz_known_failures)
-        return next((known[k] for known in lists for k in keys if k is not None and k in known), None)
+        return lists
+
+    def _known_failure(self, item: pytest.Item) -> tuple[str, bool] | None:
+        """The reason `item` is listed for, and whether only its requirement's ID lists it."""
+        # The most precise entry wins: a scenario's own reason over its requirement's.
+        requirement = _requirement(item)
+        keys = (_scenario_name(item), item.name, requirement)
+        return next(((known[k], k == requirement) for known in self._known_lists() for k in keys
+                     if k is not None and k in known), None)
+
+    def _resolved(self, complete: bool) -> list[ScenarioResult]:
+        """The results, blocked scenarios attributed (`_attribution.resolve_blocked`) and, in a
+        complete run, each requirement listed by ID whose every judged scenario passed failed as
+        a stale entry."""
+        results = _attribution.resolve_blocked(list(self.results.values()), complete)
+        if not complete:
+            return results
+        stale = self._stale_requirements(results)
+        return [r.model_copy(update={"verdict": "failed", "message": (
+                    f"{_report.UNEXPECTED_PASS}: {r.requirement} is listed by ID and every one of "
+                    f"its scenarios passed; remove it from the binding's known_failures")})
+                if r.requirement in stale and r.verdict == "passed" else r for r in results]
+
+    def _listed_requirements(self) -> set[str]:
+        """The requirement IDs the applying known failures list."""
+        return {name for known in self._known_lists() for name in known if name in catalogue()}
+
+    def _stale_requirements(self, results: list[ScenarioResult]) -> set[str]:
+        by_requirement: dict[str, list[str]] = {}
+        for r in results:
+            by_requirement.setdefault(r.requirement, []).append(r.verdict)
+        return {rid for rid in self._listed_requirements()
+                if "passed" in (verdicts := by_requirement.get(rid, []))
+                and set(verdicts) <= {"passed", "not-claimed"}}
 
     def _check_known_failures(self, items: list[pytest.Item]) -> None:
         """Every name listed is a scenario or a requirement of the whole catalogue, whichever
@@ -208,9 +244,16 @@ class _Session:
         for attribute in ("known_failures", "fuzz_known_failures"):
             stale = sorted(set(getattr(self.binding, attribute)) - names)
             if stale:
+                closest = "; ".join(
+                    f"{entry!r}: did you mean {', '.join(map(repr, near))}?"
+                    if (near := difflib.get_close_matches(entry, names, n=3, cutoff=0.5))
+                    else f"{entry!r}: nothing close"
+                    for entry in stale)
                 raise pytest.UsageError(
                     f"binding {self.binding.name!r} lists {attribute} that name no scenario or "
-                    f"requirement: {stale}. Use a scenario name or a requirement ID."
+                    f"requirement: {stale}. Use a scenario name, an Outline row's test id "
+                    f"(`test_x[row]`; a bare Outline id covers no row) or a requirement ID. "
+                    f"Closest names: {closest}."
                 )
 
     @pytest.hookimpl(tryfirst=True)
@@ -345,7 +388,7 @@ class _Session:
     # -- reporting --------------------------------------------------------------------------
 
     def report(self, complete: bool = True) -> Report:
-        results = _attribution.resolve_blocked(list(self.results.values()), complete)
+        results = self._resolved(complete)
         b = self.binding
         verdicts = _report.requirement_verdicts(results, catalogue())
         if not complete:
@@ -359,7 +402,7 @@ class _Session:
             binding=_report.BindingInfo(
                 name=b.name, version=_safe_version(b), capabilities=sorted(self.capabilities),
                 not_claimed=dict(sorted(b.not_claimed.items())), contract_version=b.contract_version,
-                dependencies=_dependency_versions(b),
+                dependencies=_report.dependency_versions(b),
                 auxiliary_calls=dict(b.auxiliary_calls), parity=dict(b.parity),
             ),
             suite_version=_suite_version(),
@@ -368,7 +411,7 @@ class _Session:
             levels=_report.levels(verdicts, catalogue()),
             conforms=_report.conforms_if_judged(verdicts, self.capabilities, catalogue())
             if complete else None,
-            judged=_report.judged(results, verdicts),
+            judged=_report.judged(results, verdicts, self._listed_requirements()),
             reasons=_report.requirement_reasons(results, verdicts),
             scenarios=results,
             complete=complete,
@@ -395,7 +438,8 @@ class _Session:
         self.complete = self.stopped_by is None and exitstatus != pytest.ExitCode.INTERRUPTED
         self._write(self.complete)
         if not hasattr(self.config, "workerinput") and self._report_blocked_by_passed():
-            # A scenario blocked by a requirement that passed is a failure of its own.
+            # A scenario blocked by a requirement that passed is a failure of its own; so is a
+            # passed scenario of a requirement listed by ID whose every scenario passed.
             if exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -407,19 +451,20 @@ class _Session:
                 out.write(_report.markdown(self.report(self.complete), catalogue()) + "\n")
 
     def _report_blocked_by_passed(self) -> bool:
-        """Re-report, as failed, each scenario reported as blocked by a requirement that passed
-        (known only once every scenario ran): in the terminal's tally and summary, and in JUnit
-        XML. Whether there was any."""
+        """Re-report, as failed, each scenario reported as blocked by a requirement that passed,
+        and each passed one of a stale requirement entry (known only once every scenario ran): in
+        the terminal's tally and summary, and in JUnit XML. Whether there was any."""
         nodeids = list(self.results)
-        resolved = _attribution.resolve_blocked(list(self.results.values()), self.complete)
+        resolved = self._resolved(self.complete)
         failed = {nodeid: r.message for nodeid, r in zip(nodeids, resolved, strict=True)
-                  if r.verdict == "failed" and self.results[nodeid].verdict == "blocked"}
+                  if r.verdict == "failed" and self.results[nodeid].verdict in ("blocked", "passed")}
         if not failed:
             return False
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         stats: dict[str, list[Any]] = getattr(terminal, "stats", {})
-        for report in [r for r in stats.get("skipped", []) if getattr(r, "nodeid", None) in failed]:
-            stats["skipped"].remove(report)
+        for kind, report in [(k, r) for k in ("skipped", "passed", "xpassed")
+                             for r in stats.get(k, []) if getattr(r, "nodeid", None) in failed]:
+            stats[kind].remove(report)
             report.outcome = "failed"
             report.longrepr = _text.terminal(failed[report.nodeid])
             stats.setdefault("failed", []).append(report)
@@ -487,6 +532,7 @@ class _Session:
                 "known_failures with its reason"), red=True)
         if self.stopped_by:
             tr.write_line(_text.terminal(f"partial report: {self.stopped_by}"), yellow=True)
+        self._suggest_known_failures(tr, report)
         leaked = self.leaked_threads()
         if leaked:
             names = _text.name(", ".join(repr(t.name) for t in leaked))
@@ -495,6 +541,21 @@ class _Session:
         if os.environ.get("GITHUB_ACTIONS") == "true":
             for line in self.annotations():
                 tr.write_line(line)
+
+    def _suggest_known_failures(self, tr: Any, report: Report) -> None:
+        """After a failing run, the `known_failures` entries that would list what failed."""
+        names = _known_failures.entries(report.scenarios)
+        if not names:
+            return
+        impl = str(self.config.getoption("impl"))
+        harness = impl in HARNESSES or impl.startswith(CMD)
+        where = "in the harness's welcome" if harness else "in the binding class"
+        tr.write_line(_text.terminal(
+            f"known_failures that would list what failed ({where}; replace each reason with what "
+            "the library does and where in its source, or fix the binding if it is its fault):"))
+        entries = _known_failures.as_json(names) if harness else _known_failures.as_python(names)
+        for line in entries.splitlines():
+            tr.write_line(_text.terminal(line))
 
     def annotations(self) -> list[str]:
         """A GitHub Actions `::error` line for each scenario that failed or errored, at the
@@ -638,9 +699,9 @@ def _catalogue_names(items: list[pytest.Item]) -> set[str]:
             template = scenario_wrapper_template_registry.get(obj) if callable(obj) else None
             if template is None:
                 continue
-            names |= {str(template.name), attr}
             rows = collect_example_parametrizations(template) or []
-            names |= {f"{attr}[{row.id}]" for row in rows}
+            # An Outline's bare test id names no test: only its rows' ids (`attr[row]`) do.
+            names |= {str(template.name)} | ({f"{attr}[{row.id}]" for row in rows} if rows else {attr})
     return names
 
 
@@ -686,17 +747,6 @@ def _safe_version(binding: Binding) -> str:
         return str(binding.version)
     except Exception as exc:  # a broken binding still gets a report
         return f"unknown ({type(exc).__name__})"
-
-
-def _dependency_versions(binding: Binding) -> dict[str, str]:
-    """The installed version of each distribution the binding names, as the report records them."""
-    found: dict[str, str] = {}
-    for name in getattr(binding, "dependencies", ()):  # absent on a duck-typed binding
-        try:
-            found[name] = version(name)
-        except PackageNotFoundError:
-            found[name] = "not installed"
-    return found
 
 
 def _suite_version() -> str:

@@ -62,6 +62,15 @@ class StaleKnownFailure(ReferenceBinding):
     known_failures: ClassVar[Mapping[str, str]] = {"no-such-scenario": "made up"}
 
 
+class MistypedKnownFailures(ReferenceBinding):
+    """Lists a scenario name with a typo and an Outline's bare test id, which covers no row."""
+
+    known_failures: ClassVar[Mapping[str, str]] = {
+        "Choosing finsh stops the loop at once": "a typo",
+        "test_approving_runs_the_pending_call_exactly_once": "a bare Outline id",
+    }
+
+
 class PassingKnownFailure(ReferenceBinding):
     """Lists as a known failure a scenario the reference passes."""
 
@@ -371,6 +380,18 @@ class KnowsItIgnoresTheCap(IgnoresTheCap):
         "LOOP-3": "the whole requirement's reason",
         "The step cap stops a loop that never chooses finish": "this scenario's own reason",
     }
+
+
+class ListsTheCapById(IgnoresTheCap):
+    """Lists LOOP-3 by ID: the entry covers its failing scenarios, not the one it passes."""
+
+    known_failures: ClassVar[Mapping[str, str]] = {"LOOP-3": "runs one step past its cap"}
+
+
+class ListsAPassedRequirementById(ReferenceBinding):
+    """Lists by ID a requirement whose every scenario the reference passes."""
+
+    known_failures: ClassVar[Mapping[str, str]] = {"LOOP-3": "pretends the reference fails it"}
 
 
 class _NoArgumentSchema(reference.ReAct):

@@ -47,6 +47,11 @@ def test_a_correct_harness_gets_the_in_process_verdicts(harness_run: SuiteRun, t
     in_process = suite_run(tmp_path, "reference")
     assert _verdicts(harness_run) == _verdicts(in_process)
     assert set(_verdicts(harness_run).values()) == {"passed", "not-claimed"}
+    # The welcome's dependencies are reported as a binding's are.
+    assert in_process.report is not None
+    dependencies = harness_run.report["binding"]["dependencies"]
+    assert set(dependencies) == {"pydantic", "httpx"}
+    assert dependencies == in_process.report["binding"]["dependencies"]
 
 
 def test_the_debug_transcript_holds_every_message_and_each_is_valid(
