@@ -123,13 +123,13 @@ class _Session:
                     for need in missing
                 )
                 item.add_marker(pytest.mark.skip(
-                    reason=_text.safe(f"not claimed: {self.binding.name} does not claim {reasons}")
+                    reason=_text.terminal(f"not claimed: {self.binding.name} does not claim {reasons}")
                 ))
                 continue
             reason = self._known_failure(item)
             if reason is not None:
                 item.add_marker(pytest.mark.xfail(strict=True,
-                                                  reason=_text.safe(f"known failure: {reason}")))
+                                                  reason=_text.terminal(f"known failure: {reason}")))
         # The smoke tier runs first: if it fails, the binding is broken, not the library.
         items.sort(key=lambda item: 0 if item.get_closest_marker("conformance_smoke") else 1)
 

@@ -974,6 +974,9 @@ class SpeaksInCommands(ReferenceBinding):
     not_claimed: ClassVar[Mapping[str, str]] = {
         **ReferenceBinding.not_claimed,
         "parallel-tool-calls": "no\n::stop-commands::halt\n\x1b[31mred\x1b[0m | split | row\n## Forged"}
+    known_failures: ClassVar[Mapping[str, str]] = {
+        "LOOP-1": "it errs\n::add-mask::known\n::stop-commands::halt",
+        "EXT-1": "it fails\n::add-mask::passes\n##[stop-commands]halt"}
 
     @property
     def version(self) -> str:

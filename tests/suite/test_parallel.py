@@ -140,6 +140,7 @@ DIFFERENT_BY_DESIGN = {
     f"{B}:KillsTheProcess", f"{B}:KillsTheProcessInOneScenario", f"{B}:InterruptedLater",
     # Usage errors: no scenario runs at all (test_runner_faults.py, test_loader_errors.py).
     f"{B}:StaleKnownFailure", f"{CI}:Abstract", f"{CI}:RaisesOnCreation",
+    f"{CI}:NoneKnownFailureReason", f"{CI}:BlankKnownFailureReason",
 }
 #: The broken bindings of the robustness tests, which run each serially and under `-n 2` themselves
 #: (test_blame.py, test_text_safety.py, test_known_failures.py, test_fuzz_options.py,
