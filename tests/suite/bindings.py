@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import sys
 import threading
 import time
@@ -1411,3 +1412,25 @@ class MutatesNothing(ReferenceBinding):
 
     def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         return None
+
+
+class ChangesDirectory(ReferenceBinding):
+    """Changes the working directory in `build`, as a library that finds its files by it might:
+    the per-scenario report rewrites once followed it into the library's folder."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        os.makedirs("library", exist_ok=True)
+        os.chdir("library")
+        return super().build(spec, tools)
+
+
+class BreaksTheMarkdownFolder(ReferenceBinding):
+    """Puts a file where the Markdown report's folder was, once the run has started: that report
+    can no longer be written, and must not take the others with it."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        if os.path.isdir("md"):
+            shutil.rmtree("md")
+            with open("md", "w") as blocker:
+                blocker.write("not a folder")
+        return super().build(spec, tools)
