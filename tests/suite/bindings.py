@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -1434,3 +1435,15 @@ class BreaksTheMarkdownFolder(ReferenceBinding):
             with open("md", "w") as blocker:
                 blocker.write("not a folder")
         return super().build(spec, tools)
+
+
+class RunsOutOfResources(ReferenceBinding):
+    """Runs out of memory, of stack and of file descriptors in the scenarios of LOOP-1, as a library
+    that allocates without bound does (raised, not exhausted: the test machine keeps its memory)."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        if "7" in str(call.inputs):
+            raise MemoryError()
+        if "8" in str(call.inputs):
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+        return super().run(agent, call, model)
