@@ -22,6 +22,7 @@ import io
 import itertools
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import threading
@@ -84,6 +85,24 @@ class _Pending:
         self.reply: p.Reply | None = None
 
 
+#: The checkout of react-conformance: its bundled harnesses are named relative to it.
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def shown(argv: Sequence[str]) -> str:
+    """`argv` as a message or report quotes it: a path inside the checkout relative to it, a
+    program found on PATH by its name (a published report names no folder of the machine it ran on)."""
+    words = []
+    for arg in argv:
+        path = Path(arg)
+        if path.is_absolute() and path.is_relative_to(_CHECKOUT):
+            arg = str(path.relative_to(_CHECKOUT))
+        elif path.is_absolute() and shutil.which(path.name) == arg:
+            arg = path.name
+        words.append(arg)
+    return shlex.join(words)
+
+
 class _Harness:
     """One running harness process, and the threads that read its stdout and stderr."""
 
@@ -112,7 +131,7 @@ class _Harness:
                 start_new_session=os.name == "posix",
             )
         except OSError as exc:
-            raise HarnessError(f"could not start the harness {shlex.join(argv)!r}: {exc}") from exc
+            raise HarnessError(f"could not start the harness {shown(argv)!r}: {exc}") from exc
         _RUNNING.add(self)
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._stderr_reader = threading.Thread(target=self._read_stderr, args=(self.proc.stderr,),
@@ -184,7 +203,7 @@ class _Harness:
                 return
             self._kill()
             self._stderr_reader.join(1.0)  # its last words explain the failure
-            self.failure = f"the harness {shlex.join(self.argv)!r} {reason}.{self._tail()}"
+            self.failure = f"the harness {shown(self.argv)!r} {reason}.{self._tail()}"
             waiting = list(self._pending.values())
         for pending in waiting:
             pending.done.set()

@@ -72,3 +72,10 @@ def test_a_known_failure_without_a_reason_is_refused(tmp_path: Path) -> None:
     for binding in ("NoneKnownFailureReason", "BlankKnownFailureReason"):
         err = _usage_error(_pytest(tmp_path, "--impl", f"tests.suite.ci_bindings:{binding}"))
         assert "known_failures gives no reason for ['LOOP-1']" in err
+
+
+def test_a_harness_message_names_no_folder_of_the_machine(tmp_path: Path) -> None:
+    harness = ROOT / "harnesses" / "no-such-harness.py"
+    err = _usage_error(_pytest(tmp_path, "--impl", f"cmd:{sys.executable} {harness}"))
+    quoted = err.partition("the harness '")[2].partition("'")[0]  # the command the message quotes
+    assert quoted.endswith(" harnesses/no-such-harness.py") and str(ROOT) not in quoted, err
