@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import errno
 import os
 import queue
 import threading
@@ -151,8 +152,31 @@ def fault(operation: str, error: BaseException) -> BaseException:
     return binding_error
 
 
+#: What ran out, for the exceptions that say a resource of the process is exhausted.
+_EXHAUSTED = {MemoryError: "memory", RecursionError: "stack (recursion depth)"}
+_EXHAUSTED_ERRNO = {errno.EMFILE: "file descriptors", errno.ENFILE: "file descriptors",
+                    errno.ENOMEM: "memory"}
+
+
+def _exhausted(exc: BaseException) -> str | None:
+    """What resource `exc` says the process ran out of, if it says so."""
+    for kind, resource in _EXHAUSTED.items():
+        if isinstance(exc, kind):
+            return resource
+    if isinstance(exc, OSError):
+        return _EXHAUSTED_ERRNO.get(exc.errno or 0)
+    return None
+
+
 def _binding_error(operation: str, exc: BaseException) -> BindingError:
     name = type(exc).__name__
+    resource = _exhausted(exc)
+    if resource is not None:
+        return BindingError(
+            f"binding.{operation} ran out of {resource} ({name}{': ' + str(exc) if str(exc) else ''}). "
+            "The rest of this process may be short of it too: run with --conformance-isolate, "
+            "which runs each scenario in a process of its own."
+        )
     escaped = f"{name}: {exc}" if isinstance(exc, Exception) else f"{name}({exc})"
     return BindingError(
         f"binding.{operation} raised {escaped}. A binding must report the library's exceptions "

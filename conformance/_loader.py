@@ -115,7 +115,7 @@ def load_binding(
     if ":" in name:
         module_name, _, attr = name.partition(":")
         try:
-            target = getattr(importlib.import_module(module_name), attr)
+            target = getattr(_import(name, module_name), attr)
         except (ImportError, AttributeError) as exc:
             raise pytest.UsageError(
                 f"--impl {name}: could not load {attr!r} from module {module_name!r} ({exc})."
@@ -136,6 +136,7 @@ def load_binding(
                 f"({sources}). Uninstall one, or pass the one you mean as module:attr."
             )
         try:
+            _import(name, matches[0].module)  # a module that exits or raises is named first
             target = matches[0].load()
         except ImportError as exc:
             raise pytest.UsageError(
@@ -148,6 +149,25 @@ def load_binding(
             f"--impl {name}: {target!r} is not a conformance.Binding (subclass it)."
         )
     return _checked(name, binding)
+
+
+def _import(name: str, module_name: str) -> object:
+    """The module `module_name`; one that exits or raises while it is imported is a usage error
+    naming it, not an INTERNALERROR (a missing module stays an ImportError for the caller to word)."""
+    try:
+        return importlib.import_module(module_name)
+    except ImportError:
+        raise
+    except SystemExit as exc:
+        raise pytest.UsageError(
+            f"--impl {name}: module {module_name!r} called sys.exit({exc.code!r}) while it was "
+            "imported. A binding module must import without exiting; move that code into build()."
+        ) from exc
+    except Exception as exc:
+        raise pytest.UsageError(
+            f"--impl {name}: module {module_name!r} raised {type(exc).__name__}: {exc} while it was "
+            "imported. Fix the module, or move the code that raised into build()."
+        ) from exc
 
 
 def _unique(found: Iterable[EntryPoint]) -> list[EntryPoint]:
@@ -230,9 +250,14 @@ def _checked(name: str, binding: Binding) -> Binding:
         raise pytest.UsageError(
             f"--impl {name}: {both} are both claimed and listed in not_claimed; keep one."
         )
-    blank = sorted(c for c, reason in reasons.items() if not str(reason).strip())
-    if blank:
-        raise pytest.UsageError(f"--impl {name}: not_claimed gives no reason for {blank}.")
+    for attribute in ("not_claimed", "known_failures", "fuzz_known_failures"):
+        listed: dict[str, object] = dict(getattr(binding, attribute))
+        blank = sorted(k for k, reason in listed.items() if not isinstance(reason, str) or not reason.strip())
+        if blank:
+            raise pytest.UsageError(
+                f"--impl {name}: {attribute} gives no reason for {blank}: each entry needs a "
+                "one-line reason, a non-empty string."
+            )
     for attribute in ("known_failures", "fuzz_known_failures"):
         unsaid = placeholders(dict(getattr(binding, attribute)))
         if unsaid:

@@ -24,6 +24,7 @@ import io
 import itertools
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -87,6 +88,24 @@ class _Pending:
         self.command = command
         self.done = threading.Event()
         self.reply: p.Reply | None = None
+
+
+#: The checkout of react-conformance: its bundled harnesses are named relative to it.
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def shown(argv: Sequence[str]) -> str:
+    """`argv` as a message or report quotes it: a path inside the checkout relative to it, a
+    program found on PATH by its name (a published report names no folder of the machine it ran on)."""
+    words = []
+    for arg in argv:
+        path = Path(arg)
+        if path.is_absolute() and path.is_relative_to(_CHECKOUT):
+            arg = str(path.relative_to(_CHECKOUT))
+        elif path.is_absolute() and shutil.which(path.name) == arg:
+            arg = path.name
+        words.append(arg)
+    return shlex.join(words)
 
 
 class _Harness:
@@ -198,7 +217,7 @@ class _Harness:
             log = self._readers["stdout"] if self._channel == "pipe" else None
             if log is not None and log is not threading.current_thread():
                 log.join(1.0)  # and so may its stdout, a log
-            self.failure = f"the harness {shlex.join(self.argv)!r} {reason}.{self._tail()}"
+            self.failure = f"the harness {shown(self.argv)!r} {reason}.{self._tail()}"
             waiting = list(self._pending.values())
         for pending in waiting:
             pending.done.set()
@@ -444,7 +463,7 @@ def _start(argv: list[str]) -> tuple[subprocess.Popen[str], IO[str] | None]:
         for fd in (pipe_read, status_read):
             if fd >= 0:
                 os.close(fd)
-        raise HarnessError(f"could not start the harness {shlex.join(argv)!r}: {exc}") from exc
+        raise HarnessError(f"could not start the harness {shown(argv)!r}: {exc}") from exc
     finally:
         for fd in given:
             os.close(fd)
@@ -454,7 +473,7 @@ def _start(argv: list[str]) -> tuple[subprocess.Popen[str], IO[str] | None]:
         if refused:
             proc.wait()
             os.close(pipe_read)
-            raise HarnessError(f"could not start the harness {shlex.join(argv)!r}: {refused}")
+            raise HarnessError(f"could not start the harness {shown(argv)!r}: {refused}")
     pipe = open(pipe_read, encoding="utf-8") if pipe_read >= 0 else None
     return proc, pipe
 

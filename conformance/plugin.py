@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from conformance import _attribution, _guard, _http, _known_failures, _report, _text
+from conformance import _attribution, _guard, _http, _known_failures, _report, _report_paths, _text
 from conformance._features import catalogue
 from conformance._fixtures import WORLD
 from conformance._loader import CMD, HARNESSES, load_binding
@@ -87,6 +87,8 @@ class _Session:
         self.config = config
         self.binding = binding
         self.capabilities = effective_capabilities(binding)
+        #: The reports that could not be written (each said once, not after every scenario).
+        self.unwritable: set[str] = set()
         self.results: dict[str, ScenarioResult] = {}
         #: `tool_args.feature:116`, the scenario of each node id (for GitHub annotations).
         self.locations: dict[str, str] = {}
@@ -124,7 +126,7 @@ class _Session:
                     for need in missing
                 )
                 item.add_marker(pytest.mark.skip(
-                    reason=_text.safe(f"not claimed: {self.binding.name} does not claim {reasons}")
+                    reason=_text.terminal(f"not claimed: {self.binding.name} does not claim {reasons}")
                 ))
                 continue
             known = self._known_failure(item)
@@ -133,7 +135,7 @@ class _Session:
                 # passes is passed (`_stale_requirements` keeps the entry strict as a whole).
                 reason, by_requirement = known
                 item.add_marker(pytest.mark.xfail(strict=not by_requirement,
-                                                  reason=_text.safe(f"known failure: {reason}")))
+                                                  reason=_text.terminal(f"known failure: {reason}")))
         # The smoke tier runs first: if it fails, the binding is broken, not the library.
         items.sort(key=lambda item: 0 if item.get_closest_marker("conformance_smoke") else 1)
 
@@ -482,10 +484,21 @@ class _Session:
         if not json_path and not md_path:
             return
         report = self.report(complete)
+        writers: dict[str, Callable[[], None]] = {}
         if json_path:
-            _report.write_json(report, Path(json_path))
+            writers[json_path] = lambda: _report.write_json(report, Path(json_path))
         if md_path:
-            _report.write_atomically(Path(md_path), _report.markdown(report, catalogue()))
+            writers[md_path] = lambda: _report.write_atomically(
+                Path(md_path), _report.markdown(report, catalogue()))
+        for path, write in writers.items():
+            try:  # each on its own: one that cannot be written (a full disk) loses none of the others
+                write()
+            except OSError as exc:
+                if path not in self.unwritable:
+                    self.unwritable.add(path)
+                    shown = _report_paths.shown(self.config, path)
+                    sys.stderr.write(_text.terminal(
+                        f"the report {shown} could not be written: {exc.strerror or exc}") + "\n")
 
     def leaked_threads(self) -> list[threading.Thread]:
         """Threads that are not daemons, started during the run and still alive."""
@@ -769,6 +782,7 @@ def pytest_configure(config: pytest.Config) -> None:
             "--impl was given an empty name: name a binding (an entry point of "
             "react_conformance.bindings), module:attr, or cmd:<command line>."
         )
+    _report_paths.resolve(config)
     binding = load_binding(name, timeout=config.getoption("conformance_timeout"),
                            transcript=config.getoption("harness_debug"),
                            isolate=config.getoption("conformance_isolate"))

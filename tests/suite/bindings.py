@@ -9,10 +9,12 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import os
 import re
+import shutil
 import sys
 import threading
 import time
@@ -995,6 +997,9 @@ class SpeaksInCommands(ReferenceBinding):
     not_claimed: ClassVar[Mapping[str, str]] = {
         **ReferenceBinding.not_claimed,
         "parallel-tool-calls": "no\n::stop-commands::halt\n\x1b[31mred\x1b[0m | split | row\n## Forged"}
+    known_failures: ClassVar[Mapping[str, str]] = {
+        "LOOP-1": "it errs\n::add-mask::known\n::stop-commands::halt",
+        "EXT-1": "it fails\n::add-mask::passes\n##[stop-commands]halt"}
 
     @property
     def version(self) -> str:
@@ -1454,3 +1459,37 @@ class ReadsTheModelsLog(ReferenceBinding):
                               call_id=f"call_{len(model.calls)}"))
         return Outcome(trajectory=steps, fallback=f"fault scripted: {fault}",
                        iterations=len(model.calls))
+
+
+class ChangesDirectory(ReferenceBinding):
+    """Changes the working directory in `build`, as a library that finds its files by it might:
+    the per-scenario report rewrites once followed it into the library's folder."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        os.makedirs("library", exist_ok=True)
+        os.chdir("library")
+        return super().build(spec, tools)
+
+
+class BreaksTheMarkdownFolder(ReferenceBinding):
+    """Puts a file where the Markdown report's folder was, once the run has started: that report
+    can no longer be written, and must not take the others with it."""
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        if os.path.isdir("md"):
+            shutil.rmtree("md")
+            with open("md", "w") as blocker:
+                blocker.write("not a folder")
+        return super().build(spec, tools)
+
+
+class RunsOutOfResources(ReferenceBinding):
+    """Runs out of memory, of stack and of file descriptors in the scenarios of LOOP-1, as a library
+    that allocates without bound does (raised, not exhausted: the test machine keeps its memory)."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        if "7" in str(call.inputs):
+            raise MemoryError()
+        if "8" in str(call.inputs):
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+        return super().run(agent, call, model)

@@ -76,3 +76,15 @@ class NoisyAndFailsAtScale(ReferenceBinding):
         if NoisyAndFailsAtScale.calls >= 100:
             _deep(30)
         return super().run(agent, call, model)
+
+
+class NoneKnownFailureReason(ReferenceBinding):
+    """Lists a known failure with no reason: once silently dropped."""
+
+    known_failures: ClassVar[dict[str, Any]] = {"LOOP-1": None}
+
+
+class BlankKnownFailureReason(ReferenceBinding):
+    """Lists a known failure with a blank reason: once accepted."""
+
+    known_failures: ClassVar[dict[str, str]] = {"LOOP-1": " "}

@@ -57,3 +57,25 @@ def test_two_packages_registering_one_name_are_both_named(tmp_path: Path) -> Non
     assert "2 installed packages register a binding of that name" in err
     assert "alpha_binding 1.0 registers conformance.bindings.reference:ReferenceBinding" in err
     assert "beta_binding 1.0 registers tests.suite.bindings:Raising" in err
+
+
+def test_a_binding_module_that_exits_or_raises_at_import_is_named(tmp_path: Path) -> None:
+    (tmp_path / "exits_at_import.py").write_text("import sys\nsys.exit(3)\n")
+    (tmp_path / "raises_at_import.py").write_text("raise ValueError('no OPENAI_API_KEY')\n")
+    err = _usage_error(_pytest(tmp_path, "--impl", "exits_at_import:Binding", path=str(tmp_path)))
+    assert "module 'exits_at_import' called sys.exit(3) while it was imported" in err
+    err = _usage_error(_pytest(tmp_path, "--impl", "raises_at_import:Binding", path=str(tmp_path)))
+    assert "module 'raises_at_import' raised ValueError: no OPENAI_API_KEY while it was imported" in err
+
+
+def test_a_known_failure_without_a_reason_is_refused(tmp_path: Path) -> None:
+    for binding in ("NoneKnownFailureReason", "BlankKnownFailureReason"):
+        err = _usage_error(_pytest(tmp_path, "--impl", f"tests.suite.ci_bindings:{binding}"))
+        assert "known_failures gives no reason for ['LOOP-1']" in err
+
+
+def test_a_harness_message_names_no_folder_of_the_machine(tmp_path: Path) -> None:
+    harness = ROOT / "harnesses" / "no-such-harness.py"
+    err = _usage_error(_pytest(tmp_path, "--impl", f"cmd:{sys.executable} {harness}"))
+    quoted = err.partition("the harness '")[2].partition("'")[0]  # the command the message quotes
+    assert quoted.endswith(" harnesses/no-such-harness.py") and str(ROOT) not in quoted, err

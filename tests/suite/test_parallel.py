@@ -140,6 +140,7 @@ DIFFERENT_BY_DESIGN = {
     f"{B}:KillsTheProcess", f"{B}:KillsTheProcessInOneScenario", f"{B}:InterruptedLater",
     # Usage errors: no scenario runs at all (test_runner_faults.py, test_loader_errors.py).
     f"{B}:StaleKnownFailure", f"{CI}:Abstract", f"{CI}:RaisesOnCreation",
+    f"{CI}:NoneKnownFailureReason", f"{CI}:BlankKnownFailureReason",
 }
 #: The broken bindings of the robustness tests, which run each serially and under `-n 2` themselves
 #: (test_blame.py, test_text_safety.py, test_known_failures.py, test_fuzz_options.py,
@@ -153,6 +154,8 @@ COMPARED_WHERE_THEY_ARE_TESTED = {
     f"{CI}:NoisyAndFailsAtScale",
     f"{B}:BlockedByAPassedRequirement",  # test_verdicts.py, serially and under -n 2
     f"{B}:FailsTheSmokeTierByDesign",  # test_verdicts.py, serially and under -n 2
+    f"{B}:ChangesDirectory", f"{B}:BreaksTheMarkdownFolder",  # test_text_safety.py, both ways
+    f"{B}:RunsOutOfResources",  # test_runner_faults.py, serially and under -n 2
 }
 
 

@@ -168,3 +168,16 @@ def test_a_forked_child_runs_binding_operations_on_its_own_thread() -> None:
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_scenario_that_runs_out_of_a_resource_is_errored_and_says_what_ran_out(
+    run_suite: RunSuite, workers: list[str]
+) -> None:
+    run = run_suite(f"{B}:RunsOutOfResources", "-k", "LOOP or not_text or EMFILE or STEP", *workers)
+    assert run.report is not None and run.report["complete"], run.output[-3000:]
+    messages = {s["message"] for s in run.report["scenarios"] if s["verdict"] == "errored"}
+    assert any(m.startswith("binding.run ran out of memory (MemoryError)") for m in messages), messages
+    assert all("--conformance-isolate" in m for m in messages), messages
+    assert "passed" in {s["verdict"] for s in run.report["scenarios"]}  # the others still ran
+    assert "ran out of memory (MemoryError)" in run.output and "--conformance-isolate" in run.output

@@ -80,16 +80,20 @@ def _workflow_commands(output: str) -> list[str]:
             if re.match(r"\s*(::|##\[)", line) and not line.startswith("::error ")]
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_binding_text_cannot_command_the_ci_runner_or_forge_markdown(
-    run_suite: RunSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run_suite: RunSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: list[str]
 ) -> None:
+    """Names, versions, messages and the reasons of not_claimed and known_failures (printed raw in
+    `-ra`'s XFAIL lines once) command nothing, serially and under xdist."""
     summary, markdown = tmp_path / "summary.md", tmp_path / "r.md"
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("CI", "true")  # pytest then prints each failure's whole message in `-ra`'s summary
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     run = run_suite(f"{B}:SpeaksInCommands", "--conformance-markdown", str(markdown), "-ra",
-                    "-k", "not_choose or arrow or parallel or not_text")
+                    "-k", "not_choose or arrow or parallel or not_text", *workers)
     assert run.report is not None, run.output[-3000:]
+    assert "XFAIL" in run.output and "known failure: it errs" in run.output
     assert "\n::error " in run.output  # the suite's own annotations are still there
     assert _workflow_commands(run.output) == [], run.output
     assert "\x1b" not in run.output and "\r" not in run.output
@@ -171,3 +175,40 @@ def test_a_scenario_state_is_not_kept_after_its_scenario(
     verdicts = [s["verdict"] for s in run.report["scenarios"]]
     assert {"failed", "blocked"} <= set(verdicts), verdicts
     assert int(alive.read_text()) <= 1
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_report_paths_are_resolved_once_where_the_run_started(
+    run_suite: RunSuite, tmp_path: Path, workers: list[str]
+) -> None:
+    run = run_suite(f"{B}:ChangesDirectory", "-k", "finish_stops or LOOP",
+                    "--conformance-markdown", "r.md", "--junitxml", "j.xml", *workers)
+    assert run.report is not None and "INTERNALERROR" not in run.output, run.output[-3000:]
+    assert (tmp_path / "r.md").is_file() and (tmp_path / "j.xml").is_file()
+    assert (tmp_path / "library").is_dir()  # the binding did change directory
+    assert not list((tmp_path / "library").rglob("r.md")), "a report followed the binding's chdir"
+
+
+@pytest.mark.parametrize("where", ["folder", "under_a_file"])
+def test_a_report_path_that_cannot_be_written_is_a_usage_error_before_any_scenario(
+    run_suite: RunSuite, tmp_path: Path, where: str
+) -> None:
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "a_file").write_text("")
+    path = {"folder": "reports", "under_a_file": "a_file/r.md"}[where]
+    run = run_suite("reference", "-k", "finish_stops", "--conformance-markdown", path)
+    assert run.returncode == 4, run.output[-3000:]
+    assert "INTERNALERROR" not in run.output and "Traceback" not in run.output
+    assert f"--conformance-markdown {path}: " in run.output
+    assert "passed" not in run.output  # no scenario ran
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_report_that_cannot_be_written_loses_none_of_the_others(
+    run_suite: RunSuite, tmp_path: Path, workers: list[str]
+) -> None:
+    run = run_suite(f"{B}:BreaksTheMarkdownFolder", "-k", "finish_stops or LOOP",
+                    "--conformance-markdown", "md/r.md", "--junitxml", "j.xml", *workers)
+    assert run.report is not None and run.report["complete"], run.output[-3000:]
+    assert "INTERNALERROR" not in run.output and (tmp_path / "j.xml").is_file()
+    assert run.output.count("the report md/r.md could not be written: ") == 1, run.output
