@@ -1,8 +1,9 @@
-"""The Ruby and Elixir protocol modules (harnesses/lib/protocol.rb, protocol.ex) drive the suite to
-verdicts: a tiny loop in each language (tests/ruby/loop.rb, tests/elixir/loop.ex) bound by a
-harness that writes only its translation (tests/ruby/harness.rb, tests/elixir/harness.exs), every
-message checked against the protocol; Ruby under Debian's ruby (standard library only), Elixir
-under Debian's elixir with its erlang-jiffy for JSON."""
+"""The Ruby, Elixir and Go protocol modules (harnesses/lib/protocol.rb, protocol.ex, go/) drive the
+suite to verdicts: a tiny loop in each language (tests/ruby/loop.rb, tests/elixir/loop.ex,
+tests/go/tinyloop) bound by a harness that writes only its translation (tests/ruby/harness.rb,
+tests/elixir/harness.exs, tests/go/harness.go), every message checked against the protocol; Ruby
+under Debian's ruby (standard library only), Elixir under Debian's elixir with its erlang-jiffy
+for JSON, Go under its standard library."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import re
 import select
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -33,8 +35,25 @@ needs_ruby = pytest.mark.skipif(shutil.which("ruby") is None,
                                 reason="needs Debian's ruby (.ci/run installs it)")
 needs_elixir = pytest.mark.skipif(not _elixir_with_a_json_library(),
                                   reason="needs Debian's elixir and erlang-jiffy (.ci/run installs them)")
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="needs Go (the CI machine has it)")
+GO = ROOT / "tests" / "go"
+# The Go harness's binary, built once per run (Go's own build cache keeps later runs warm).
+GO_HARNESS = Path(tempfile.gettempdir()) / f"react-conformance-{os.getuid()}" / "go-loop"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _go_harness_built() -> None:
+    """Builds tests/go into GO_HARNESS, where the Go loop's tests run it."""
+    if shutil.which("go") is None:
+        return
+    built = subprocess.run(["go", "build", "-o", str(GO_HARNESS), "."], cwd=GO, capture_output=True,
+                           text=True, timeout=600)
+    assert built.returncode == 0, built.stderr
+
+
 LOOPS = [pytest.param("ruby-loop", f"ruby {RUBY}", marks=needs_ruby, id="ruby"),
-         pytest.param("elixir-loop", f"elixir {ELIXIR}", marks=needs_elixir, id="elixir")]
+         pytest.param("elixir-loop", f"elixir {ELIXIR}", marks=needs_elixir, id="elixir"),
+         pytest.param("go-loop", str(GO_HARNESS), marks=needs_go, id="go")]
 
 
 @pytest.mark.parametrize(("name", "command"), LOOPS)
@@ -246,6 +265,17 @@ def test_the_ruby_files_have_no_warnings() -> None:
     for path in (ROOT / "harnesses" / "lib" / "protocol.rb", RUBY, ROOT / "tests" / "ruby" / "loop.rb"):
         checked = subprocess.run(["ruby", "-wc", str(path)], capture_output=True, text=True, timeout=60)
         assert checked.returncode == 0 and checked.stderr == "", f"{path}: {checked.stderr}"
+
+
+@needs_go
+def test_the_go_module_and_loop_pass_go_vet() -> None:
+    for folder in (ROOT / "harnesses" / "lib" / "go", GO):
+        vetted = subprocess.run(["go", "vet", "./..."], cwd=folder, capture_output=True, text=True,
+                                timeout=600)
+        assert vetted.returncode == 0 and vetted.stderr == "", f"{folder}: {vetted.stderr}"
+        unformatted = subprocess.run(["gofmt", "-l", "."], cwd=folder, capture_output=True, text=True,
+                                     timeout=60)
+        assert unformatted.stdout == "", f"not gofmt-formatted: {unformatted.stdout}"
 
 
 @needs_elixir
