@@ -88,7 +88,33 @@ def test_a_harness_reaches_the_verdicts_of_its_loop(tmp_path: Path, name: str, c
 
 MODULES = {"ruby": ("harness.rb", "ruby", ROOT / "harnesses" / "lib" / "protocol.rb"),
            "elixir": ("harness.exs", "elixir", ROOT / "harnesses" / "lib" / "protocol.ex")}
-LANGUAGES = [pytest.param("ruby", marks=needs_ruby), pytest.param("elixir", marks=needs_elixir)]
+LANGUAGES = [pytest.param("ruby", marks=needs_ruby), pytest.param("elixir", marks=needs_elixir),
+             pytest.param("go", marks=needs_go)]
+GO_HARNESS_SOURCE = """package main
+
+import (
+\t"context"
+\t"errors"
+\t"fmt"
+\t"log"
+
+\t"react-conformance/protocol"
+)
+
+type h struct{{}}
+
+func (h) Hello(protocol.Object) (protocol.Object, error) {{ return protocol.Object{{}}, nil }}
+func (h) Build(protocol.Object) (protocol.Object, error) {{ return protocol.Object{{}}, nil }}
+func (h) MutateLastResult(protocol.Object) (protocol.Object, error) {{ return protocol.Object{{}}, nil }}
+func (h) Run(ctx context.Context, cmd protocol.Object) (protocol.Object, error) {{
+{body}
+\treturn protocol.Object{{"outcome": protocol.Object{{"outputs": protocol.Object{{}}}}}}, nil
+}}
+
+var _, _ = errors.New, fmt.Sprint
+
+func main() {{ log.SetFlags(0); protocol.Serve(h{{}}) }}
+"""
 RAISING = {"ruby": """require '{module}'
 class H
   def run(command)
@@ -126,13 +152,38 @@ end
 :logger.add_handler(:default, :logger_std_h, %{{}})
 ReactConformance.Protocol.serve(H)
 """}
+RAISING["go"] = GO_HARNESS_SOURCE.format(body="""\tif protocol.RunOf(ctx) == "r2" {
+\t\treturn nil, errors.New("the harness broke")
+\t}""")
+LOGGING["go"] = GO_HARNESS_SOURCE.format(body="""\tfmt.Println("the library prints")
+\tlog.SetOutput(os.Stdout)
+\tlog.Print("the library logs")
+\t_, _ = syscall.Write(1, []byte("a C library writes to file descriptor 1\\n"))""").replace(
+    '\t"log"\n', '\t"log"\n\t"os"\n\t"syscall"\n')
+
+
+def _go_program(folder: Path, source: str) -> list[str]:
+    """`source` built as a Go program in `folder` against the protocol module: its command."""
+    module = ROOT / "harnesses" / "lib" / "go"
+    (folder / "go.mod").write_text("module harness\n\ngo 1.22\n\n"
+                                   "require react-conformance/protocol v0.0.0\n\n"
+                                   f"replace react-conformance/protocol => {module}\n", encoding="utf-8")
+    (folder / "main.go").write_text(source, encoding="utf-8")
+    built = subprocess.run(["go", "build", "-o", "harness", "."], cwd=folder, capture_output=True, text=True,
+                           timeout=600)
+    assert built.returncode == 0, built.stderr
+    return [str(folder / "harness")]
 
 
 def _serve(tmp_path: Path, language: str, source: str, command: dict[str, object]) -> list[str]:
     """What a harness of `source` writes to stdout for `command`, then for `stop`: every line."""
-    name, program, module = MODULES[language]
-    (tmp_path / name).write_text(source.format(module=module), encoding="utf-8")
-    with subprocess.Popen([program, str(tmp_path / name)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    if language == "go":
+        argv = _go_program(tmp_path, source)
+    else:
+        name, program, module = MODULES[language]
+        (tmp_path / name).write_text(source.format(module=module), encoding="utf-8")
+        argv = [program, str(tmp_path / name)]
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.DEVNULL, text=True) as harness:
         assert harness.stdin is not None and harness.stdout is not None
         harness.stdin.write(json.dumps(command) + "\n")
