@@ -1,8 +1,9 @@
-"""The Ruby and Elixir protocol modules (harnesses/lib/protocol.rb, protocol.ex) drive the suite to
-verdicts: a tiny loop in each language (tests/ruby/loop.rb, tests/elixir/loop.ex) bound by a
-harness that writes only its translation (tests/ruby/harness.rb, tests/elixir/harness.exs), every
-message checked against the protocol; Ruby under Debian's ruby (standard library only), Elixir
-under Debian's elixir with its erlang-jiffy for JSON."""
+"""The Ruby, Elixir and Go protocol modules (harnesses/lib/protocol.rb, protocol.ex, go/) drive the
+suite to verdicts: a tiny loop in each language (tests/ruby/loop.rb, tests/elixir/loop.ex,
+tests/go/tinyloop) bound by a harness that writes only its translation (tests/ruby/harness.rb,
+tests/elixir/harness.exs, tests/go/harness.go), every message checked against the protocol; Ruby
+under Debian's ruby (standard library only), Elixir under Debian's elixir with its erlang-jiffy
+for JSON, Go under its standard library."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import re
 import select
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -34,8 +36,25 @@ needs_ruby = pytest.mark.skipif(shutil.which("ruby") is None,
                                 reason="needs Debian's ruby (.ci/run installs it)")
 needs_elixir = pytest.mark.skipif(not _elixir_with_a_json_library(),
                                   reason="needs Debian's elixir and erlang-jiffy (.ci/run installs them)")
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="needs Go (the CI machine has it)")
+GO = ROOT / "tests" / "go"
+# The Go harness's binary, built once per run (Go's own build cache keeps later runs warm).
+GO_HARNESS = Path(tempfile.gettempdir()) / f"react-conformance-{os.getuid()}" / "go-loop"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _go_harness_built() -> None:
+    """Builds tests/go into GO_HARNESS, where the Go loop's tests run it."""
+    if shutil.which("go") is None:
+        return
+    built = subprocess.run(["go", "build", "-o", str(GO_HARNESS), "."], cwd=GO, capture_output=True,
+                           text=True, timeout=600)
+    assert built.returncode == 0, built.stderr
+
+
 LOOPS = [pytest.param("ruby-loop", f"ruby {RUBY}", marks=needs_ruby, id="ruby"),
-         pytest.param("elixir-loop", f"elixir {ELIXIR}", marks=needs_elixir, id="elixir")]
+         pytest.param("elixir-loop", f"elixir {ELIXIR}", marks=needs_elixir, id="elixir"),
+         pytest.param("go-loop", str(GO_HARNESS), marks=needs_go, id="go")]
 
 
 @pytest.mark.parametrize(("name", "command"), LOOPS)
@@ -70,7 +89,33 @@ def test_a_harness_reaches_the_verdicts_of_its_loop(tmp_path: Path, name: str, c
 
 MODULES = {"ruby": ("harness.rb", "ruby", ROOT / "harnesses" / "lib" / "protocol.rb"),
            "elixir": ("harness.exs", "elixir", ROOT / "harnesses" / "lib" / "protocol.ex")}
-LANGUAGES = [pytest.param("ruby", marks=needs_ruby), pytest.param("elixir", marks=needs_elixir)]
+LANGUAGES = [pytest.param("ruby", marks=needs_ruby), pytest.param("elixir", marks=needs_elixir),
+             pytest.param("go", marks=needs_go)]
+GO_HARNESS_SOURCE = """package main
+
+import (
+\t"context"
+\t"errors"
+\t"fmt"
+\t"log"
+
+\t"react-conformance/protocol"
+)
+
+type h struct{{}}
+
+func (h) Hello(protocol.Object) (protocol.Object, error) {{ return protocol.Object{{}}, nil }}
+func (h) Build(protocol.Object) (protocol.Object, error) {{ return protocol.Object{{}}, nil }}
+func (h) MutateLastResult(protocol.Object) (protocol.Object, error) {{ return protocol.Object{{}}, nil }}
+func (h) Run(ctx context.Context, cmd protocol.Object) (protocol.Object, error) {{
+{body}
+\treturn protocol.Object{{"outcome": protocol.Object{{"outputs": protocol.Object{{}}}}}}, nil
+}}
+
+var _, _ = errors.New, fmt.Sprint
+
+func main() {{ log.SetFlags(0); protocol.Serve(h{{}}) }}
+"""
 RAISING = {"ruby": """require '{module}'
 class H
   def run(command)
@@ -108,13 +153,38 @@ end
 :logger.add_handler(:default, :logger_std_h, %{{}})
 ReactConformance.Protocol.serve(H)
 """}
+RAISING["go"] = GO_HARNESS_SOURCE.format(body="""\tif protocol.RunOf(ctx) == "r2" {
+\t\treturn nil, errors.New("the harness broke")
+\t}""")
+LOGGING["go"] = GO_HARNESS_SOURCE.format(body="""\tfmt.Println("the library prints")
+\tlog.SetOutput(os.Stdout)
+\tlog.Print("the library logs")
+\t_, _ = syscall.Write(1, []byte("a C library writes to file descriptor 1\\n"))""").replace(
+    '\t"log"\n', '\t"log"\n\t"os"\n\t"syscall"\n')
+
+
+def _go_program(folder: Path, source: str) -> list[str]:
+    """`source` built as a Go program in `folder` against the protocol module: its command."""
+    module = ROOT / "harnesses" / "lib" / "go"
+    (folder / "go.mod").write_text("module harness\n\ngo 1.22\n\n"
+                                   "require react-conformance/protocol v0.0.0\n\n"
+                                   f"replace react-conformance/protocol => {module}\n", encoding="utf-8")
+    (folder / "main.go").write_text(source, encoding="utf-8")
+    built = subprocess.run(["go", "build", "-o", "harness", "."], cwd=folder, capture_output=True, text=True,
+                           timeout=600)
+    assert built.returncode == 0, built.stderr
+    return [str(folder / "harness")]
 
 
 def _serve(tmp_path: Path, language: str, source: str, command: dict[str, object]) -> list[str]:
     """What a harness of `source` writes to stdout for `command`, then for `stop`: every line."""
-    name, program, module = MODULES[language]
-    (tmp_path / name).write_text(source.format(module=module), encoding="utf-8")
-    with subprocess.Popen([program, str(tmp_path / name)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    if language == "go":
+        argv = _go_program(tmp_path, source)
+    else:
+        name, program, module = MODULES[language]
+        (tmp_path / name).write_text(source.format(module=module), encoding="utf-8")
+        argv = [program, str(tmp_path / name)]
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.DEVNULL, text=True) as harness:
         assert harness.stdin is not None and harness.stdout is not None
         harness.stdin.write(json.dumps(command) + "\n")
@@ -247,6 +317,17 @@ def test_the_ruby_files_have_no_warnings() -> None:
     for path in (ROOT / "harnesses" / "lib" / "protocol.rb", RUBY, ROOT / "tests" / "ruby" / "loop.rb"):
         checked = subprocess.run(["ruby", "-wc", str(path)], capture_output=True, text=True, timeout=60)
         assert checked.returncode == 0 and checked.stderr == "", f"{path}: {checked.stderr}"
+
+
+@needs_go
+def test_the_go_module_and_loop_pass_go_vet() -> None:
+    for folder in (ROOT / "harnesses" / "lib" / "go", GO):
+        vetted = subprocess.run(["go", "vet", "./..."], cwd=folder, capture_output=True, text=True,
+                                timeout=600)
+        assert vetted.returncode == 0 and vetted.stderr == "", f"{folder}: {vetted.stderr}"
+        unformatted = subprocess.run(["gofmt", "-l", "."], cwd=folder, capture_output=True, text=True,
+                                     timeout=60)
+        assert unformatted.stdout == "", f"not gofmt-formatted: {unformatted.stdout}"
 
 
 @needs_elixir

@@ -1,0 +1,3 @@
+module react-conformance/protocol
+
+go 1.22
