@@ -172,9 +172,8 @@ class Worker:
             try:
                 _guard.call(command.type, partial(self._carry_out, command), self.timeout)
             except _guard.ImplementationHung as exc:
-                # The suite's own guard, which waits a little less, has already reported the
-                # scenario hung, as in process; this reply only frees the command.
-                self.send(p.Failed(id=command.id, message=str(exc)))
+                # Hung as in process, whichever comes first: this reply or the suite's own guard.
+                self.send(p.Failed(id=command.id, message=str(exc), hung=True))
 
     def _carry_out(self, command: p.Command) -> None:
         try:

@@ -105,12 +105,13 @@ def load_binding(
     if name.startswith(CMD):
         return _process(name, name.removeprefix(CMD), timeout * _HARNESS_SHARE, transcript)
     if isolate:
-        # The worker guards each operation with the suite's limit, as `_guard` does in process, and
-        # its replies may take a little longer: a hung library is then reported as in process (the
-        # suite's guard fires first: failed, "hangs"), not as a stalled worker (errored).
+        # The worker guards each operation with the suite's own limit, as `_guard` does in
+        # process: a library that hangs fails its scenario as hung (its reply says so, if it comes
+        # before the suite's guard fires), and the next operation runs on a fresh thread. The
+        # process binding waits longer for a reply: the worker is not a stalled harness.
         worker = shlex.join([sys.executable, "-m", "conformance._isolate", name,
                              "--timeout", f"{timeout:g}"])
-        return _process(name, worker, timeout * 1.1, transcript)
+        return _process(name, worker, timeout * 1.2 + 5, transcript)
     target: object
     if ":" in name:
         module_name, _, attr = name.partition(":")

@@ -40,7 +40,7 @@ from typing import IO, Any, ClassVar, TextIO, TypedDict, TypeVar, cast
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from conformance import _protocol as p
-from conformance._guard import BindingError, RunawayRun
+from conformance._guard import BindingError, ImplementationHung, RunawayRun
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance._tools import SuiteTool
 from conformance._values import loads_deep
@@ -174,6 +174,8 @@ class _Harness:
         reply = pending.reply
         if reply is None:
             raise HarnessError(self.failure or "the harness stopped")
+        if isinstance(reply, p.Failed) and reply.hung:
+            raise ImplementationHung(reply.message)
         if isinstance(reply, p.Failed):
             raise HarnessError(f"the harness could not carry out {pending.command!r}: {reply.message}"
                                f"{self._tail()}")

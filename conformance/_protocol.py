@@ -319,6 +319,9 @@ class Failed(BaseModel):
     type: Literal["failed"] = "failed"
     id: int
     message: str
+    #: The library did not return in time (the suite's --conformance-timeout, which a worker is
+    #: given): the scenario fails as hung, as it does in process, rather than errored.
+    hung: bool = False
 
 
 # -- the harness's requests ----------------------------------------------------------------------
