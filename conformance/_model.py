@@ -61,6 +61,9 @@ class ScriptedModel:
         #: The first auxiliary call the binding made without naming it: a binding bug, as no report
         #: could say what that call is. It is answered all the same, so the run is not disturbed.
         self.unnamed_auxiliary: str | None = None
+        #: Why the seam could not serve a request (a path it does not serve, say): the binding's
+        #: fault, whatever the library then did with the refusal.
+        self.binding_fault: str | None = None
         self.finish_then_extract = finish_then_extract
         #: The index in `calls` of each call that completed a final answer.
         self.finals: list[int] = []

@@ -242,13 +242,19 @@ class World:
                               self.timeout)
         except _guard.ImplementationHung:
             raise
-        except _guard.CheckFailed as error:
+        except Exception as error:
+            if model.binding_fault is not None:  # what the library made of the seam's refusal
+                raise _guard.BindingError(model.binding_fault) from error
+            if not isinstance(error, _guard.CheckFailed):
+                raise
             # An unexpected model call, or a run the model ended: past the cap, LOOP-3's.
             late = self._asked_late(model, calls, cap, left)
             if late is not None:
                 said = late if str(error) == late else f"{late}\n{error}"
                 self.blocked_unless(False, _attribution.STEP_CAP, said)
             raise
+        if model.binding_fault is not None:
+            raise _guard.BindingError(model.binding_fault)
         outcome = _guard.validated(operation, Outcome, raw)
         self.outcomes.append(outcome)
         ran = {name: len(t.calls) - runs.get(name, 0) for name, t in self.tools.items()}
@@ -279,6 +285,8 @@ class World:
     def check_calls(self, model: ScriptedModel, run: str = "") -> None:
         """Fail on a call `model`'s script did not expect; an auxiliary call the binding did not
         name is the binding's error. `run` names a concurrent run in the message."""
+        if model.binding_fault is not None:
+            raise _guard.BindingError(f"{run}: {model.binding_fault}" if run else model.binding_fault)
         if model.unnamed_auxiliary is not None:
             where = f" ({run})" if run else ""
             raise _guard.BindingError(

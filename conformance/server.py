@@ -98,12 +98,14 @@ def request_call(body: dict[str, Any]) -> LMCall:
     ]
     system = next((str(m["content"]) for m in messages if m["role"] == "system"), "")
     tools = body.get("tools") or None
+    # Tools declared but their use forbidden (`tool_choice: "none"`): a loop's final call, no step.
+    offered = tools if offers_tools(body) else None
     # The reply format is asked for in the system message (DSPy), or after the inputs (udspy).
     asked = render.request_adapter(system)
     if asked == "other":
         asked = render.request_adapter("\n".join(str(m["content"]) for m in messages))
     adapter = "native" if tools else asked
-    kind = "step" if tools else render.request_kind(system)
+    kind = "step" if offered else "extract" if tools else render.request_kind(system)
     return LMCall(kind=kind, adapter=adapter, messages=messages, tools=tools)
 
 
@@ -114,9 +116,16 @@ def native_call(body: dict[str, Any], kind: Literal["step", "extract"] | None = 
 
 def native_call_for(has_tools: bool) -> Callable[[dict[str, Any]], LMCall]:
     """How a native loop's requests are logged (`native_call`): a request that offers tools is a step,
-    and so is every request of an agent that has none; a tool-less request of an agent with tools is
-    the extraction (the one call some loops make on their step cap)."""
-    return lambda body: native_call(body, "step" if body.get("tools") or not has_tools else "extract")
+    and so is every request of an agent that has none; a request of an agent with tools that offers
+    none (no tools, or tools declared with `tool_choice: "none"`) is the extraction (the one call some
+    loops make on their step cap)."""
+    return lambda body: native_call(body, "step" if offers_tools(body) or not has_tools else "extract")
+
+
+def offers_tools(body: dict[str, Any]) -> bool:
+    """Whether a chat-completions request lets the model call a tool: tools declared, their use not
+    forbidden by `tool_choice: "none"`."""
+    return bool(body.get("tools")) and body.get("tool_choice") != "none"
 
 
 def _calls(message: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -315,6 +324,19 @@ def _chunks(message: dict[str, Any], number: int) -> Iterator[dict[str, Any]]:
     yield chunk({}, "tool_calls" if message.get("tool_calls") else "stop")
 
 
+#: The one path the in-memory seam serves: OpenAI's chat completions, under any base URL.
+SERVED_PATH = "/chat/completions"
+
+
+def unserved(path: str) -> str:
+    """Why the seam refuses a request to `path`: the binding pointed its library at an API it
+    does not serve (the Responses API, Anthropic's Messages), so the reply is not the library's to
+    read."""
+    return (f"the binding's seam got a request to {path!r}, but it serves only {SERVED_PATH!r} "
+            "(OpenAI chat completions): configure the library's client for the chat-completions "
+            "API, or answer that API's requests in the binding")
+
+
 def handler(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] = request_call
             ) -> Callable[[httpx.Request], httpx.Response]:
     """An `httpx.MockTransport` handler that answers chat-completions requests from `model`, as the
@@ -323,6 +345,10 @@ def handler(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] =
     client retries; the scripted model remembers it for the scenario."""
 
     def handle(request: httpx.Request) -> httpx.Response:
+        if not request.url.path.endswith(SERVED_PATH):
+            refusal = unserved(request.url.path)
+            model.binding_fault = model.binding_fault or refusal
+            return httpx.Response(404, json={"error": {"message": refusal}})
         body = json.loads(request.content)
         call = call_for(body)
         try:

@@ -168,3 +168,22 @@ def test_the_harness_tables_name_every_command_request_and_answer_of_the_protoco
     named = [f"`{name}`" in text or f'"type": "{name}"' in text for name in answers | notices | replies]
     assert all(named)
     assert all(f"`{field}`" in text for field in p.Welcome.model_fields if field not in ("type", "id"))
+
+
+def test_the_documented_smoke_command_runs_the_smoke_tier_alone() -> None:
+    # `-m smoke` once selected nothing: the `@smoke` tag is the `conformance_smoke` marker.
+    import subprocess
+    import sys
+
+    text = (ROOT / "docs" / "writing-a-harness.md").read_text(encoding="utf-8")
+    (command,) = re.findall(r"^pytest --impl mypkg (-m \S+)", text, re.M)
+    marker = command.split()[1]
+    run = subprocess.run([sys.executable, "-m", "pytest", "--impl", "reference", "-m", marker, "-q",
+                          "-p", "no:cacheprovider", "--collect-only"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    smoke = {line.split("::")[-1] for line in run.stdout.splitlines() if "::" in line}
+    assert smoke == {"test_choosing_finish_stops_the_loop_at_once",
+                     "test_an_arrowstring_signature_takes_its_input_and_returns_its_output"
+                     }, run.stdout[-2000:]
+    assert f"--impl mypkg.conformance:MyBinding {command}" in (ROOT / "README.md").read_text(
+        encoding="utf-8")

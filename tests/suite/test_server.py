@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 import reference
-from conformance import ExtractTurn, FaultTurn, ScriptedModel, StepTurn
+from conformance import ExtractTurn, FaultTurn, ScriptedModel, StepTurn, server, translate
 from conformance.server import MAX_BODY_BYTES, ScriptedServer
 
 CHAT_SYSTEM = {"role": "system", "content": "Output next_tool_name ... [[ ## completed ## ]]"}
@@ -201,3 +201,32 @@ def test_a_chunked_body_with_a_bad_size_or_over_the_cap_is_refused() -> None:
     assert _status_and_error(bad)[0] == 400
     status, message = _status_and_error(over)
     assert status == 413 and str(MAX_BODY_BYTES) in message
+
+
+TOOLS = [{"type": "function", "function": {"name": "add", "parameters": {}}}]
+
+
+@pytest.mark.parametrize("call_for", [server.native_call, server.native_call_for(True)])
+def test_a_request_that_declares_tools_but_forbids_them_is_the_final_call_not_a_step(
+        call_for: Any) -> None:
+    messages = [{"role": "user", "content": "2+1?"}]
+    assert call_for({"messages": messages, "tools": TOOLS}).kind == "step"
+    assert call_for({"messages": messages, "tools": TOOLS, "tool_choice": "auto"}).kind == "step"
+    final = call_for({"messages": messages, "tools": TOOLS, "tool_choice": "none"})
+    assert (final.kind, final.adapter, final.tools) == ("extract", "native", TOOLS)
+
+
+def test_native_call_for_an_agent_without_tools_logs_every_request_as_a_step() -> None:
+    body = {"messages": [{"role": "user", "content": "?"}], "tools": TOOLS, "tool_choice": "none"}
+    assert server.native_call_for(False)(body).kind == "step"
+
+
+@pytest.mark.parametrize("path", ["/responses", "/messages"])
+def test_a_path_the_seam_does_not_serve_is_refused_naming_it_as_the_bindings_fault(path: str) -> None:
+    model = ScriptedModel([STEP])
+    transport = server.ServingTransport(server.native_call)
+    with translate.serving(model), httpx.Client(transport=transport) as client:
+        reply = client.post(f"{server.IN_MEMORY_URL}{path}", json={"input": "2+1?"})
+    message = reply.json()["error"]["message"]
+    assert reply.status_code == 404 and f"'/v1{path}'" in message and "'/chat/completions'" in message
+    assert model.binding_fault == message and model.calls == [] and len(model.unused) == 1

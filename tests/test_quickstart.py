@@ -1,0 +1,55 @@
+"""The binding quickstart of docs/writing-a-binding.md, followed word for word by a fresh
+third-party project: its code block is the project's binding (so the test breaks if the page
+drifts), bound to a small native loop written here, and the run finds no false failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: A small native tool-calling loop, as a third-party library would ship it.
+MYLIB = Path(__file__).resolve().parent / "quickstart" / "mylib.py"
+
+
+def _quickstart(page: str) -> tuple[str, list[str]]:
+    """The quickstart's Python block and its shell commands."""
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    section = text[text.index("## Quickstart"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    shell = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert code is not None and shell is not None, "the quickstart lost its code or its commands"
+    commands = [line.split("#")[0].strip() for line in shell[1].splitlines() if line.strip()]
+    return code[1], commands
+
+
+def test_a_binding_written_from_the_quickstart_gets_no_false_failure(tmp_path: Path) -> None:
+    code, commands = _quickstart("writing-a-binding.md")
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "conformance.py").write_text(code)
+    (tmp_path / "mylib.py").write_text(MYLIB.read_text(encoding="utf-8"))
+    (tmp_path / "mylib-0.1.dist-info").mkdir()
+    (tmp_path / "mylib-0.1.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: mylib\nVersion: 0.1\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    assert [c.split()[:3] for c in commands] == [["pytest", "--impl", "mypkg.conformance:MyBinding"]] * 2
+    reports = []
+    for index, command in enumerate(commands):
+        report = tmp_path / f"report-{index}.json"
+        run = subprocess.run([sys.executable, "-m", *command.split(), "-q", "-p", "no:cacheprovider",
+                              f"--conformance-json={report}"],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+        reports.append(json.loads(report.read_text()))
+    smoke, whole = reports
+    assert set(smoke["requirements"].values()) <= {"passed", "not-claimed"}, smoke["requirements"]
+    verdicts = whole["requirements"]
+    assert set(verdicts.values()) == {"passed", "not-claimed"}, verdicts
+    # The final call on the cap (tools declared, tool_choice "none") is judged, and passes.
+    assert verdicts["EXT-2"] == "passed" and verdicts["LOOP-3"] == "passed", verdicts
