@@ -39,7 +39,7 @@ def unique_slugs(names: list[str], fallback: str, what: str) -> list[str]:
         s = slug(name, fallback)
         if s.lower() in seen:  # case-insensitive file systems (macOS, Windows) would merge them
             raise SiteOutputError(
-                f"two {what}s, {seen[s.lower()]!r} and {name!r}, would share the page {s!r}: rename "
+                f"two {what} names, {seen[s.lower()]!r} and {name!r}, would share the page {s!r}: rename "
                 f"one (a {what} name is written to a file name as letters, digits, '.', '_' and '-')")
         seen[s.lower()] = name
         slugs.append(s)
