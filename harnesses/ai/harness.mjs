@@ -33,16 +33,15 @@
 // their JSON as an application persists them, are the saved state; a resume appends a `tool` message with a `tool-approval-response` (yes → approved,
 // no → denied, free text → denied with the text as its reason) and calls generateText again.
 
-import { readFileSync } from 'node:fs';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, isStepCount, streamText, tool } from 'ai';
 import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
-import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, json, serve, unknownPause } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, installedVersion, installedVersions, json, serve, unknownPause } from '../lib/protocol.mjs';
 import { faultFetch, generated, lmCall, observation, streamChunks, trajectory } from '../lib/ai-sdk.mjs';
 import { replyOutputs, text, userMessage, zodObject } from '../lib/render.mjs';
 
-const VERSION = JSON.parse(readFileSync(new URL('node_modules/ai/package.json', import.meta.url), 'utf-8')).version;
+const VERSION = installedVersion(import.meta.url, 'ai');
 
 // The contract this harness is written against: catalogue 3's capabilities, and each step's
 // is_error (a tool result's error-text/error-json output, a stream's tool-error part) and call_id
@@ -286,7 +285,8 @@ function approval(response) {
 }
 
 serve({
-  hello: () => ({ protocol: PROTOCOL, name: 'ai', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+  hello: () => ({ protocol: PROTOCOL, name: 'ai', version: VERSION, dependencies: installedVersions(import.meta.url),
+                  capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
                   known_failures: KNOWN_FAILURES, parity: PARITY }),
   // The SDK has no adapters: nothing to configure, nothing to read back.
   configure: () => ({}),

@@ -23,11 +23,10 @@
 // run gets a fresh AxMemory (`mem`, what forward() creates itself when given none), and its
 // history holds every assistant reply with its function calls and every function result.
 
-import { readFileSync } from 'node:fs';
 import { AxAIOpenAI, AxGen, AxMemory, AxSignature } from '@ax-llm/ax';
-import { askModel, callTool, currentRun, errorInfo, faultResponse, json, notifyHang, serve, wire } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, faultResponse, installedVersion, installedVersions, json, notifyHang, serve, wire } from '../lib/protocol.mjs';
 
-const VERSION = JSON.parse(readFileSync(new URL('node_modules/@ax-llm/ax/package.json', import.meta.url), 'utf-8')).version;
+const VERSION = installedVersion(import.meta.url, '@ax-llm/ax');
 const FIELD_TYPES = { str: 'string', int: 'number', float: 'number', bool: 'boolean', list: 'json', dict: 'json' };
 const JSON_TYPES = { str: 'string', int: 'integer', float: 'number', bool: 'boolean', list: 'array', dict: 'object' };
 
@@ -240,7 +239,8 @@ function capFields(spec, steps, iterations, cap) {
 const agents = new Map();
 
 serve({
-  hello: () => ({ protocol: PROTOCOL, name: 'ax', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+  hello: () => ({ protocol: PROTOCOL, name: 'ax', version: VERSION, dependencies: installedVersions(import.meta.url),
+                  capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
                   known_failures: KNOWN_FAILURES, parity: PARITY }),
   // Ax has no adapters: there is nothing to configure, and nothing to read back.
   configure: () => ({}),

@@ -21,12 +21,12 @@
 // cap when they reach maxIterations without it (the loop ends on nothing else).
 
 import { createRequire } from 'node:module';
-import { askModel, callTool, currentRun, errorInfo, json, serve } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, installedVersion, installedVersions, json, serve } from '../lib/protocol.mjs';
 
 const require = createRequire(import.meta.url);
 const { ReAct } = require('dspy.ts/dist/src/modules/react.js');
 const { configureLM } = require('dspy.ts/dist/src/lm/base.js');
-const VERSION = require('dspy.ts/package.json').version;
+const VERSION = installedVersion(import.meta.url, 'dspy.ts');
 
 const TYPES = { str: 'string', int: 'number', float: 'number', bool: 'boolean', list: 'object', dict: 'object' };
 const THOUGHT = 'You are a ReAct agent';
@@ -196,7 +196,8 @@ function trajectory(steps) {
 const agents = new Map();
 
 serve({
-  hello: () => ({ protocol: PROTOCOL, name: 'dspy-ts', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+  hello: () => ({ protocol: PROTOCOL, name: 'dspy-ts', version: VERSION, dependencies: installedVersions(import.meta.url),
+                  capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
                   known_failures: KNOWN_FAILURES, parity: PARITY }),
   // dspy.ts has no adapters: there is nothing to configure, and nothing to read back.
   configure: () => ({}),

@@ -36,7 +36,6 @@
 // text back as the tool's result (the documented tool wrapper's branches); ignore (a bare no), or
 // an edit naming another tool, throws as the docs' example does, and ToolNode shows the error.
 
-import { readFileSync } from 'node:fs';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage } from '@langchain/core/messages';
 import { makeInvalidToolCall, parseToolCall } from '@langchain/core/output_parsers/openai_tools';
@@ -45,10 +44,10 @@ import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import { Command, GraphRecursionError, MemorySaver, interrupt } from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
-import { askModel, callTool, currentRun, errorInfo, json, serve, unknownPause } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, installedVersion, installedVersions, json, serve, unknownPause } from '../lib/protocol.mjs';
 import { replyOutputs, replyText, text, userMessage, zodObject } from '../lib/render.mjs';
 
-const VERSION = JSON.parse(readFileSync(new URL('node_modules/@langchain/langgraph/package.json', import.meta.url), 'utf-8')).version;
+const VERSION = installedVersion(import.meta.url, '@langchain/langgraph');
 
 // The contract this harness is written against (harnesses/lib/protocol.mjs still speaks 2 for the
 // other harnesses): catalogue 3's capabilities, and each step's is_error and call_id.
@@ -308,7 +307,8 @@ function humanResponse(answer) {
 }
 
 serve({
-  hello: () => ({ protocol: PROTOCOL, name: 'langgraph-js', version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+  hello: () => ({ protocol: PROTOCOL, name: 'langgraph-js', version: VERSION, dependencies: installedVersions(import.meta.url),
+                  capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
                   known_failures: KNOWN_FAILURES, parity: PARITY }),
   // LangGraph has no adapters: nothing to configure, nothing to read back.
   configure: () => ({}),

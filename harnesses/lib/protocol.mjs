@@ -6,7 +6,7 @@
 // so concurrent runs need no bookkeeping in the harness. See docs/writing-a-harness.md.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { fstatSync, writeSync } from 'node:fs';
+import { fstatSync, readFileSync, writeSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { createInterface } from 'node:readline';
 
@@ -44,6 +44,24 @@ function writeAll(fd, text) {
       if (error.code !== 'EAGAIN') throw error;
     }
   }
+}
+
+/** The installed version of the package `name` in the harness's own node_modules; `harness` is
+ *  the harness's import.meta.url. */
+export function installedVersion(harness, name) {
+  try {
+    return JSON.parse(readFileSync(new URL(`node_modules/${name}/package.json`, harness), 'utf-8')).version;
+  } catch (error) {
+    if (error.code === 'ENOENT') return 'not installed'; // as a Python binding's report says it
+    throw error;
+  }
+}
+
+/** The welcome's `dependencies`: the installed version of every package the harness's
+ *  package.json depends on, so that the report names what was judged (`harness` as above). */
+export function installedVersions(harness) {
+  const manifest = JSON.parse(readFileSync(new URL('package.json', harness), 'utf-8'));
+  return Object.fromEntries(Object.keys(manifest.dependencies ?? {}).map((name) => [name, installedVersion(harness, name)]));
 }
 
 const runs = new AsyncLocalStorage();

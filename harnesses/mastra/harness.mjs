@@ -31,7 +31,6 @@
 // `node harness.mjs --retries` is `mastra+retries`: the Agent's documented `maxRetries` option
 // (default 0, so by default a failed model request is not retried), set to 2.
 
-import { readFileSync } from 'node:fs';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { Agent } from '@mastra/core/agent';
 import { Mastra } from '@mastra/core/mastra';
@@ -40,14 +39,14 @@ import { createTool } from '@mastra/core/tools';
 import { MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
 import { faultFetch, generated, lmCall, streamChunks, trajectory } from '../lib/ai-sdk.mjs';
-import { askModel, callTool, currentRun, errorInfo, json, serve, unknownPause, wire } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, errorInfo, installedVersion, installedVersions, json, serve, unknownPause, wire } from '../lib/protocol.mjs';
 import { replyOutputs, userMessage, zodObject } from '../lib/render.mjs';
 
 // `node harness.mjs --retries` is `mastra+retries`: the documented Agent option `maxRetries: 2`.
 const RETRIES = process.argv.includes('--retries');
 const NAME = RETRIES ? 'mastra+retries' : 'mastra';
 
-const VERSION = JSON.parse(readFileSync(new URL('node_modules/@mastra/core/package.json', import.meta.url), 'utf-8')).version;
+const VERSION = installedVersion(import.meta.url, '@mastra/core');
 
 // The contract this harness is written against (harnesses/lib/protocol.mjs still speaks 2 for the
 // other harnesses): catalogue 3's capabilities, and each step's is_error and call_id.
@@ -257,7 +256,8 @@ async function call(state, prompt, cap, inputs, mode, baseURL) {
 }
 
 serve({
-  hello: () => ({ protocol: PROTOCOL, name: NAME, version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+  hello: () => ({ protocol: PROTOCOL, name: NAME, version: VERSION, dependencies: installedVersions(import.meta.url),
+                  capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
                   known_failures: RETRIES ? KNOWN_FAILURES_RETRIES : KNOWN_FAILURES_DEFAULT, parity: PARITY }),
   // Mastra has no adapters: nothing to configure, nothing to read back.
   configure: () => ({}),

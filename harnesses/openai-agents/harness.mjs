@@ -29,17 +29,16 @@
 // `toolNotFoundBehavior: 'return_error_to_model'` (a Runner option), which answers a call of an
 // unknown tool with an error output instead of throwing ModelBehaviorError.
 
-import { readFileSync } from 'node:fs';
 import {
   Agent, AgentsError, MaxTurnsExceededError, OpenAIChatCompletionsModel, RunState, Runner,
   setTracingDisabled, tool,
 } from '@openai/agents';
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, faultResponse, json, notifyHang, serve, unknownPause } from '../lib/protocol.mjs';
+import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, faultResponse, installedVersion, installedVersions, json, notifyHang, serve, unknownPause } from '../lib/protocol.mjs';
 import { replyOutputs, replyText, userMessage, zodObject } from '../lib/render.mjs';
 
-const VERSION = JSON.parse(readFileSync(new URL('node_modules/@openai/agents/package.json', import.meta.url), 'utf-8')).version;
+const VERSION = installedVersion(import.meta.url, '@openai/agents');
 
 const TOOL_NOT_FOUND = process.argv.includes('--tool-not-found');
 const NAME = TOOL_NOT_FOUND ? 'openai-agents-js+tool-not-found' : 'openai-agents-js';
@@ -333,7 +332,8 @@ function modelCalls() {
 }
 
 serve({
-  hello: () => ({ protocol: PROTOCOL, name: NAME, version: VERSION, capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
+  hello: () => ({ protocol: PROTOCOL, name: NAME, version: VERSION, dependencies: installedVersions(import.meta.url),
+                  capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED,
                   known_failures: TOOL_NOT_FOUND ? KNOWN_FAILURES_OPT_IN : KNOWN_FAILURES, parity: PARITY }),
   // The SDK has no reply formats to choose: every request is native tool calling.
   configure: () => ({}),

@@ -29,6 +29,26 @@ def test_the_committed_report_of_a_node_harness_matches_a_fresh_run(name: str, t
     assert fresh.report["requirements"] == committed["requirements"], (
         "verdicts changed: rerun `nox -s peers` and commit docs/conformance/ if the change is right")
     assert _verdicts(fresh.report) == _verdicts(committed)
+    assert fresh.report["binding"]["dependencies"] == _installed(name), (
+        "the welcome's dependencies are not the harness's installed packages")
+
+
+def _installed(name: str) -> dict[str, str]:
+    """The version npm installed of each package the harness's package.json depends on."""
+    _loader.harness_command(name)  # installs the harness's packages if no run has yet
+    directory = _loader.HARNESS_DIR / _loader.HARNESS_DIRS.get(name, (name,))[0]
+    manifest = json.loads((directory / "package.json").read_text(encoding="utf-8"))
+    return {package: json.loads((directory / "node_modules" / package / "package.json")
+                                .read_text(encoding="utf-8"))["version"]
+            for package in manifest["dependencies"]}
+
+
+@pytest.mark.parametrize("name", HARNESSES)
+def test_the_committed_report_of_a_node_harness_names_its_installed_packages(name: str) -> None:
+    committed = json.loads((DOCS / f"{name}.json").read_text(encoding="utf-8"))
+    installed = _installed(name)
+    assert committed["binding"]["dependencies"] == installed
+    assert committed["binding"]["version"] in installed.values()  # the library's own package among them
 
 
 @pytest.mark.parametrize("name", HARNESSES)
