@@ -8,7 +8,7 @@ from __future__ import annotations
 from urllib.parse import quote, urlencode
 
 from conformance._site._badges import badge_json, must_score, profiles
-from conformance._site._causes import causes, must_failures, unattributed
+from conformance._site._causes import DEFINITION, causes, must_failures, unattributed
 from conformance._site._context import Site
 from conformance._site._html import VERDICTS, e, inline, level_tag, page, plain_title, verdict_mark
 from conformance._site._model import SiteReport, SiteScenario
@@ -237,10 +237,22 @@ def markdown(site: Site, report: SiteReport) -> str:
     def cell(text: str) -> str:
         return " ".join(text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").split())
     must = site.must(report)
+    ok = conforms(report, site.requirements)
+    counted = must_failures(report, site.requirements)
+    # A bare "does not conform" tells a reader nothing: say how many distinct causes take it down.
     lines = [f"# {cell(b.name)} {cell(b.version)}", "",
-             f"{'Conforms' if conforms(report, site.requirements) else 'Does not conform'}: "
-             f"{must.passed} of {must.total} MUST requirements passed (suite {cell(report.suite_version)}).",
-             "", "| requirement | level | verdict | reason |", "|---|---|---|---|"]
+             f"{'Conforms' if ok else 'Does not conform'}: "
+             f"{must.passed} of {must.total} MUST requirements passed"
+             f"{'' if ok or not counted else '; ' + counted} (suite {cell(report.suite_version)}).", ""]
+    found = causes(report)
+    if found:
+        lines += ["## Causes", "", DEFINITION, ""]
+        for c in found:
+            blocks = f" Blocks {len(c.blocked)}: {', '.join(c.blocked)}." if c.blocked else ""
+            lines.append(f"- **{cell(c.rid)}** ({level(report, c.rid, site.requirements).upper()}, "
+                         f"{VERDICTS.get(c.verdict, VERDICTS[''])[1]}): {cell(c.reason)}{blocks}")
+        lines += ["", "## Every requirement", ""]
+    lines += ["| requirement | level | verdict | reason |", "|---|---|---|---|"]
     for rid, verdict in report.requirements.items():
         lines.append(f"| {cell(rid)} | {level(report, rid, site.requirements).upper()} | "
                      f"{VERDICTS.get(verdict, VERDICTS[''])[1]} | {cell(reason(report, rid))} |")

@@ -551,6 +551,13 @@ def test_a_library_that_does_not_conform_counts_its_must_failures_by_cause(tmp_p
     assert "Blocks 1:</span> <a" in causes and ">ERR-4</a>" in causes
     assert page.index('id="causes-h"') < page.index('class="req"')  # failures first
     assert "A cause is a requirement that failed" in pages["glossary.html"]
+    # The Markdown download counts the same causes, never a bare "Does not conform".
+    md = pages["lib/newlib.md"]
+    assert ("Does not conform: 2 of 4 MUST requirements passed; 2 MUST failures, 2 causes; "
+            "1 requirement blocked by them (suite ") in md
+    listed = md.split("## Causes", 1)[1].split("## Every requirement", 1)[0]
+    assert re.findall(r"^- \*\*([A-Z]+-\d+)\*\*", listed, re.M) == ["ERR-1", "EXH-1"]
+    assert "Blocks 1: ERR-4." in listed and "newlib returns the answer in &lt;b>bold&lt;/b>" in listed
 
 
 @pytest.mark.parametrize("name", ["mastra", "agno"])
