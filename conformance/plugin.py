@@ -211,6 +211,11 @@ class _Session:
         return next(((known[k], k == requirement) for known in self._known_lists() for k in keys
                      if k is not None and k in known), None)
 
+    def _listed(self, result: ScenarioResult) -> bool:
+        """Whether an applying known-failures entry lists `result` (by name, test id or ID)."""
+        keys = (result.name, result.id, result.requirement)
+        return any(k in known for known in self._known_lists() for k in keys)
+
     def _resolved(self, complete: bool) -> list[ScenarioResult]:
         """The results, blocked scenarios attributed (`_attribution.resolve_blocked`) and, in a
         complete run, each requirement listed by ID whose every judged scenario passed failed as
@@ -557,7 +562,13 @@ class _Session:
 
     def _suggest_known_failures(self, tr: Any, report: Report) -> None:
         """After a failing run, the `known_failures` entries that would list what failed."""
-        names = _known_failures.entries(report.scenarios)
+        # Under pytest's --runxfail the listed known failures run as plain failures: they are
+        # listed already, so only the others are suggested.
+        listed = [r for r in report.scenarios if self._listed(r)]
+        names = _known_failures.entries(r for r in report.scenarios if not self._listed(r))
+        if self.config.getoption("runxfail") and any(r.verdict == "failed" for r in listed):
+            tr.write_line(f"--runxfail: {sum(r.verdict == 'failed' for r in listed)} scenario(s) "
+                          "listed in known_failures ran as plain failures, to show what they observe")
         if not names:
             return
         impl = str(self.config.getoption("impl"))

@@ -20,8 +20,10 @@ def _test_name(s: SiteScenario) -> str:
 
 
 def reproduce(report: SiteReport, s: SiteScenario) -> str:
-    """The command that reruns one scenario against this library."""
-    return f"pytest --impl {report.binding.name} -k {_test_name(s)}"
+    """The command that reruns one scenario against this library; a known failure's with pytest's
+    `--runxfail`, which shows the failure the run observed instead of a bare "xfailed"."""
+    runxfail = " --runxfail" if s.verdict == "known-failure" else ""
+    return f"pytest --impl {report.binding.name} -k {_test_name(s)}{runxfail}"
 
 
 def _setup(site: Site, report: SiteReport) -> str:

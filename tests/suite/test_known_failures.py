@@ -97,6 +97,22 @@ def test_a_failing_run_prints_the_known_failures_that_would_list_what_failed(
     assert "known_failures that would list" not in listed.output
 
 
+def test_runxfail_shows_listed_known_failures_without_suggesting_them_again(
+    run_suite: RunSuite,
+) -> None:
+    # The site's Reproduce command for a known failure adds pytest's --runxfail.
+    shown = run_suite("tests.suite.bindings:KnowsItIgnoresTheCap", "-k", "step_cap", "--runxfail")
+    assert shown.returncode == 1, shown.output[-3000:]
+    assert shown.report is not None
+    assert any(s["verdict"] == "failed" for s in shown.report["scenarios"])
+    assert "listed in known_failures ran as plain failures" in shown.output
+    suggested: dict[str, dict[str, str]] = {}
+    exec(_pasted(shown.output), suggested)
+    failed = {s["name"]: s["requirement"] for s in shown.report["scenarios"] if s["verdict"] == "failed"}
+    assert "LOOP-3" in failed.values()  # listed by ID: shown, never suggested again
+    assert set(suggested["known_failures"]) == {n for n, r in failed.items() if r != "LOOP-3"}
+
+
 def test_a_passing_run_prints_no_known_failures(run_suite: RunSuite) -> None:
     run = run_suite("reference", "-k", "step_cap")
     assert run.returncode == 0, run.output[-3000:]

@@ -265,7 +265,7 @@ def test_a_cells_details_show_scenarios_observed_failure_reason_gherkin_and_comm
             in section)
     assert "@req:ERR-1 @smoke\nScenario: It fails\n  Then the answer is &quot;&lt;b&gt;bold" in section
     assert "Background:\n  Given a ReAct agent" in section
-    assert "<code>pytest --impl newlib -k test_it_fails</code>" in section
+    assert "<code>pytest --impl newlib -k test_it_fails --runxfail</code>" in section
     # The binding that declares the reason, beside it (no file known for newlib: its name).
     assert "Declared by the binding registered as <code>newlib</code>" in section
     assert 'href="../req/ERR-1.html#s-synthetic-feature-it-fails"' in section
@@ -558,6 +558,16 @@ def test_a_library_that_does_not_conform_counts_its_must_failures_by_cause(tmp_p
     listed = md.split("## Causes", 1)[1].split("## Every requirement", 1)[0]
     assert re.findall(r"^- \*\*([A-Z]+-\d+)\*\*", listed, re.M) == ["ERR-1", "EXH-1"]
     assert "Blocks 1: ERR-4." in listed and "newlib returns the answer in &lt;b>bold&lt;/b>" in listed
+
+
+def test_a_known_failure_s_reproduce_command_shows_the_failure_it_observed(tmp_path: Path,
+                                                                           features: Path) -> None:
+    page = _build(_all(tmp_path), tmp_path / "site", features)["lib/newlib.html"]
+    commands = {rid: found[0] for rid, section in re.findall(r'id="r-([A-Z]+-\d+)"(.*?)(?=id="r-|$)',
+                                                              page, re.S)
+                if (found := re.findall(r"Reproduce: <code>([^<]*)</code>", section))}
+    assert commands["ERR-1"].endswith(" --runxfail"), commands  # known failure: xfail would hide it
+    assert "--runxfail" not in commands["EXH-1"], commands  # a plain failure shows itself
 
 
 @pytest.mark.parametrize("name", ["mastra", "agno"])
