@@ -223,7 +223,8 @@ report a wrong verdict.</p>
 <dl class="facts"><dt>Language</dt><dd>{e(info.language or "?")}</dd>
 <dt>Package tested</dt><dd><code>{e(info.package or b.name)}</code> {e(b.version)}</dd>
 {deps}<dt>Suite version</dt><dd>{e(report.suite_version)}</dd>
-<dt>Report generated</dt><dd>{e(report.generated or "unknown")}</dd>
+<dt>Report generated</dt><dd>{e(report.generated or "unknown")} (<a
+href="../history.html#h-{e(site.slugs[b.name])}">its history</a>)</dd>
 <dt>Capabilities claimed</dt><dd>{e(", ".join(b.capabilities) or "none")}</dd></dl>
 {older}{_setup(site, report)}
 {_causes(site, report)}

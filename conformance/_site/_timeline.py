@@ -20,14 +20,27 @@ def _row(site: Site, s: Snapshot, before: Snapshot | None, current: bool) -> str
     what += f" and {len(moved) - 12} more" if len(moved) > 12 else ""
     if before and before.suite_version != s.suite_version:  # not the library's doing alone
         what = f"suite {e(before.suite_version)} → {e(s.suite_version)}: {what or 'no verdict changed'}"
-    source = "this site's report" if current else (
-        "a run against this release" if s.source == "run" else f"committed report ({s.source})")
+    elif before and before.version == s.version and moved:
+        # Same library release, same suite release: what moved is the binding's (or the suite's
+        # unreleased code's) doing, never the library's.
+        what = (f"not a library change ({e(s.version)} both times): the binding or the suite's code "
+                f"changed: {what}")
+    source = e("this site's report") if current else (
+        "a run against this release" if s.source == "run" else f"committed report ({_commit(site, s)})")
     return (f'<tr><th scope="row">{e(s.version)}</th><td data-label="Suite">{e(s.suite_version)}</td>'
             f'<td data-label="Date">{e(s.generated[:10] or "?")}</td>'
             f'<td data-label="MUST">{e(must.text)}</td><td data-label="SHOULD">{e(should.text)}</td>'
             f'<td data-label="Conforms">{"yes" if conforms(r, site.requirements) else "no"}</td>'
             f'<td data-label="Changed">{what or ("first run shown" if before is None else "nothing")}</td>'
-            f'<td data-label="From">{e(source)}</td></tr>')
+            f'<td data-label="From">{source}</td></tr>')
+
+
+def _commit(site: Site, s: Snapshot) -> str:
+    """`git <hash>`, linked to the commit when the site knows its repository (HTML-escaped)."""
+    commit = s.source.removeprefix("git ")
+    if not site.repository:
+        return e(s.source)
+    return f'git <a href="{e(site.repository)}/commit/{e(commit)}"><code>{e(commit)}</code></a>'
 
 
 _LEAD = ("Verdicts by library version and by suite version: runs of the suite against earlier releases "
@@ -50,7 +63,9 @@ def timeline(site: Site) -> str:
         if name in current:
             runs.append(current[name])
         runs = distinct(runs)
-        if len(runs) < 2:
+        if len(runs) < 2:  # still listed, so that no library is missing without a word
+            sections.append(f'<h2 id="h-{e(site.slugs.get(name, name))}">{e(name)}</h2>'
+                            '<p class="muted">One run so far: nothing to compare yet.</p>')
             continue
         # By suite version first: a row then differs from the one above by the library's version
         # under the same suite, and a suite's change shows once, where the suite changes.

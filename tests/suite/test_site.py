@@ -435,6 +435,26 @@ def test_history_shows_verdicts_by_version_and_what_changed_since_the_last_run(
     assert grid.count('<td class="v-failed">') == 1 and grid.count('<td class="v-passed">') == 2
 
 
+def test_history_tells_a_binding_s_change_from_the_library_s_and_lists_every_library(
+        tmp_path: Path, features: Path) -> None:
+    # The same library release under the same suite, a verdict apart: the binding moved it.
+    same = SiteReport.model_validate({**V2, "generated": "2024-12-20T00:00:00Z",
+                                      "requirements": {**V2["requirements"], "LOOP-2": "failed"}})
+    history = [Snapshot.of(same, "git 0123456789")]
+    pages = _build(_all(tmp_path), tmp_path / "site", features, history=history,
+                   repository="https://example.org/suite")
+    page = pages["history.html"]
+    newlib = page[page.index('id="h-newlib"'):]
+    newlib = newlib[:newlib.index("</table>")]
+    assert ("not a library change (2.0 both times): the binding or the suite's code changed: "
+            "LOOP-2: failed → passed") in newlib
+    assert 'git <a href="https://example.org/suite/commit/0123456789"><code>0123456789</code></a>' in newlib
+    # A library with one run is still listed, and says why there is no table.
+    oldlib = page[page.index('id="h-oldlib"'):]
+    assert oldlib.index("One run so far") < oldlib.index("</h2>") + 80
+    assert '<a\nhref="../history.html#h-newlib">its history</a>' in pages["lib/newlib.html"]
+
+
 def test_the_history_command_reads_every_committed_version_of_a_report(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
