@@ -138,24 +138,59 @@ def _causes(site: Site, report: SiteReport) -> str:
             f'the sections below give every scenario.</p><ul class="causes">{"".join(items)}</ul>')
 
 
+def snippets(img: str, link: str, alt: str) -> dict[str, str]:
+    """A badge's snippet in each markup a README is written in, and its bare URL."""
+    return {"Markdown": f"[![{alt}]({img})]({link})",
+            "HTML": f'<a href="{link}"><img src="{img}" alt="{alt}"></a>',
+            "reStructuredText": f".. image:: {img}\n   :target: {link}\n   :alt: {alt}",
+            "AsciiDoc": f'image:{img}["{alt.replace(chr(34), "")}",link={link}]',
+            "URL": img}
+
+
+#: The kit's Copy buttons: the clipboard API where the page may use it, else the selection, and a
+#: status line that says what was copied (for a screen reader too).
+KIT_JS = """
+(function () {
+  var status = document.getElementById('kit-status');
+  Array.prototype.forEach.call(document.querySelectorAll('button[data-copy]'), function (button) {
+    button.addEventListener('click', function () {
+      var box = document.getElementById(button.getAttribute('data-copy'));
+      var said = function () { status.textContent = 'Copied: ' + box.getAttribute('aria-label'); };
+      box.select();
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(box.value).then(said, function () {
+          document.execCommand('copy'); said(); });
+      } else { document.execCommand('copy'); said(); }
+    });
+  });
+})();
+"""
+
+
 def _kit(site: Site, report: SiteReport) -> str:
     b = report.binding
     slug = site.slugs[b.name]
-    base = site.base_url.rstrip("/") or "https://OWNER.github.io/REPO"
-    def snippet(path: str, alt: str) -> tuple[str, str]:
-        img, link = f"{base}/{path}", f"{base}/lib/{slug}.html"
-        return (f"[![{alt}]({img})]({link})", f'<a href="{link}"><img src="{img}" alt="{alt}"></a>')
+    # Without the address the site is published at, the snippets stay relative to the site (and
+    # say so) rather than carry a placeholder host that a maintainer might paste as it is.
+    base = site.base_url.rstrip("/")
+    prefix = f"{base}/" if base else ""
     rows = []
     for cap, path in [("overall", f"badges/{slug}.svg"),
                       *((c, f"badges/{slug}/{c}.svg") for c in b.capabilities if must_score(
                           report, site.requirements, c).total)]:
         message = badge_json(report, site.requirements, None if cap == "overall" else cap)["message"]
-        md, htm = snippet(path, f"{b.name} {cap}: {message}")
+        found = snippets(f"{prefix}{path}", f"{prefix}lib/{slug}.html", f"{b.name} {cap}: {message}")
+        def box(fmt: str) -> str:
+            ident = f"kit-{_anchor(cap, fmt)}"
+            return (f'<textarea readonly rows="2" id="{e(ident)}" aria-label="{e(fmt)} for the {e(cap)} '
+                    f'badge">{e(found[fmt])}</textarea><button type="button" class="copy" '
+                    f'data-copy="{e(ident)}">Copy<span class="sr"> the {e(fmt)} for the {e(cap)} badge'
+                    '</span></button>')
+        more = "".join(f"<p>{e(fmt)}</p>{box(fmt)}" for fmt in found if fmt not in ("Markdown", "HTML"))
         rows.append(f'<tr><th scope="row"><img src="../{e(path)}" alt="{e(cap)}: {e(message)}"></th>'
-                    f'<td data-label="Markdown"><textarea readonly rows="2" '
-                    f'aria-label="Markdown for the {e(cap)} badge">'
-                    f'{e(md)}</textarea></td><td data-label="HTML"><textarea readonly rows="2" '
-                    f'aria-label="HTML for the {e(cap)} badge">{e(htm)}</textarea></td></tr>')
+                    f'<td data-label="Markdown">{box("Markdown")}</td><td data-label="HTML">{box("HTML")}'
+                    f'</td><td data-label="Other formats"><details><summary>reStructuredText, AsciiDoc, '
+                    f'URL</summary>{more}</details></td></tr>')
     issue = ""
     if site.repository:
         query = urlencode({"title": f"Wrong verdict for {b.name} {b.version}: <requirement>",
@@ -166,13 +201,15 @@ def _kit(site: Site, report: SiteReport) -> str:
     else:
         issue = "Report a wrong verdict as an issue of the suite's repository: "
     return f"""<h2 id="kit-h">Maintainer kit</h2>
-<p>Badges are published with the site: <code>{e(base)}/badges/{e(slug)}.svg</code> (an image) and
-<code>{e(base)}/badges/{e(slug)}.json</code> (a shields.io endpoint), one per capability under
+<p>Badges are published with the site: <code>{e(prefix)}badges/{e(slug)}.svg</code> (an image) and
+<code>{e(prefix)}badges/{e(slug)}.json</code> (a shields.io endpoint), one per capability under
 <code>badges/{e(slug)}/</code>. The scheduled workflow <code>.github/workflows/site.yml</code> publishes
-the site to the repository's GitHub Pages; replace the host above with that address.</p>
+the site to the repository's GitHub Pages{", at " + e(base) if base else (
+"; this build was made without that address (<code>site --base-url</code>), so the paths here are "
+"relative to the site: put its address before each")}.</p>
 <table class="cards"><thead><tr><th scope="col">Badge</th><th scope="col">Markdown</th>
-<th scope="col">HTML</th>
-</tr></thead><tbody>{"".join(rows)}</tbody></table>
+<th scope="col">HTML</th><th scope="col">Other formats</th>
+</tr></thead><tbody>{"".join(rows)}</tbody></table><p class="sr" role="status" id="kit-status"></p>
 <p>Downloads: <a href="{e(slug)}.json" download>the JSON report</a>, <a href="{e(slug)}.md" download>a
 Markdown summary</a>.</p>
 <p>{issue}name the requirement, what the library does and where in its source. Each failure's reason is
@@ -231,7 +268,7 @@ href="../history.html#h-{e(site.slugs[b.name])}">its history</a>)</dd>
 {f"<h2>Capabilities not claimed</h2><ul>{not_claimed}</ul>" if not_claimed else ""}
 {"".join(sections)}
 {_kit(site, report)}"""
-    return page(f"{b.name} {b.version}: conformance", body, up="../")
+    return page(f"{b.name} {b.version}: conformance", body, script=KIT_JS, up="../")
 
 
 def markdown(site: Site, report: SiteReport) -> str:

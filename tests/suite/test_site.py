@@ -344,6 +344,14 @@ def test_the_maintainer_kit_gives_badges_snippets_downloads_and_a_way_to_object(
     assert "[![newlib overall: 2/4 MUST](https://example.org/site/badges/newlib.svg)]" \
            "(https://example.org/site/lib/newlib.html)" in new
     assert "&lt;img src=&quot;https://example.org/site/badges/newlib/max-steps-return.svg&quot;" in new
+    # Every markup a README is written in, and the bare URL, each with its Copy button.
+    assert (".. image:: https://example.org/site/badges/newlib.svg\n   :target: "
+            "https://example.org/site/lib/newlib.html\n   :alt: newlib overall: 2/4 MUST") in new
+    assert ('image:https://example.org/site/badges/newlib.svg[&quot;newlib overall: 2/4 MUST&quot;,'
+            'link=https://example.org/site/lib/newlib.html]') in new
+    boxes = re.findall(r'<textarea readonly rows="2" id="([^"]+)"', new)
+    assert len(boxes) == 5 * 2 and len(set(boxes)) == len(boxes)  # overall and max-steps-return
+    assert sorted(re.findall(r'data-copy="([^"]+)"', new)) == sorted(boxes)
     assert json.loads(pages["badges/newlib/max-steps-return.json"]) == {
         "schemaVersion": 1, "label": "max-steps-return", "message": "0/1 MUST", "color": "red"}
     ET.fromstring(pages["badges/newlib/max-steps-return.svg"])
@@ -355,6 +363,15 @@ def test_the_maintainer_kit_gives_badges_snippets_downloads_and_a_way_to_object(
     assert "publishes\nthe site to the repository's GitHub Pages" in new
     # Reached from the top of the page, not only by scrolling past every requirement.
     assert new.index('<a href="#kit-h">Maintainer kit</a>') < new.index('id="r-LOOP-1"')
+
+
+def test_a_build_without_its_address_gives_relative_snippets_and_no_placeholder_host(
+        tmp_path: Path, features: Path) -> None:
+    new = _build(_all(tmp_path), tmp_path / "site", features)["lib/newlib.html"]
+    assert "OWNER" not in new and "https://" not in new.split('id="kit-h"', 1)[1].split("Downloads", 1)[0]
+    assert "[![newlib overall: 2/4 MUST](badges/newlib.svg)](lib/newlib.html)" in new
+    assert "without that address (<code>site --base-url</code>)" in new
+    assert not any("OWNER" in p.read_text(encoding="utf-8") for p in SITE.rglob("*.html"))
 
 
 def test_the_reproduce_commands_start_with_installing_the_library_s_environment(
@@ -756,6 +773,11 @@ def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
             section.locator("summary").first.click()
             assert "Scenario" in section.locator("details pre").first.inner_text()
             assert "pytest --impl ax -k test_" in section.inner_text()
+            # The maintainer kit's Copy button copies a snippet and says so.
+            page.locator("#kit-h").scroll_into_view_if_needed()
+            page.locator("button[data-copy]").first.click()
+            assert page.locator("#kit-status").inner_text() == "Copied: Markdown for the overall badge"
+            assert page.evaluate("document.activeElement.value").startswith("[![ax overall: ")
             assert _serious_violations(page) == []
 
             # A URL restores a filter; choosing one writes it into the URL.
