@@ -180,7 +180,7 @@ def _kit(site: Site, report: SiteReport) -> str:
                           report, site.requirements, c).total)]:
         message = badge_json(report, site.requirements, None if cap == "overall" else cap)["message"]
         found = snippets(f"{prefix}{path}", f"{prefix}lib/{slug}.html", f"{b.name} {cap}: {message}")
-        def box(fmt: str) -> str:
+        def box(fmt: str, cap: str = cap, found: dict[str, str] = found) -> str:
             ident = f"kit-{_anchor(cap, fmt)}"
             return (f'<textarea readonly rows="2" id="{e(ident)}" aria-label="{e(fmt)} for the {e(cap)} '
                     f'badge">{e(found[fmt])}</textarea><button type="button" class="copy" '
