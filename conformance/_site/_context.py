@@ -43,7 +43,10 @@ class Site:
             variant_of = self.library(r.binding.name).variant_of
             return variant_of if variant_of in by_name and variant_of != r.binding.name else ""
         roots = [r for r in self.reports if not base(r) and not self.is_baseline(r)]
-        roots.sort(key=lambda r: (-self.must(r).share, -self.must(r).passed, r.binding.name))
+        # By MUST requirements passed, a count, so that claiming less never ranks a library higher
+        # (a share would: 5/5 over 30/31); then by fewer MUST requirements not passed.
+        roots.sort(key=lambda r: (-self.must(r).passed, self.must(r).total - self.must(r).passed,
+                                  r.binding.name))
         ordered = [r for r in self.reports if self.is_baseline(r)]
         for root in roots:
             ordered.append(root)

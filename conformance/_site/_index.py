@@ -4,6 +4,8 @@ the filters, and a line per library."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from conformance._site._badges import profiles
 from conformance._site._causes import causes, must_causes, must_failures
 from conformance._site._context import Site
@@ -40,14 +42,17 @@ def _scorecard_row(site: Site, r: SiteReport) -> str:
         s = tally(r, ids, "should", site.requirements)
         extra = f' <span class="muted">+{s.passed}/{s.total}</span>' if s.total else ""
         label = (f"{name}: {t.passed} of {t.total} MUST passed" if t.total else f"{name}: not claimed")
+        # Each cell opens the matrix on that library and topic: the scenarios behind the number.
+        where = e(urlencode({"topic": name, "lib": b.name}))
         cells.append(f'<td class="n {_share_class(t)}" data-label="{e(name)}" title="{e(label)}">'
-                     f'<span aria-hidden="true">{e(t.text)}</span><span class="sr">{e(label)}</span>'
-                     f"{extra}</td>")
-    verdict = ('<span class="yes"><span aria-hidden="true">✓</span> yes</span>' if ok
-               else '<span class="no"><span aria-hidden="true">✗</span> no</span>')
+                     f'<a href="#{where}"><span aria-hidden="true">{e(t.text)}</span>'
+                     f'<span class="sr">{e(label)}</span></a>{extra}</td>')
+    lib_page = f"lib/{e(site.slugs[b.name])}.html"
+    verdict = (f'<a href="{lib_page}"><span class="yes"><span aria-hidden="true">✓</span> yes</span></a>'
+               if ok else
+               f'<a href="{lib_page}"><span class="no"><span aria-hidden="true">✗</span> no</span></a>')
     counted = must_failures(r, site.requirements)
     if not ok and counted:  # each cause once, linked to its place on the library's page
-        lib_page = f"lib/{e(site.slugs[b.name])}.html"
         named = ", ".join(f'<a href="{lib_page}#r-{e(site.req_slug(c.rid))}">{e(c.rid)}</a>'
                         + ("" if level(r, c.rid, site.requirements) == "must" else " (SHOULD)")
                         for c in causes(r) if c.verdict in FAILURES)
@@ -60,8 +65,10 @@ def _scorecard_row(site: Site, r: SiteReport) -> str:
             f'<th scope="row"><a href="lib/{e(site.slugs[b.name])}.html">{e(b.name)}</a>{lang}'
             f' <span class="muted">{e(b.version)}</span></th>'
             f'<td data-label="Conforms">{verdict}</td>'
-            f'<td class="n {_share_class(must)}" data-label="MUST">{e(must.text)}</td>'
-            f'<td class="n" data-label="SHOULD">{e(should.text)}</td>{"".join(cells)}</tr>')
+            f'<td class="n {_share_class(must)}" data-label="MUST"><a href="#{e(urlencode({"lib": b.name}))}">'
+            f'{e(must.text)}</a></td>'
+            f'<td class="n" data-label="SHOULD"><a href="{lib_page}">{e(should.text)}</a></td>'
+            f'{"".join(cells)}</tr>')
 
 
 def _scorecard(site: Site) -> str:
@@ -80,8 +87,10 @@ def _scorecard(site: Site) -> str:
         baseline = (f'<tbody class="base"><tr><th scope="colgroup" colspan="{n}">Baseline: the suite\'s own '
                     "reference implementation, not a library to choose</th></tr>"
                     + "".join(_scorecard_row(site, r) for r in base) + "</tbody>")
-    return (f'<table id="scorecard" class="cards"><caption class="sr">Libraries by MUST requirements '
-            f"passed, per topic</caption>{head}<tbody>{rows}</tbody>{baseline}</table>")
+    return (f'<table id="scorecard" class="cards"><caption>Sorted by the number of MUST requirements '
+            "passed (a count: claiming less never ranks a library higher), then by fewer not passed. "
+            "Each number opens the matrix on that library.</caption>"
+            f"{head}<tbody>{rows}</tbody>{baseline}</table>")
 
 
 def _changed(site: Site) -> str:

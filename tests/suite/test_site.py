@@ -187,8 +187,12 @@ def test_the_scorecard_counts_must_requirements_per_topic_and_puts_the_baseline_
     assert rows[1][0] == "variant"
     assert '<tbody class="base">' in card and card.index('data-lib="reference"') > card.index('class="base"')
     newlib = card[card.index('data-lib="newlib"'):card.index('data-lib="newlib+opt"')]
-    assert 'data-label="MUST">2/4</td>' in newlib
-    assert 'data-label="SHOULD">0/1</td>' in newlib  # ERR-4 is SHOULD, counted apart
+    assert 'data-label="MUST"><a href="#lib=newlib">2/4</a></td>' in newlib
+    assert 'data-label="SHOULD"><a href="lib/newlib.html">0/1</a></td>' in newlib  # ERR-4: SHOULD
+    # Every cell is a link: a topic's opens the matrix on that library and topic.
+    assert '<a href="#topic=Tool+errors&amp;lib=newlib">' in newlib
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", newlib, re.S)
+    assert cells and all("<a " in c for c in cells), cells
     assert "Tool calls: 2 of 2 MUST passed" in newlib and "Tool errors: 0 of 1 MUST passed" in newlib
     assert "Step caps: 0 of 1 MUST passed" in newlib
     assert "Human in the loop: not claimed" in newlib and '<span aria-hidden="true">–</span>' in newlib
@@ -196,7 +200,25 @@ def test_the_scorecard_counts_must_requirements_per_topic_and_puts_the_baseline_
     # Which catalogue "conforms" is judged against: catalogue 3 is suite 0.3.x.
     assert '<th scope="col">Conforms<br><span class="muted">catalogue&nbsp;3</span></th>' in card
     reference = card[card.index('data-lib="reference"'):]
-    assert '<span class="yes">' in reference and 'data-label="MUST">5/5</td>' in reference
+    assert '<span class="yes">' in reference and 'data-label="MUST"><a href="#lib=reference">5/5</a>' in reference
+
+
+def test_the_scorecard_never_ranks_a_library_higher_for_claiming_less(tmp_path: Path,
+                                                                      features: Path) -> None:
+    # "few" claims one capability less than "many" and passes every MUST it claims (a share of 1);
+    # "many" passes more MUST requirements and fails one: it ranks first, and the caption says why.
+    many = {**V2, "binding": {**V2["binding"], "name": "many"},
+            "requirements": {**V2["requirements"], "ERR-1": "passed"}}
+    few = {**V2, "binding": {**V2["binding"], "name": "few", "capabilities": []},
+           "requirements": {k: v for k, v in V2["requirements"].items() if k not in ("ERR-1", "EXH-1")}}
+    paths = []
+    for data in (few, many):
+        path = tmp_path / f"{data['binding']['name']}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        paths.append(path)
+    index = _build(paths, tmp_path / "site", features)["index.html"]
+    assert re.findall(r'<tr class="lib" data-lib="([^"]+)"', index) == ["many", "few"]
+    assert "Sorted by the number of MUST requirements passed" in index
 
 
 def test_a_library_with_every_must_passed_conforms_whatever_its_should(tmp_path: Path,
@@ -714,7 +736,7 @@ def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
             index = (out / "index.html").as_uri()
             page.goto(index)
 
-            # The first screen: the scorecard whole, every library, sorted by MUST share, the
+            # The first screen: the scorecard whole, every library, sorted by MUST passed, the
             # reference apart as the baseline.
             card = page.locator("#scorecard").bounding_box()
             assert card is not None
@@ -725,8 +747,8 @@ def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
             assert sorted(ranked) == sorted(n for n in PEERS if n != "reference")
             assert page.locator("#scorecard tbody.base tr[data-lib]").get_attribute("data-lib") == "reference"
             musts = page.locator("#scorecard tbody:not(.base) tr.lib td[data-label=MUST]").all_inner_texts()
-            shares = [int(a) / int(b) for a, b in (m.split("/") for m in musts)]
-            assert shares == sorted(shares, reverse=True)
+            passed = [int(m.split("/")[0]) for m in musts]
+            assert passed == sorted(passed, reverse=True)  # a count: claiming less never ranks higher
             page.screenshot(path=str(artifacts / "site-scorecard.png"))
 
             # The matrix: after scrolling its box both ways (on a screen too narrow for all its
@@ -776,6 +798,7 @@ def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
             # The maintainer kit's Copy button copies a snippet and says so.
             page.locator("#kit-h").scroll_into_view_if_needed()
             page.locator("button[data-copy]").first.click()
+            page.wait_for_function("document.getElementById('kit-status').textContent !== ''", timeout=10000)
             assert page.locator("#kit-status").inner_text() == "Copied: Markdown for the overall badge"
             assert page.evaluate("document.activeElement.value").startswith("[![ax overall: ")
             assert _serious_violations(page) == []
