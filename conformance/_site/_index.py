@@ -65,7 +65,8 @@ def _scorecard_row(site: Site, r: SiteReport) -> str:
             f'<th scope="row"><a href="lib/{e(site.slugs[b.name])}.html">{e(b.name)}</a>{lang}'
             f' <span class="muted">{e(b.version)}</span></th>'
             f'<td data-label="Conforms">{verdict}</td>'
-            f'<td class="n {_share_class(must)}" data-label="MUST"><a href="#{e(urlencode({"lib": b.name}))}">'
+            f'<td class="n {_share_class(must)}" data-label="MUST">'
+            f'<a href="#{e(urlencode({"lib": b.name}))}">'
             f'{e(must.text)}</a></td>'
             f'<td class="n" data-label="SHOULD"><a href="{lib_page}">{e(should.text)}</a></td>'
             f'{"".join(cells)}</tr>')
