@@ -129,7 +129,9 @@ textarea { width: 100%; font: .85rem monospace; }
   #scorecard th, #scorecard td { white-space: normal; }
   #scorecard td.n { text-align: left; }
   code, a { overflow-wrap: anywhere; }
-  .matrix-wrap, form.filters, #matrix-legend { display: none; }
+  /* The filters stay: a shared link's filter also hides scorecard rows, and must be seen and reset. */
+  .matrix-wrap, #matrix-legend, .wide-only { display: none; }
+  form.filters { flex-direction: column; align-items: stretch; }
   .phone-note { display: block; }
   pre { white-space: pre-wrap; word-break: break-word; }
 }

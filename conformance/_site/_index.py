@@ -239,11 +239,12 @@ by cause. <a href="glossary.html">What the words mean</a>.</p>
 {_changed(site)}
 {_scorecard(site)}
 <h2 id="matrix-h">Requirement by library</h2>
-<p class="lead">Each cell links to what happened: the scenarios, the failure observed beside the
+<p class="lead wide-only">Each cell links to what happened: the scenarios, the failure observed beside the
 reason the binding declares, the Gherkin and the command that reproduces it.</p>
 <ul class="legend" id="matrix-legend" aria-label="Legend">{legend}<li><span class="tag">K</span> known: a
 failure the binding declares, with its reason: still a failure</li></ul>
-<p class="phone-note">The full matrix needs a wider screen: open a library above for every verdict.</p>
+<p class="phone-note">The full matrix needs a wider screen: open a library above for every verdict.
+The filters below also narrow the scorecard and the list of libraries.</p>
 {_filters(site)}
 {_matrix(site)}
 <h2 id="libraries-h">The libraries</h2>

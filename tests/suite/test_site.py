@@ -874,6 +874,18 @@ def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
             assert phone.evaluate(display) == "block"
             phone.screenshot(path=str(artifacts / "site-phone.png"))
             assert _serious_violations(phone) == []
+            # A shared filtered link on a phone: the filter is shown, and one tap resets it.
+            phone.goto(f"{index}#lang=TypeScript")
+            assert phone.locator("#filters").is_visible()
+            assert phone.eval_on_selector("select[name=lang]", "s => s.value") == "TypeScript"
+            narrowed = phone.locator("#scorecard tr[data-lib]:visible").count()
+            assert 0 < narrowed < len(PEERS)
+            assert "Showing" in phone.locator("#filter-status").inner_text()
+            assert not phone.locator("text=Each cell links to what happened").is_visible()
+            phone.locator("#filters button[type=reset]").click()
+            phone.wait_for_function(f"document.querySelectorAll('#scorecard tr[data-lib]:not([hidden])')"
+                                    f".length === {len(PEERS)}")
+            assert phone.evaluate("document.documentElement.scrollWidth") <= 390
 
             # Without JavaScript the whole matrix shows and the filters, which need it, do not.
             plain = browser.new_context(java_script_enabled=False).new_page()
