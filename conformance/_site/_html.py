@@ -228,6 +228,35 @@ JS = """
     });
     status.textContent = 'Showing ' + shown + ' of ' + rows.length + ' requirements and ' + shownLibs +
       ' of ' + libs.length + ' libraries.';
+    rescore(cap);
+  }
+  // A chosen capability re-scores the scorecard on the core and that capability (MUST passed of
+  // MUST judged) and re-sorts it as the page sorts: by MUST passed, then fewer not passed; a
+  // library that does not claim the capability goes last.
+  var card = document.getElementById('scorecard');
+  var ranked = card ? Array.prototype.slice.call(card.tBodies[0].rows) : [];
+  function rescore(cap) {
+    if (!card) { return; }
+    var head = card.querySelector('thead th.chosen');
+    head.hidden = !cap;
+    head.textContent = cap ? 'MUST passed: core + ' + cap : '';
+    var keyed = ranked.map(function (row, i) {
+      var s = JSON.parse(row.getAttribute('data-scores') || '{}');
+      var core = s.core || [0, 0], c = s[cap] || null;
+      var td = row.querySelector('td.chosen');
+      td.hidden = !cap;
+      td.textContent = '';
+      if (!cap) { return [0, 0, i, row]; }
+      if (!c) { td.textContent = '– (' + cap + ' not claimed)'; return [-1, 0, i, row]; }
+      var a = document.createElement('a');
+      a.href = '#' + new URLSearchParams({cap: cap, lib: row.getAttribute('data-lib')}).toString();
+      a.textContent = (core[0] + c[0]) + '/' + (core[1] + c[1]);
+      a.title = cap + ': ' + c[0] + ' of ' + c[1] + ' MUST passed; core: ' + core[0] + ' of ' + core[1];
+      td.appendChild(a);
+      return [core[0] + c[0], (core[1] + c[1]) - (core[0] + c[0]), i, row];
+    });
+    keyed.sort(function (x, y) { return (y[0] - x[0]) || (x[1] - y[1]) || (x[2] - y[2]); });
+    keyed.forEach(function (k) { card.tBodies[0].appendChild(k[3]); });
   }
   form.addEventListener('change', function () { apply(); write(); });
   form.addEventListener('input', function () { apply(); write(); });

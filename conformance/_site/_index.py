@@ -4,9 +4,10 @@ the filters, and a line per library."""
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
-from conformance._site._badges import profiles
+from conformance._site._badges import must_score, profiles
 from conformance._site._causes import causes, must_causes, must_failures
 from conformance._site._context import Site
 from conformance._site._history import changes, previous
@@ -61,13 +62,17 @@ def _scorecard_row(site: Site, r: SiteReport) -> str:
         verdict = (f'<details class="causes"><summary><span class="no"><span aria-hidden="true">✗</span> '
                    f'<span class="sr">no: </span>{n} cause{"" if n == 1 else "s"}</span></summary>'
                    f'<a href="{lib_page}#causes-h">{e(counted)}</a>: {named}</details>')
-    return (f'<tr class="{"variant" if variant else "lib"}"{_lib_cell_attrs(site, r)}>'
+    # Each capability's MUST score (core included), for the filter to re-score and re-sort on.
+    scores = {c: [t.passed, t.total] for c in _capabilities(site, core=True)
+              if (c == "core" or c in b.capabilities) and (t := must_score(r, site.requirements, c)).total}
+    return (f'<tr class="{"variant" if variant else "lib"}"{_lib_cell_attrs(site, r)} '
+            f'data-scores="{e(json.dumps(scores, separators=(",", ":")))}">'
             f'<th scope="row"><a href="lib/{e(site.slugs[b.name])}.html">{e(b.name)}</a>{lang}'
             f' <span class="muted">{e(b.version)}</span></th>'
             f'<td data-label="Conforms">{verdict}</td>'
             f'<td class="n {_share_class(must)}" data-label="MUST">'
             f'<a href="#{e(urlencode({"lib": b.name}))}">'
-            f'{e(must.text)}</a></td>'
+            f'{e(must.text)}</a></td><td class="n chosen" data-label="Chosen" hidden></td>'
             f'<td class="n" data-label="SHOULD"><a href="{lib_page}">{e(should.text)}</a></td>'
             f'{"".join(cells)}</tr>')
 
@@ -80,17 +85,19 @@ def _scorecard(site: Site) -> str:
     catalogue = f'<br><span class="muted">catalogue&nbsp;{e(number)}</span>' if number else ""
     head = (f'<thead><tr><th scope="col">Library, language, version</th>'
             f'<th scope="col">Conforms{catalogue}</th>'
-            f'<th scope="col">MUST passed</th><th scope="col">SHOULD</th>{topics}</tr></thead>')
+            f'<th scope="col">MUST passed</th><th scope="col" class="chosen" hidden></th>'
+            f'<th scope="col">SHOULD</th>{topics}</tr></thead>')
     rows = "".join(_scorecard_row(site, r) for r in libs)
     baseline = ""
     if base:
-        n = 4 + len(site.topics())
+        n = 5 + len(site.topics())
         baseline = (f'<tbody class="base"><tr><th scope="colgroup" colspan="{n}">Baseline: the suite\'s own '
                     "reference implementation, not a library to choose</th></tr>"
                     + "".join(_scorecard_row(site, r) for r in base) + "</tbody>")
     return (f'<table id="scorecard" class="cards"><caption>Sorted by the number of MUST requirements '
-            "passed (a count: claiming less never ranks a library higher), then by fewer not passed. "
-            "Each number opens the matrix on that library.</caption>"
+            "passed (a count: claiming less never ranks a library higher), then by fewer not passed; "
+            "a capability chosen in the filters below re-scores and re-sorts it on the core and that "
+            "capability. Each number opens the matrix on that library.</caption>"
             f"{head}<tbody>{rows}</tbody>{baseline}</table>")
 
 
@@ -182,9 +189,15 @@ def _matrix(site: Site) -> str:
             f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
+def _capabilities(site: Site, core: bool = False) -> list[str]:
+    """The catalogue's capabilities (its profiles), sorted; `core` among them only if asked."""
+    found = {p for req in site.requirements.values() for p in profiles(req.profile)}
+    return sorted(found if core else found - {"core"})
+
+
 def _filters(site: Site) -> str:
     topics = "".join(f'<option value="{e(t)}">{e(t)}</option>' for t, _ in site.topics())
-    caps = sorted({p for req in site.requirements.values() for p in profiles(req.profile)} - {"core"})
+    caps = _capabilities(site)
     cap_options = "".join(f'<option value="{e(c)}">{e(c)}</option>' for c in caps)
     langs = sorted({site.library(r.binding.name).language for r in site.reports} - {""})
     lang_options = "".join(f'<option value="{e(x)}">{e(x)}</option>' for x in langs)
