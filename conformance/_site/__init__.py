@@ -19,7 +19,7 @@ from conformance._site._model import SiteReport, capped_report
 from conformance._site._output import SiteOutputError, write_site
 from conformance._site._requirement import requirement
 from conformance._site._score import reason
-from conformance._site._timeline import timeline
+from conformance._site._timeline import earlier_report, timeline
 
 __all__ = ["InputRefused", "SiteOutputError", "SiteReport", "Snapshot", "badge_json", "badge_svg",
            "build_site", "from_git", "load_history", "load_report", "read_report", "reason",
@@ -49,4 +49,8 @@ def build_site(reports: list[SiteReport], out: Path, *, requirements: dict[str, 
             pages[f"{stem}.svg"] = badge_svg(report, site.requirements, cap)
     for rid in site.ids:
         pages[f"req/{site.req_slug(rid)}.html"] = requirement(site, rid)
+    for snapshot in site.history:  # runs against earlier releases, downloadable as they were
+        if snapshot.report is not None:
+            pages[earlier_report(site, snapshot)] = snapshot.report.model_dump_json(
+                indent=1, exclude_defaults=True) + "\n"
     return write_site(out, pages)

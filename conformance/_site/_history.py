@@ -41,6 +41,9 @@ class Snapshot(BaseModel):
     source: str = "run"
     requirements: dict[str, SiteVerdict]
     levels: dict[str, Level] = Field(default_factory=dict)
+    #: The whole report of a run against an earlier release, for the site to offer for download;
+    #: never written into a history file (the report file itself is the record).
+    report: SiteReport | None = Field(default=None, exclude=True, repr=False)
 
     @classmethod
     def of(cls, report: SiteReport, source: str = "run") -> Snapshot:
@@ -159,7 +162,8 @@ def load_history(paths: list[Path]) -> list[Snapshot]:
             rows(data, "snapshots", f, todo)
             found += validated(HistoryFile, data, f, todo).snapshots
         else:
-            found.append(Snapshot.of(as_earlier_release(check_verdicts(report_of(data, f), f)), "run"))
+            report = check_verdicts(report_of(data, f), f)
+            found.append(Snapshot.of(as_earlier_release(report), "run").model_copy(update={"report": report}))
     return found
 
 

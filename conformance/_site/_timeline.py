@@ -6,6 +6,7 @@ from __future__ import annotations
 from conformance._site._context import Site
 from conformance._site._history import Snapshot, changes, distinct
 from conformance._site._html import VERDICTS, e, page
+from conformance._site._output import slug
 from conformance._site._score import conforms, tally
 
 
@@ -27,12 +28,21 @@ def _row(site: Site, s: Snapshot, before: Snapshot | None, current: bool) -> str
                 f"changed: {what}")
     source = e("this site's report") if current else (
         "a run against this release" if s.source == "run" else f"committed report ({_commit(site, s)})")
+    if s.report is not None and not current:
+        source += f' (<a href="{e(earlier_report(site, s))}" download>its report</a>)'
     return (f'<tr><th scope="row">{e(s.version)}</th><td data-label="Suite">{e(s.suite_version)}</td>'
             f'<td data-label="Date">{e(s.generated[:10] or "?")}</td>'
             f'<td data-label="MUST">{e(must.text)}</td><td data-label="SHOULD">{e(should.text)}</td>'
             f'<td data-label="Conforms">{"yes" if conforms(r, site.requirements) else "no"}</td>'
             f'<td data-label="Changed">{what or ("first run shown" if before is None else "nothing")}</td>'
             f'<td data-label="From">{source}</td></tr>')
+
+
+def earlier_report(site: Site, s: Snapshot) -> str:
+    """Where the site puts a run's report against an earlier release:
+    history/<library>-<version>-suite-<suite version>.json."""
+    return (f"history/{site.slugs.get(s.library) or slug(s.library, 'library')}-{slug(s.version, 'version')}"
+            f"-suite-{slug(s.suite_version, 'version')}.json")
 
 
 def _commit(site: Site, s: Snapshot) -> str:

@@ -455,7 +455,8 @@ def test_history_shows_verdicts_by_version_and_what_changed_since_the_last_run(
                                        "requirements": {**V2["requirements"], "LOOP-2": "failed"}})
     earlier_suite = SiteReport.model_validate({**V2, "suite_version": "0.2.0",
                                                "generated": "2024-12-20T00:00:00Z"})
-    history = [Snapshot.of(older, "run"), Snapshot.of(earlier_suite, "git 0123456789")]
+    history = [Snapshot.of(older, "run").model_copy(update={"report": older}),
+               Snapshot.of(earlier_suite, "git 0123456789")]
     pages = _build(_all(tmp_path), tmp_path / "site", features, history=history)
     strip = pages["index.html"][pages["index.html"].index('class="changed"'):]
     strip = strip[:strip.index("</details>")]
@@ -473,6 +474,9 @@ def test_history_shows_verdicts_by_version_and_what_changed_since_the_last_run(
     assert "suite 0.2.0 → 0.3.0: LOOP-2: passed → failed" in newlib
     assert "LOOP-2: failed → passed" in newlib and "a run against this release" in newlib
     assert "committed report (git 0123456789)" in newlib and "this site&#x27;s report" in newlib
+    # The run against the earlier release is downloadable as it was (its own known failures).
+    assert 'a run against this release (<a href="history/newlib-1.9-suite-0.3.0.json" download>' in newlib
+    assert load_report(tmp_path / "site" / "history" / "newlib-1.9-suite-0.3.0.json").binding.version == "1.9"
     grid = page[page.index('<table class="grid">'):]
     grid = grid[:grid.index("</table>")]
     assert re.findall(r"<tr><th scope=\"row\">([A-Z]+-\d)</th>", grid) == ["LOOP-2"]  # only what moved
