@@ -384,6 +384,7 @@ def test_the_maintainer_kit_gives_badges_snippets_downloads_and_a_way_to_object(
     ET.fromstring(pages["badges/newlib/max-steps-return.svg"])
     assert 'href="https://example.org/suite/issues/new?title=Wrong%20verdict%20for%20newlib' in new
     assert 'href="newlib.json" download' in new and 'href="newlib.md" download' in new
+    assert "<code>python -m conformance site your-report.json --out site</code>" in new
     assert load_report(tmp_path / "site" / "lib" / "newlib.json").requirements["ERR-1"] == "known-failure"
     md = pages["lib/newlib.md"]
     assert "| ERR-1 | MUST | failed (known) | newlib returns the answer in &lt;b>bold&lt;/b> |" in md
