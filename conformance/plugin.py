@@ -129,6 +129,11 @@ class _Session:
                     reason=_text.terminal(f"not claimed: {self.binding.name} does not claim {reasons}")
                 ))
                 continue
+            cannot = self._cannot_express(item)
+            if cannot is not None:
+                item.add_marker(pytest.mark.skip(reason=_text.terminal(
+                    f"not claimed: {_report.CANNOT_EXPRESS}: {cannot}")))
+                continue
             known = self._known_failure(item)
             if known is not None:
                 # An entry naming the requirement covers only its scenarios that fail: one that
@@ -211,6 +216,13 @@ class _Session:
         return next(((known[k], k == requirement) for known in self._known_lists() for k in keys
                      if k is not None and k in known), None)
 
+    def _cannot_express(self, item: pytest.Item) -> str | None:
+        """Why the library cannot express `item`'s setup, if the binding says so (the most
+        precise entry wins, as for known failures)."""
+        listed: Mapping[str, str] = getattr(self.binding, "cannot_express", {})
+        keys = (_scenario_name(item), item.name, _requirement(item))
+        return next((listed[k] for k in keys if k is not None and k in listed), None)
+
     def _resolved(self, complete: bool) -> list[ScenarioResult]:
         """The results, blocked scenarios attributed (`_attribution.resolve_blocked`) and, in a
         complete run, each requirement listed by ID whose every judged scenario passed failed as
@@ -243,8 +255,8 @@ class _Session:
         if not items:
             return
         names = _catalogue_names(items) | set(catalogue())
-        for attribute in ("known_failures", "fuzz_known_failures"):
-            stale = sorted(set(getattr(self.binding, attribute)) - names)
+        for attribute in ("known_failures", "fuzz_known_failures", "cannot_express"):
+            stale = sorted(set(getattr(self.binding, attribute, {})) - names)
             if stale:
                 closest = "; ".join(
                     f"{entry!r}: did you mean {', '.join(map(repr, near))}?"
@@ -404,6 +416,7 @@ class _Session:
             binding=_report.BindingInfo(
                 name=b.name, version=_safe_version(b), capabilities=sorted(self.capabilities),
                 not_claimed=dict(sorted(b.not_claimed.items())), contract_version=b.contract_version,
+                cannot_express=dict(sorted(getattr(b, "cannot_express", {}).items())),
                 dependencies=_report.dependency_versions(b),
                 auxiliary_calls=dict(b.auxiliary_calls), parity=dict(b.parity),
             ),
