@@ -53,3 +53,7 @@ def test_a_binding_written_from_the_quickstart_gets_no_false_failure(tmp_path: P
     assert set(verdicts.values()) == {"passed", "not-claimed"}, verdicts
     # The final call on the cap (tools declared, tool_choice "none") is judged, and passes.
     assert verdicts["EXT-2"] == "passed" and verdicts["LOOP-3"] == "passed", verdicts
+    # The approval pause is judged (resumed from the session as last saved, the whole run's
+    # trajectory reported), and passes; only the scenarios of unclaimed capabilities are left out.
+    assert {rid: verdicts[rid] for rid in ("HITL-3", "HITL-4", "HITL-5", "HITL-6", "TRJ-2")} == dict.fromkeys(
+        ("HITL-3", "HITL-4", "HITL-5", "HITL-6", "TRJ-2"), "passed"), verdicts
