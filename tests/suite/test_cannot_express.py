@@ -49,6 +49,13 @@ def test_a_scenario_listed_by_name_is_not_claimed_with_its_reason_in_every_outpu
     assert "<h2>Scenarios the library cannot express</h2>" in library
     assert "its approval API takes new args only, never another tool&#x27;s name" in library
     assert "<strong>Reason:</strong> <span class=reason>not claimed: the library cannot express" in library
+    # Under pytest-xdist, the same verdicts and reasons.
+    (tmp_path / "parallel").mkdir()
+    parallel = suite_run(tmp_path / "parallel", f"{M}:CannotNameAnotherToolInAnEdit", *EDITS, "-n", "2")
+    assert parallel.report is not None, parallel.output[-3000:]
+    assert ({s["id"]: (s["verdict"], s["message"]) for s in parallel.report["scenarios"]}
+            == {s["id"]: (s["verdict"], s["message"]) for s in report["scenarios"]})
+    assert (parallel.report["judged"], parallel.report["reasons"]) == (report["judged"], report["reasons"])
 
 
 def test_a_requirement_listed_by_id_over_the_harness_protocol_is_not_claimed(tmp_path: Path) -> None:
