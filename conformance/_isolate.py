@@ -159,6 +159,7 @@ class Worker:
         return p.Welcome(id=hello.id, protocol=b.contract_version, name=self.name,
                          version=b.version, capabilities=sorted(b.capabilities),
                          not_claimed=dict(b.not_claimed), known_failures=dict(b.known_failures),
+                         cannot_express=dict(b.cannot_express),
                          fuzz_known_failures=dict(b.fuzz_known_failures),
                          auxiliary_calls=dict(b.auxiliary_calls), approval_form=b.approval_form,
                          parity=dict(b.parity), dependencies=dependency_versions(b))

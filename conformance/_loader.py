@@ -251,14 +251,19 @@ def _checked(name: str, binding: Binding) -> Binding:
         raise pytest.UsageError(
             f"--impl {name}: {both} are both claimed and listed in not_claimed; keep one."
         )
-    for attribute in ("not_claimed", "known_failures", "fuzz_known_failures"):
-        listed: dict[str, object] = dict(getattr(binding, attribute))
+    for attribute in ("not_claimed", "known_failures", "fuzz_known_failures", "cannot_express"):
+        listed: dict[str, object] = dict(getattr(binding, attribute, {}))
         blank = sorted(k for k, reason in listed.items() if not isinstance(reason, str) or not reason.strip())
         if blank:
             raise pytest.UsageError(
                 f"--impl {name}: {attribute} gives no reason for {blank}: each entry needs a "
                 "one-line reason, a non-empty string."
             )
+    twice = sorted(set(getattr(binding, "cannot_express", {})) & set(binding.known_failures))
+    if twice:
+        raise pytest.UsageError(
+            f"--impl {name}: {twice} are listed both in cannot_express and in known_failures: a "
+            "scenario the library cannot express is not run, so it cannot fail; keep one.")
     for attribute in ("known_failures", "fuzz_known_failures"):
         unsaid = placeholders(dict(getattr(binding, attribute)))
         if unsaid:

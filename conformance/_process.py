@@ -758,7 +758,7 @@ def process_binding(command: str, *, timeout: float, transcript: Path | None = N
         (ProcessBinding,),
         {"name": welcome.name, "capabilities": frozenset(welcome.capabilities),
          "contract_version": welcome.protocol, "not_claimed": dict(welcome.not_claimed),
-         "known_failures": dict(welcome.known_failures),
+         "known_failures": dict(welcome.known_failures), "cannot_express": dict(welcome.cannot_express),
          "fuzz_known_failures": dict(welcome.fuzz_known_failures),
          "auxiliary_calls": dict(welcome.auxiliary_calls), "approval_form": welcome.approval_form,
          "parity": dict(welcome.parity), "dependency_versions": dict(welcome.dependencies),

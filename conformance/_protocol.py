@@ -239,6 +239,9 @@ class Welcome(BaseModel):
     not_claimed: dict[str, str] = Field(default_factory=dict)
     #: Scenario names or requirement IDs the library fails, each with a one-line reason.
     known_failures: dict[str, str] = Field(default_factory=dict)
+    #: Scenario names, Outline rows or requirement IDs whose setup the library's API cannot
+    #: express, each with a one-line reason: reported as not claimed (see `Binding.cannot_express`).
+    cannot_express: dict[str, str] = Field(default_factory=dict)
     #: Known failures found only by fuzzing at scale: they apply to runs whose ARGS-1 sends more
     #: generated arguments than the default (see `Binding.fuzz_known_failures`).
     fuzz_known_failures: dict[str, str] = Field(default_factory=dict)

@@ -27,6 +27,9 @@ _PRECEDENCE: tuple[Verdict, ...] = ("errored", "failed", "known-failure", "block
 #: How a report words a scenario its binding lists as a known failure but that passed (the site
 #: reads it so in a run against an earlier release).
 UNEXPECTED_PASS = "listed as a known failure but passed"
+#: How a scenario the binding lists in `cannot_express` is worded ("not claimed: ...: <reason>"), so
+#: that a requirement passed on the others shows the reason beside its "k of n".
+CANNOT_EXPRESS = "the library cannot express this"
 #: How long a requirement's reason may be in a report (a failure message can be megabytes).
 REASON_LIMIT = 300
 #: Text a binding, a harness or a library wrote: capped and safe for every writer as the report is
@@ -63,6 +66,8 @@ class BindingInfo(BaseModel):
     capabilities: list[Name]
     #: Each capability the binding does not claim, with its one-line reason.
     not_claimed: dict[Name, Message] = Field(default_factory=dict)
+    #: Each scenario or requirement whose setup the library's API cannot express, with its reason.
+    cannot_express: dict[Name, Message] = Field(default_factory=dict)
     contract_version: int = 1
     #: The installed version of each distribution the binding names in `Binding.dependencies`
     #: ("not installed" for one that is missing).
@@ -94,7 +99,8 @@ class Report(BaseModel):
     #: other scenarios passed: `[k, n]`, k of its n scenarios known failures.
     judged: dict[str, list[int]] = Field(default_factory=dict)
     #: For every requirement not passed, one line saying why: the known failure's reason, the
-    #: unclaimed capability's reason, the requirement that blocked it, or the first failure.
+    #: unclaimed capability's reason, the requirement that blocked it, or the first failure; for
+    #: one passed on part of its scenarios, why the library cannot express the others, if so.
     reasons: dict[Name, Message] = Field(default_factory=dict)
     scenarios: list[ScenarioResult] = Field(default_factory=list)
     #: False while the run is going on (the report is rewritten after every scenario, so a process
@@ -217,10 +223,13 @@ def conformance_line(report: Report, catalogue: dict[str, Requirement]) -> str:
 def requirement_reasons(
     results: Iterable[ScenarioResult], verdicts: dict[str, Verdict]
 ) -> dict[str, str]:
-    """For each requirement not passed, the first message of a scenario with its verdict."""
+    """For each requirement not passed, the first message of a scenario with its verdict; for one
+    passed beside scenarios the library cannot express, the first of those."""
     reasons: dict[str, str] = {}
     for result in results:
         verdict = verdicts.get(result.requirement)
+        if verdict == "passed" and result.verdict == "not-claimed" and CANNOT_EXPRESS in result.message:
+            verdict = "not-claimed"
         if verdict in (None, "passed") or result.verdict != verdict or result.requirement in reasons:
             continue
         reasons[result.requirement] = one_line(result.message) or verdict
@@ -277,6 +286,9 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
           if not report.complete else []),
         *(["", "Not claimed:", "", *(f"- {_text.code(c)}: {md(r)}" for c, r in b.not_claimed.items())]
           if b.not_claimed else []),
+        *(["", "The library's API cannot express (reported as not claimed):", "",
+           *(f"- {_text.code(c)}: {md(r)}" for c, r in b.cannot_express.items())]
+          if b.cannot_express else []),
         *(["", "Auxiliary model calls (answered with a neutral standing answer, never scripted):",
            "", *(f"- `{n}`: {d}" for n, d in b.auxiliary_calls.items())]
           if b.auxiliary_calls else []),

@@ -471,6 +471,11 @@ class Binding(ABC):
     not_claimed: ClassVar[Mapping[str, str]] = {}
     #: Scenario names or requirement IDs expected to fail, each with a one-line reason.
     known_failures: ClassVar[Mapping[str, str]] = {}
+    #: Scenario names, Outline rows or requirement IDs whose setup the library's API cannot express
+    #: (an edit naming a tool the agent lacks, args it only takes parsed), each with a one-line
+    #: reason: reported as not claimed, the reason beside it ("k of n" where others passed), never
+    #: as a pass nor as the library refusing. A capability it lacks as a whole is `not_claimed`.
+    cannot_express: ClassVar[Mapping[str, str]] = {}
     #: Known failures found only by fuzzing at scale: they apply (strictly) to a run whose ARGS-1
     #: sends more generated arguments than the default 40 (`--conformance-examples 2000`, the
     #: `fuzz` hypothesis profile), and not to a default run, where the scenario must pass.

@@ -129,6 +129,11 @@ class _Session:
                     reason=_text.terminal(f"not claimed: {self.binding.name} does not claim {reasons}")
                 ))
                 continue
+            cannot = self._cannot_express(item)
+            if cannot is not None:
+                item.add_marker(pytest.mark.skip(reason=_text.terminal(
+                    f"not claimed: {_report.CANNOT_EXPRESS}: {cannot}")))
+                continue
             known = self._known_failure(item)
             if known is not None:
                 # An entry naming the requirement covers only its scenarios that fail: one that
@@ -216,6 +221,13 @@ class _Session:
         keys = (result.name, result.id, result.requirement)
         return any(k in known for known in self._known_lists() for k in keys)
 
+    def _cannot_express(self, item: pytest.Item) -> str | None:
+        """Why the library cannot express `item`'s setup, if the binding says so (the most
+        precise entry wins, as for known failures)."""
+        listed: Mapping[str, str] = getattr(self.binding, "cannot_express", {})
+        keys = (_scenario_name(item), item.name, _requirement(item))
+        return next((listed[k] for k in keys if k is not None and k in listed), None)
+
     def _resolved(self, complete: bool) -> list[ScenarioResult]:
         """The results, blocked scenarios attributed (`_attribution.resolve_blocked`) and, in a
         complete run, each requirement listed by ID whose every judged scenario passed failed as
@@ -248,8 +260,8 @@ class _Session:
         if not items:
             return
         names = _catalogue_names(items) | set(catalogue())
-        for attribute in ("known_failures", "fuzz_known_failures"):
-            stale = sorted(set(getattr(self.binding, attribute)) - names)
+        for attribute in ("known_failures", "fuzz_known_failures", "cannot_express"):
+            stale = sorted(set(getattr(self.binding, attribute, {})) - names)
             if stale:
                 closest = "; ".join(
                     f"{entry!r}: did you mean {', '.join(map(repr, near))}?"
@@ -262,6 +274,13 @@ class _Session:
                     f"(`test_x[row]`; a bare Outline id covers no row) or a requirement ID. "
                     f"Closest names: {closest}."
                 )
+        whole = _whole_core_requirements(items, set(getattr(self.binding, "cannot_express", {})))
+        if whole:
+            raise pytest.UsageError(
+                f"binding {self.binding.name!r} lists in cannot_express every scenario of the core "
+                f"requirement(s) {whole}: core requirements cannot be unclaimed, so a library is "
+                "always judged on them. List only the scenarios whose setup its API cannot express, "
+                "and let the others judge the requirement; what it does wrong is a known failure.")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_bdd_apply_tag(self, tag: str, function: Any) -> bool | None:
@@ -409,6 +428,7 @@ class _Session:
             binding=_report.BindingInfo(
                 name=b.name, version=_safe_version(b), capabilities=sorted(self.capabilities),
                 not_claimed=dict(sorted(b.not_claimed.items())), contract_version=b.contract_version,
+                cannot_express=dict(sorted(getattr(b, "cannot_express", {}).items())),
                 dependencies=_report.dependency_versions(b),
                 auxiliary_calls=dict(b.auxiliary_calls), parity=dict(b.parity),
             ),
@@ -727,6 +747,31 @@ def _catalogue_names(items: list[pytest.Item]) -> set[str]:
             # An Outline's bare test id names no test: only its rows' ids (`attr[row]`) do.
             names |= {str(template.name)} | ({f"{attr}[{row.id}]" for row in rows} if rows else {attr})
     return names
+
+
+def _whole_core_requirements(items: list[pytest.Item], listed: set[str]) -> list[str]:
+    """The core requirements of which `listed` covers every scenario (by the requirement's ID, a
+    scenario's name, or every row of an Outline), in the suite module of `items`."""
+    from pytest_bdd.scenario import collect_example_parametrizations, scenario_wrapper_template_registry
+
+    if not listed:
+        return []
+    covered: dict[str, list[bool]] = {}
+    modules = {id(m): m for item in items if (m := item.getparent(pytest.Module)) is not None}
+    for module in modules.values():
+        for attr, obj in vars(module.obj).items():
+            template = scenario_wrapper_template_registry.get(obj) if callable(obj) else None
+            rid = next((t.partition(":")[2] for t in (template.tags if template else ())
+                        if t.startswith("req:")), None)
+            if template is None or rid is None:
+                continue
+            rows = collect_example_parametrizations(template) or []
+            every_row = bool(rows) and all(f"{attr}[{row.id}]" in listed for row in rows)
+            covered.setdefault(rid, []).append(
+                rid in listed or str(template.name) in listed or attr in listed or every_row)
+    requirements = catalogue()
+    return sorted(rid for rid, scenarios in covered.items()
+                  if all(scenarios) and rid in requirements and requirements[rid].profile == "core")
 
 
 def _fuzzing_at_scale(config: pytest.Config) -> bool:

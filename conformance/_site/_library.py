@@ -242,6 +242,7 @@ def library(site: Site, report: SiteReport) -> str:
         older += (f"<p><strong>Partial run:</strong> {e(report.stopped_by or 'the run stopped early')}; "
                   "only the requirements whose every scenario ran are judged.</p>")
     not_claimed = "".join(f"<li><code>{e(c)}</code>: {e(why)}</li>" for c, why in b.not_claimed.items())
+    cannot = "".join(f"<li><code>{e(c)}</code>: {e(why)}</li>" for c, why in b.cannot_express.items())
     installed = ", ".join(f"{name} {version}" for name, version in b.dependencies.items())
     deps = f"<dt>Dependencies installed</dt><dd>{e(installed)}</dd>" if installed else ""
     counted = must_failures(report, site.requirements)
@@ -267,7 +268,8 @@ href="../history.html#h-{e(site.slugs[b.name])}">its history</a>)</dd>
 <dt>Capabilities claimed</dt><dd>{e(", ".join(b.capabilities) or "none")}</dd></dl>
 {older}{_setup(site, report)}
 {_causes(site, report)}
-{f"<h2>Capabilities not claimed</h2><ul>{not_claimed}</ul>" if not_claimed else ""}
+{f"<h2>Capabilities not claimed</h2><ul>{not_claimed}</ul>" if not_claimed else ""}{
+    f"<h2>Scenarios the library cannot express</h2><ul>{cannot}</ul>" if cannot else ""}
 {"".join(sections)}
 {_kit(site, report)}"""
     return page(f"{b.name} {b.version}: conformance", body, script=KIT_JS, up="../")

@@ -22,6 +22,8 @@ class SiteBinding(BaseModel):
     version: str
     capabilities: list[str] = Field(default_factory=list)
     not_claimed: dict[str, str] = Field(default_factory=dict)
+    #: The scenarios or requirements whose setup the library's API cannot express (newer reports).
+    cannot_express: dict[str, str] = Field(default_factory=dict)
     contract_version: int | None = None
     #: The installed versions of the distributions the binding names (newer reports).
     dependencies: dict[str, str] = Field(default_factory=dict)
@@ -97,6 +99,7 @@ def capped_report(report: SiteReport) -> SiteReport:
         "name": _short(b.name), "version": _short(b.version),
         "capabilities": [_short(c) for c in b.capabilities],
         "not_claimed": {_short(k): capped(v) for k, v in b.not_claimed.items()},
+        "cannot_express": {_short(k): capped(v) for k, v in b.cannot_express.items()},
         "dependencies": {_short(k): _short(v) for k, v in b.dependencies.items()}})
     scenarios = [s.model_copy(update={
         "id": _short(s.id), "feature": _short(s.feature), "name": _short(s.name),

@@ -69,10 +69,13 @@ def unjudged(report: SiteReport, requirements: dict[str, Requirement]) -> list[s
 
 
 def reason(report: SiteReport, rid: str) -> str:
-    """Why a requirement got its verdict, in one line ("" when it passed or nothing says)."""
+    """Why a requirement got its verdict, in one line ("" when nothing says, or it passed on all
+    the scenarios the library can express)."""
     verdict = report.requirements.get(rid, "")
-    if verdict in ("passed", ""):
+    if verdict == "":
         return ""
+    if verdict == "passed":  # the report's reason of a pass: why the library cannot express the rest
+        return first_line(report.reasons.get(rid, ""))
     if report.reasons.get(rid):
         return first_line(report.reasons[rid])
     if verdict == "blocked":

@@ -212,6 +212,40 @@ defmodule ReactConformance.Protocol do
   @doc "JSON text as data, through the JSON library the protocol uses."
   def decode!(text), do: codec().decode!(text)
 
+  # The applications of Erlang/OTP and of Elixir itself: the runtime, not the library's dependencies.
+  @runtime_apps ~w(elixir eex ex_unit iex logger mix)a
+
+  @doc """
+  The welcome's `dependencies`: with a `lockfile` (the library's mix.lock, by default the one where
+  the suite runs), the locked version of every package it holds (a git dependency's ref); without
+  one, every application loaded in this VM but those of Erlang/OTP and Elixir itself. The report
+  then names what exactly was judged.
+  """
+  def installed_versions(lockfile \\ "mix.lock") do
+    if File.regular?(lockfile) do
+      # As Mix reads it: mix.lock quotes every key.
+      quoted = Code.string_to_quoted!(File.read!(lockfile), warn_on_unnecessary_quotes: false)
+      {locked, _} = Code.eval_quoted(quoted)
+      Map.new(locked, fn {name, entry} -> {to_string(name), locked_version(entry)} end)
+    else
+      for {app, _, vsn} <- Application.loaded_applications(),
+          app not in @runtime_apps and not otp_app?(app),
+          into: %{},
+          do: {to_string(app), to_string(vsn)}
+    end
+  end
+
+  defp otp_app?(app) do
+    case :code.lib_dir(app) do
+      dir when is_list(dir) -> List.starts_with?(dir, :code.root_dir())
+      _ -> false
+    end
+  end
+
+  defp locked_version(entry) when elem(entry, 0) == :hex, do: elem(entry, 2)
+  defp locked_version(entry) when elem(entry, 0) == :git, do: "git #{elem(entry, 2)}"
+  defp locked_version(entry), do: inspect(entry)
+
   @doc "A value as JSON data (what JSON cannot hold becomes its text)."
   def json(value) do
     codec().decode!(codec().encode!(value))

@@ -200,6 +200,27 @@ module ReactConformance
         out
       end
 
+      # The welcome's `dependencies`: with a `lockfile` (the library's Gemfile.lock, by default the
+      # one where the suite runs), the locked version of each gem its DEPENDENCIES name, "not
+      # installed" for one it does not lock; without one, every gem this process loaded that is not
+      # one of Ruby's default gems. The report then names what exactly was judged.
+      def installed_versions(lockfile = 'Gemfile.lock')
+        unless File.file?(lockfile)
+          return Gem.loaded_specs.values.reject(&:default_gem?).to_h { |spec| [spec.name, spec.version.to_s] }
+        end
+
+        locked, direct, section = {}, [], nil
+        File.foreach(lockfile, chomp: true) do |line|
+          section = line unless line.start_with?(' ') || line.empty?
+          if (spec = line.match(/\A {4}([^\s(]+) \(([^)]+)\)\z/))
+            locked[spec[1]] = spec[2]
+          elsif section == 'DEPENDENCIES' && (dependency = line.match(/\A {2}([^\s!(]+)/))
+            direct << dependency[1]
+          end
+        end
+        direct.to_h { |name| [name, locked.fetch(name, 'not installed')] }
+      end
+
       # A value as JSON data (what JSON cannot hold becomes its text).
       def json(value)
         JSON.parse(JSON.generate(value, max_nesting: false), max_nesting: false)

@@ -36,7 +36,7 @@ import {
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, faultResponse, installedVersion, installedVersions, json, notifyHang, serve, unknownPause } from '../lib/protocol.mjs';
-import { replyOutputs, replyText, userMessage, zodObject } from '../lib/render.mjs';
+import { openaiMessage, replyOutputs, shownMessage, userMessage, zodObject } from '../lib/render.mjs';
 
 const VERSION = installedVersion(import.meta.url, '@openai/agents');
 
@@ -115,30 +115,6 @@ function parametersOf(spec) {
 
 let replies = 0;
 
-// A chat-completions message as the model sees it: its text, and an assistant's tool calls.
-function shown(message) {
-  const parts = [];
-  if (typeof message.content === 'string') parts.push(message.content);
-  else if (Array.isArray(message.content)) parts.push(message.content.map((p) => p.text ?? '').join(''));
-  if (message.tool_calls?.length) parts.push(JSON.stringify(message.tool_calls));
-  return { role: message.role, content: parts.join('\n') };
-}
-
-// A turn as the assistant message the endpoint answers with (render.openai_message).
-function message(turn, number) {
-  if (turn.kind === 'step') {
-    const calls = [turn, ...(turn.parallel ?? [])];
-    return {
-      role: 'assistant', content: turn.thought || null,
-      tool_calls: calls.map((c, i) => ({
-        id: `call_${number}${i ? `_${i}` : ''}`, type: 'function',
-        function: { name: c.tool_name, arguments: c.raw_tool_args ?? JSON.stringify(c.tool_args) },
-      })),
-    };
-  }
-  return { role: 'assistant', content: replyText(turn.outputs) };
-}
-
 function completion(body, reply, number) {
   const finish = reply.tool_calls ? 'tool_calls' : 'stop';
   if (!body.stream) {
@@ -184,7 +160,7 @@ function fault(turn, client) {
 async function scripted(url, init, client) {
   const body = JSON.parse(init.body);
   sent.set(currentRun(), (sent.get(currentRun()) ?? 0) + 1);
-  const call = { kind: 'step', adapter: 'native', messages: body.messages.map(shown),
+  const call = { kind: 'step', adapter: 'native', messages: body.messages.map(shownMessage),
                  tools: body.tools?.length ? body.tools : null };
   let turn;
   try {
@@ -194,7 +170,7 @@ async function scripted(url, init, client) {
     return new Response(JSON.stringify({ error: { message: error.message } }), { status: 400, headers: { 'content-type': 'application/json' } });
   }
   if (turn.kind === 'fault') return fault(turn, client);
-  return completion(body, message(turn, ++replies), replies);
+  return completion(body, openaiMessage(turn, ++replies), replies);
 }
 
 function runner(baseURL) {

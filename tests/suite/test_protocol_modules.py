@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance import _protocol as p
 from tests.suite.conftest import ROOT, suite_run
 
 RUBY = ROOT / "tests" / "ruby" / "harness.rb"
@@ -439,3 +440,101 @@ def test_what_reaches_file_descriptor_1_stays_off_the_wire_and_is_kept_as_a_log(
     assert "PRINTED" in harness._tail(), harness._tail()
     binding.configure(adapter=None)  # and nothing of it came on the wire late
     assert harness.failure is None
+
+
+GEMFILE_LOCK = """PATH
+  remote: .
+  specs:
+    mylib (0.1.0)
+      ruby_llm (~> 1.3)
+
+GEM
+  remote: https://gems.example/
+  specs:
+    faraday (2.13.1)
+      faraday-net_http (>= 2.0, < 3.5)
+    faraday-net_http (3.4.0)
+    ruby_llm (1.3.1)
+      faraday (>= 1.10.0)
+
+PLATFORMS
+  x86_64-linux
+
+DEPENDENCIES
+  mylib!
+  rake (~> 13.0)
+  ruby_llm (~> 1.3)
+
+BUNDLED WITH
+   2.4.22
+"""
+MIX_LOCK = """%{
+  "jason": {:hex, :jason, "1.4.4", "b9226785", [:mix],
+            [{:decimal, "~> 2.0", [hex: :decimal, repo: "hexpm", optional: true]}], "hexpm", "c5eb0cab"},
+  "req": {:hex, :req, "0.5.10", "a3a063eb", [:mix],
+          [{:jason, "~> 1.0", [hex: :jason, repo: "hexpm", optional: false]}], "hexpm", "8a604815"},
+  "mylib": {:git, "https://git.example/mylib.git", "0123abcd", []},
+}
+"""
+#: A harness whose welcome gives the module's `installed_versions` of LOCKFILE; beside it, the
+#: library (the gem or application `mylib` 0.1.0) is loaded, as a harness loads the library it binds.
+WELCOMING = {"ruby": """require '{module}'
+Gem.use_paths(Gem.dir, ['GEMS', *Gem.path])
+require 'mylib'
+class H
+  def hello(_command)
+    {{ 'name' => 'mylib', 'version' => '0.1.0',
+      'dependencies' => ReactConformance::Protocol.installed_versions('LOCKFILE') }}
+  end
+end
+ReactConformance::Protocol.serve(H.new)
+""", "elixir": """Code.require_file("{module}")
+:ok = :application.load({{:application, :mylib, [vsn: ~c"0.1.0", description: ~c"mylib", modules: [],
+                                              registered: [], applications: [:kernel, :stdlib]]}})
+defmodule H do
+  def hello(_command) do
+    %{{"name" => "mylib", "version" => "0.1.0",
+      "dependencies" => ReactConformance.Protocol.installed_versions("LOCKFILE")}}
+  end
+end
+ReactConformance.Protocol.serve(H)
+"""}
+
+
+def _installed_gem(folder: Path) -> Path:
+    """A gem directory holding the gem `mylib` 0.1.0."""
+    (folder / "gems" / "mylib-0.1.0" / "lib").mkdir(parents=True)
+    (folder / "gems" / "mylib-0.1.0" / "lib" / "mylib.rb").write_text("module Mylib; end\n")
+    (folder / "specifications").mkdir()
+    (folder / "specifications" / "mylib-0.1.0.gemspec").write_text(
+        "Gem::Specification.new do |s|\n  s.name = 'mylib'\n  s.version = '0.1.0'\n"
+        "  s.summary = 'a library'\n  s.authors = ['someone']\n  s.files = ['lib/mylib.rb']\nend\n")
+    return folder
+
+
+@pytest.mark.parametrize(("language", "lock", "locked"), [
+    pytest.param("ruby", ("Gemfile.lock", GEMFILE_LOCK),
+                 {"mylib": "0.1.0", "rake": "not installed", "ruby_llm": "1.3.1"},
+                 marks=needs_ruby, id="ruby"),
+    pytest.param("elixir", ("mix.lock", MIX_LOCK),
+                 {"jason": "1.4.4", "req": "0.5.10", "mylib": "git 0123abcd"},
+                 marks=needs_elixir, id="elixir"),
+])
+def test_the_welcome_names_the_dependencies_locked_or_else_loaded(
+    tmp_path: Path, language: str, lock: tuple[str, str], locked: dict[str, str],
+) -> None:
+    """`installed_versions`, as protocol.mjs's `installedVersions`: the lockfile's packages (a
+    Gemfile.lock's direct dependencies), or without one the library's packages the process loaded
+    (never Ruby's default gems, Erlang/OTP's or Elixir's own applications)."""
+    (tmp_path / lock[0]).write_text(lock[1], encoding="utf-8")
+    gems = _installed_gem(tmp_path / "gemdir")
+    hello = {"type": "hello", "id": 1, "protocol": 3}
+    for lockfile, expected in ((tmp_path / lock[0], locked), (tmp_path / "absent.lock", {"mylib": "0.1.0"})):
+        source = WELCOMING[language].replace("LOCKFILE", str(lockfile)).replace("GEMS", str(gems))
+        folder = tmp_path / lockfile.stem
+        folder.mkdir()
+        first, *rest = _serve(folder, language, source, hello)
+        welcome = p.decode(p.from_harness, first)
+        assert isinstance(welcome, p.Welcome), first
+        assert welcome.dependencies == expected
+        assert [json.loads(line) for line in rest] == [{"type": "done", "id": 99}]

@@ -43,7 +43,7 @@ def test_the_json_report_has_the_documented_shape(reference_run: SuiteRun) -> No
     Report.model_validate(report)
     assert report["format_version"] == 3
     assert report["binding"]["name"] == "reference"
-    assert set(report["binding"]) == {"name", "version", "capabilities", "not_claimed",
+    assert set(report["binding"]) == {"name", "version", "capabilities", "not_claimed", "cannot_express",
                                       "contract_version", "dependencies", "auxiliary_calls", "parity"}
     assert report["binding"]["contract_version"] == 3
     assert report["binding"]["parity"] == dict(ReferenceBinding.parity)
