@@ -365,6 +365,52 @@ def test_an_elixir_harness_runs_in_a_mix_project_as_writing_a_harness_md_shows(t
     assert run.requirements("passed") >= {"LOOP-1", "LOOP-2", "HITL-3"}
 
 
+def _java_route(doc: str) -> tuple[str, str, str]:
+    """The Java section of writing-a-harness.md: its harness, its javac command and its suite command."""
+    section = doc.split("### Java (and Kotlin)", 1)[1].split("\n## ", 1)[0]
+    [harness] = re.findall(r"```java\n(.*?)```", section, re.S)
+    [compile_command] = re.findall(r"```sh\n(javac .*?)\n", section)
+    [suite_command] = re.findall(r'`?pytest --impl "cmd:(java [^"]+)"', section)
+    return harness, compile_command, suite_command
+
+
+@needs_java
+def test_a_java_harness_runs_in_a_fresh_project_as_writing_a_harness_md_shows(tmp_path: Path) -> None:
+    """The Java route of the docs, word for word: the module copied as conformance/Protocol.java,
+    the page's javac command, then its suite command, with the library's class path (here a Maven
+    project's target/classes, not built: the loop is compiled beside the harness)."""
+    repo = tmp_path / "mylib"
+    (repo / "conformance").mkdir(parents=True)
+    shutil.copy(JAVA_MODULE, repo / "conformance" / "Protocol.java")
+    for source in JAVA.glob("*.java"):
+        shutil.copy(source, repo / "conformance" / source.name)
+    doc = (ROOT / "docs" / "writing-a-harness.md").read_text(encoding="utf-8")
+    _, compile_command, suite_command = _java_route(doc)
+    env = {**os.environ, "LIBRARY_CLASSPATH": "target/classes"}
+    compiled = subprocess.run(["bash", "-c", compile_command], cwd=repo, env=env, capture_output=True,
+                              text=True, timeout=600)
+    assert compiled.returncode == 0, compiled.stderr
+    command = suite_command.replace("$LIBRARY_CLASSPATH", env["LIBRARY_CLASSPATH"])
+    run = suite_run(repo, f"cmd:{command}", "-k", "choosing_finish or chosen_tool_runs or approv")
+    assert run.returncode == 0, run.output[-3000:]
+    assert run.report is not None and run.report["binding"]["name"] == "java-loop"
+    assert run.requirements("passed") >= {"LOOP-1", "LOOP-2", "HITL-3"}
+
+
+@needs_java
+def test_the_java_harness_of_writing_a_harness_md_compiles_without_warnings_and_says_hello(
+    tmp_path: Path
+) -> None:
+    harness, _, _ = _java_route((ROOT / "docs" / "writing-a-harness.md").read_text("utf-8"))
+    (tmp_path / "Harness.java").write_text(harness, encoding="utf-8")
+    compiled = _javac(tmp_path / "classes", JAVA_MODULE, tmp_path / "Harness.java")
+    assert compiled.returncode == 0 and compiled.stderr == "", compiled.stderr
+    lines = _serve(tmp_path, "java", harness, {"type": "hello", "id": 1})
+    welcome = json.loads(lines[0])
+    assert welcome["type"] == "welcome" and welcome["protocol"] == 3 and welcome["name"] == "mylib"
+    assert welcome["dependencies"] == {"com.example:mylib": "not installed"}
+
+
 @needs_ruby
 def test_the_ruby_files_have_no_warnings() -> None:
     for path in (ROOT / "harnesses" / "lib" / "protocol.rb", RUBY, ROOT / "tests" / "ruby" / "loop.rb"):
