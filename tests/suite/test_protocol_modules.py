@@ -1,9 +1,10 @@
-"""The Ruby, Elixir and Go protocol modules (harnesses/lib/protocol.rb, protocol.ex, go/) drive the
-suite to verdicts: a tiny loop in each language (tests/ruby/loop.rb, tests/elixir/loop.ex,
-tests/go/tinyloop) bound by a harness that writes only its translation (tests/ruby/harness.rb,
-tests/elixir/harness.exs, tests/go/harness.go), every message checked against the protocol; Ruby
-under Debian's ruby (standard library only), Elixir under Debian's elixir with its erlang-jiffy
-for JSON, Go under its standard library."""
+"""The Ruby, Elixir, Go and Java protocol modules (harnesses/lib/protocol.rb, protocol.ex, go/,
+java/) drive the suite to verdicts: a tiny loop in each language (tests/ruby/loop.rb,
+tests/elixir/loop.ex, tests/go/tinyloop, tests/java/TinyLoop.java) bound by a harness that writes
+only its translation (tests/ruby/harness.rb, tests/elixir/harness.exs, tests/go/harness.go,
+tests/java/Harness.java), every message checked against the protocol; Ruby under Debian's ruby
+(standard library only), Elixir under Debian's elixir with its erlang-jiffy for JSON, Go under its
+standard library, Java under the JDK alone (17)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,17 @@ needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="needs Go (the 
 GO = ROOT / "tests" / "go"
 # The Go harness's binary, built once per run (Go's own build cache keeps later runs warm).
 GO_HARNESS = Path(tempfile.gettempdir()) / f"react-conformance-{os.getuid()}" / "go-loop"
+needs_java = pytest.mark.skipif(shutil.which("javac") is None, reason="needs a JDK (the CI machine has one)")
+JAVA = ROOT / "tests" / "java"
+JAVA_MODULE = ROOT / "harnesses" / "lib" / "java" / "Protocol.java"
+# The Java module and loop's classes, compiled once per run (javac takes about 4 s for the three files).
+JAVA_CLASSES = Path(tempfile.gettempdir()) / f"react-conformance-{os.getuid()}" / "java-loop"
+
+
+def _javac(out: Path, *sources: Path) -> subprocess.CompletedProcess[str]:
+    """javac as the Java files are held to it: every lint on, each warning an error."""
+    return subprocess.run(["javac", "-Xlint:all", "-Werror", "-d", str(out), *map(str, sources)],
+                          capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -53,9 +65,20 @@ def _go_harness_built() -> None:
     assert built.returncode == 0, built.stderr
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _java_harness_built() -> None:
+    """Compiles the Java module and tests/java into JAVA_CLASSES, where the Java loop's tests run it."""
+    if shutil.which("javac") is None:
+        return
+    shutil.rmtree(JAVA_CLASSES, ignore_errors=True)
+    built = _javac(JAVA_CLASSES, JAVA_MODULE, *sorted(JAVA.glob("*.java")))
+    assert built.returncode == 0, built.stderr
+
+
 LOOPS = [pytest.param("ruby-loop", f"ruby {RUBY}", marks=needs_ruby, id="ruby"),
          pytest.param("elixir-loop", f"elixir {ELIXIR}", marks=needs_elixir, id="elixir"),
-         pytest.param("go-loop", str(GO_HARNESS), marks=needs_go, id="go")]
+         pytest.param("go-loop", str(GO_HARNESS), marks=needs_go, id="go"),
+         pytest.param("java-loop", f"java -cp {JAVA_CLASSES} Harness", marks=needs_java, id="java")]
 
 
 @pytest.mark.parametrize(("name", "command"), LOOPS)
@@ -91,7 +114,7 @@ def test_a_harness_reaches_the_verdicts_of_its_loop(tmp_path: Path, name: str, c
 MODULES = {"ruby": ("harness.rb", "ruby", ROOT / "harnesses" / "lib" / "protocol.rb"),
            "elixir": ("harness.exs", "elixir", ROOT / "harnesses" / "lib" / "protocol.ex")}
 LANGUAGES = [pytest.param("ruby", marks=needs_ruby), pytest.param("elixir", marks=needs_elixir),
-             pytest.param("go", marks=needs_go)]
+             pytest.param("go", marks=needs_go), pytest.param("java", marks=needs_java)]
 GO_HARNESS_SOURCE = """package main
 
 import (
@@ -164,6 +187,33 @@ LOGGING["go"] = GO_HARNESS_SOURCE.format(body="""\tfmt.Println("the library prin
     '\t"log"\n', '\t"log"\n\t"os"\n\t"syscall"\n')
 
 
+JAVA_HARNESS_SOURCE = """import java.util.Map;
+
+import reactconformance.Protocol;
+
+public final class H implements Protocol.Handlers {{
+    public Map<String, Object> hello(Map<String, Object> command) {{ return Protocol.object(); }}
+    public Map<String, Object> build(Map<String, Object> command) {{ return Protocol.object(); }}
+    public Map<String, Object> mutateLastResult(Map<String, Object> command) {{ return Protocol.object(); }}
+    public Map<String, Object> run(Map<String, Object> command) throws Exception {{
+        {body}
+        return Protocol.object("outcome", Protocol.object("outputs", Protocol.object()));
+    }}
+    public static void main(String[] args) {{ Protocol.serve(new H()); }}
+}}
+"""
+RAISING["java"] = JAVA_HARNESS_SOURCE.format(
+    body='if ("r2".equals(Protocol.currentRun())) throw new IllegalStateException("the harness broke");')
+# java.util.logging's ConsoleHandler writes to stderr already: a handler on System.out is the test.
+LOGGING["java"] = JAVA_HARNESS_SOURCE.format(body="""System.out.println("the library prints");
+        java.util.logging.Logger logger = java.util.logging.Logger.getAnonymousLogger();
+        java.util.logging.StreamHandler handler = new java.util.logging.StreamHandler(
+            System.out, new java.util.logging.SimpleFormatter());
+        logger.addHandler(handler);
+        logger.warning("the library logs");
+        handler.flush();""")
+
+
 def _go_program(folder: Path, source: str) -> list[str]:
     """`source` built as a Go program in `folder` against the protocol module: its command."""
     module = ROOT / "harnesses" / "lib" / "go"
@@ -181,6 +231,9 @@ def _serve(tmp_path: Path, language: str, source: str, command: dict[str, object
     """What a harness of `source` writes to stdout for `command`, then for `stop`: every line."""
     if language == "go":
         argv = _go_program(tmp_path, source)
+    elif language == "java":  # the JDK's source-file mode, against the module's classes
+        (tmp_path / "H.java").write_text(source, encoding="utf-8")
+        argv = ["java", "-cp", str(JAVA_CLASSES), str(tmp_path / "H.java")]
     else:
         name, program, module = MODULES[language]
         (tmp_path / name).write_text(source.format(module=module), encoding="utf-8")
@@ -313,6 +366,52 @@ def test_an_elixir_harness_runs_in_a_mix_project_as_writing_a_harness_md_shows(t
     assert run.requirements("passed") >= {"LOOP-1", "LOOP-2", "HITL-3"}
 
 
+def _java_route(doc: str) -> tuple[str, str, str]:
+    """The Java section of writing-a-harness.md: its harness, its javac command and its suite command."""
+    section = doc.split("### Java (and Kotlin)", 1)[1].split("\n## ", 1)[0]
+    [harness] = re.findall(r"```java\n(.*?)```", section, re.S)
+    [compile_command] = re.findall(r"```sh\n(javac .*?)\n", section)
+    [suite_command] = re.findall(r'`?pytest --impl "cmd:(java [^"]+)"', section)
+    return harness, compile_command, suite_command
+
+
+@needs_java
+def test_a_java_harness_runs_in_a_fresh_project_as_writing_a_harness_md_shows(tmp_path: Path) -> None:
+    """The Java route of the docs, word for word: the module copied as conformance/Protocol.java,
+    the page's javac command, then its suite command, with the library's class path (here a Maven
+    project's target/classes, not built: the loop is compiled beside the harness)."""
+    repo = tmp_path / "mylib"
+    (repo / "conformance").mkdir(parents=True)
+    shutil.copy(JAVA_MODULE, repo / "conformance" / "Protocol.java")
+    for source in JAVA.glob("*.java"):
+        shutil.copy(source, repo / "conformance" / source.name)
+    doc = (ROOT / "docs" / "writing-a-harness.md").read_text(encoding="utf-8")
+    _, compile_command, suite_command = _java_route(doc)
+    env = {**os.environ, "LIBRARY_CLASSPATH": "target/classes"}
+    compiled = subprocess.run(["bash", "-c", compile_command], cwd=repo, env=env, capture_output=True,
+                              text=True, timeout=600)
+    assert compiled.returncode == 0, compiled.stderr
+    command = suite_command.replace("$LIBRARY_CLASSPATH", env["LIBRARY_CLASSPATH"])
+    run = suite_run(repo, f"cmd:{command}", "-k", "choosing_finish or chosen_tool_runs or approv")
+    assert run.returncode == 0, run.output[-3000:]
+    assert run.report is not None and run.report["binding"]["name"] == "java-loop"
+    assert run.requirements("passed") >= {"LOOP-1", "LOOP-2", "HITL-3"}
+
+
+@needs_java
+def test_the_java_harness_of_writing_a_harness_md_compiles_without_warnings_and_says_hello(
+    tmp_path: Path
+) -> None:
+    harness, _, _ = _java_route((ROOT / "docs" / "writing-a-harness.md").read_text("utf-8"))
+    (tmp_path / "Harness.java").write_text(harness, encoding="utf-8")
+    compiled = _javac(tmp_path / "classes", JAVA_MODULE, tmp_path / "Harness.java")
+    assert compiled.returncode == 0 and compiled.stderr == "", compiled.stderr
+    lines = _serve(tmp_path, "java", harness, {"type": "hello", "id": 1})
+    welcome = json.loads(lines[0])
+    assert welcome["type"] == "welcome" and welcome["protocol"] == 3 and welcome["name"] == "mylib"
+    assert welcome["dependencies"] == {"com.example:mylib": "not installed"}
+
+
 @needs_ruby
 def test_the_ruby_files_have_no_warnings() -> None:
     for path in (ROOT / "harnesses" / "lib" / "protocol.rb", RUBY, ROOT / "tests" / "ruby" / "loop.rb"):
@@ -329,6 +428,23 @@ def test_the_go_module_and_loop_pass_go_vet() -> None:
         unformatted = subprocess.run(["gofmt", "-l", "."], cwd=folder, capture_output=True, text=True,
                                      timeout=60)
         assert unformatted.stdout == "", f"not gofmt-formatted: {unformatted.stdout}"
+
+
+@needs_go
+@needs_java
+def test_the_go_and_java_loops_get_the_same_verdicts(tmp_path: Path) -> None:
+    verdicts = []
+    for command in (str(GO_HARNESS), f"java -cp {JAVA_CLASSES} Harness"):
+        run = suite_run(tmp_path, f"cmd:{command}", "-n", "2")
+        assert run.report is not None, run.output[-3000:]
+        verdicts.append({s["id"]: s["verdict"] for s in run.report["scenarios"]})
+    assert verdicts[0] == verdicts[1]
+
+
+@needs_java
+def test_the_java_module_and_loop_compile_without_warnings(tmp_path: Path) -> None:
+    compiled = _javac(tmp_path, JAVA_MODULE, *sorted(JAVA.glob("*.java")))
+    assert compiled.returncode == 0 and compiled.stderr == "", compiled.stderr
 
 
 @needs_elixir
@@ -374,6 +490,17 @@ PRINTS = {
         "a child inheriting stdout": "system('echo', 'PRINTED')",
         "Logger on STDOUT": "require 'logger'; Logger.new(STDOUT).warn('PRINTED')",
     },
+    "java": {
+        "System.out": 'System.out.println("PRINTED");',
+        "fd 1": 'new java.io.FileOutputStream(java.io.FileDescriptor.out).write("PRINTED\\n".getBytes());',
+        "a child inheriting stdout": 'new ProcessBuilder("echo", "PRINTED").inheritIO().start().waitFor();',
+        "a logger's handler on System.out": (
+            "java.util.logging.StreamHandler handler = new java.util.logging.StreamHandler(\n"
+            "            System.out, new java.util.logging.SimpleFormatter());\n"
+            "        handler.publish(new java.util.logging.LogRecord(\n"
+            '            java.util.logging.Level.WARNING, "PRINTED"));\n'
+            "        handler.flush();"),
+    },
     "elixir": {
         "IO.puts": 'IO.puts("PRINTED")',
         "a process under the user group leader": 'IO.puts(:user, "PRINTED")',
@@ -412,9 +539,27 @@ defmodule H do
 end
 ReactConformance.Protocol.serve(H)
 """),
+    "java": ("H.java", f"java -cp {JAVA_CLASSES}", """import java.util.Map;
+
+import reactconformance.Protocol;
+
+public final class H implements Protocol.Handlers {{
+    public Map<String, Object> hello(Map<String, Object> c) {{
+        return Protocol.object("name", "printer", "version", "0");
+    }}
+    public Map<String, Object> build(Map<String, Object> c) {{ return Protocol.object(); }}
+    public Map<String, Object> run(Map<String, Object> c) {{ return Protocol.object(); }}
+    public Map<String, Object> mutateLastResult(Map<String, Object> c) {{ return Protocol.object(); }}
+    public Map<String, Object> configure(Map<String, Object> c) throws Exception {{
+        {prints}
+        return Protocol.object();
+    }}
+    public static void main(String[] args) {{ Protocol.serve(new H()); }}
+}}
+"""),
 }
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
-NEEDS = {"node": needs_node, "ruby": needs_ruby, "elixir": needs_elixir}
+NEEDS = {"node": needs_node, "ruby": needs_ruby, "elixir": needs_elixir, "java": needs_java}
 PRINT_CASES = [pytest.param(language, how, marks=NEEDS[language], id=f"{language}-{how}")
                for language, ways in PRINTS.items() for how in ways]
 
@@ -428,7 +573,7 @@ def test_what_reaches_file_descriptor_1_stays_off_the_wire_and_is_kept_as_a_log(
     from conformance._process import process_binding
 
     name, program, source = PRINTERS[language]
-    module = ROOT / "harnesses" / "lib" / f"protocol.{dict(node='mjs', ruby='rb', elixir='ex')[language]}"
+    module = ROOT / "harnesses" / "lib" / f"protocol.{dict(node='mjs', ruby='rb', elixir='ex').get(language)}"
     (tmp_path / name).write_text(source.format(module=module, prints=PRINTS[language][how]),
                                  encoding="utf-8")
     binding = process_binding(f"{program} {tmp_path / name}", timeout=30)
