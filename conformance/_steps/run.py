@@ -20,6 +20,9 @@ from conformance.binding import CallRequest, FinalTurn, Outcome, StepTurn
 
 #: What the caller writes into returned containers; no run may ever show it afterwards.
 MUTATION_MARKER = "CALLER-MUTATION-7f3a"
+#: How `mutate_last_result` reports a container the library hands out unmodifiable (its mutation
+#: raised): the caller cannot change it, so it is a snapshot by construction, which TRJ-2 asks.
+REFUSED = "refused:"
 
 
 @when("the agent is built")
@@ -60,6 +63,11 @@ def caller_mutates(world: World) -> None:
         # library's failure of its own requirement (EXH-2 asks for the history), not the binding's.
         assert "history" in error.fields, (
             f"{error.type} carries no 'history': the caller was handed nothing to mutate")
+    blank = [line for line in changed or [] if line.startswith(REFUSED) and not line[len(REFUSED):].strip()]
+    if blank:
+        raise _guard.BindingError(
+            f"binding.mutate_last_result returned {blank!r}: a container the library refused to "
+            f"let the caller mutate is a line '{REFUSED} <container>: <what the library raised>'.")
     if not changed:
         raise _guard.BindingError(
             f"binding.mutate_last_result returned {changed!r}: it changed nothing, so this "

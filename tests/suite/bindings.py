@@ -1505,3 +1505,21 @@ class RunsOutOfResources(ReferenceBinding):
         if "8" in str(call.inputs):
             raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
         return super().run(agent, call, model)
+
+
+class HandsOutAnImmutableTrajectory(ReferenceBinding):
+    """As a library whose result is an immutable sequence (a tuple, Java's unmodifiable list): the
+    caller's mutation raises, and the binding says so instead of changing nothing."""
+
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
+        held = tuple(agent.last.trajectory)  # what such a library hands the caller
+        try:
+            held[0] = marker  # type: ignore[index]
+        except TypeError as exc:
+            return [f"refused: prediction.trajectory (a tuple of {len(held)} steps): {exc}"]
+        return ["prediction.trajectory"]
+
+
+class SaysRefusedWithoutSayingWhat(ReferenceBinding):
+    def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
+        return ["refused: "]

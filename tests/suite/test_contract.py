@@ -62,3 +62,24 @@ def test_a_mutation_that_changed_nothing_is_the_bindings_error_never_a_snapshot_
         assert "a pause's context trajectory" in scenario["message"]
     assert run.requirements("errored") == {"TRJ-2", "EXH-2"}
     assert run.returncode == 1
+
+
+def test_a_container_the_library_refuses_to_let_the_caller_mutate_is_a_snapshot(
+    run_suite: RunSuite,
+) -> None:
+    # A library handing out an immutable sequence: the caller's mutation raises, the binding says
+    # so ("refused: ..."), and TRJ-2 holds by construction; a refusal that names nothing errors.
+    run = run_suite("tests.suite.bindings:HandsOutAnImmutableTrajectory", "-k",
+                    "Mutating_a_returned_trajectory or mutating_a_returned_trajectory")
+    assert run.returncode == 0, run.output[-3000:]
+    assert run.requirements("passed") == {"TRJ-2"}, run.output[-3000:]
+    parallel = run_suite("tests.suite.bindings:HandsOutAnImmutableTrajectory", "-n", "2", "-k",
+                         "Mutating_a_returned_trajectory or mutating_a_returned_trajectory")
+    assert parallel.requirements("passed") == {"TRJ-2"}, parallel.output[-3000:]
+    blank = run_suite("tests.suite.bindings:SaysRefusedWithoutSayingWhat", "-k",
+                      "mutating_a_returned_trajectory")
+    assert blank.requirements("errored") == {"TRJ-2"}, blank.output[-3000:]
+    assert "a line 'refused: <container>: <what the library raised>'" in blank.output
+    assert blank.requirements("errored") == run_suite(
+        "tests.suite.bindings:SaysRefusedWithoutSayingWhat", "-n", "2", "-k",
+        "mutating_a_returned_trajectory").requirements("errored")

@@ -161,6 +161,8 @@ COMPARED_WHERE_THEY_ARE_TESTED = {
     f"{B}:PointsTheLibraryAtTheResponsesAPI",  # test_verdicts.py
     # test_isolate.py drives it through the contract, in process and in the isolated worker.
     f"{B}:ReadsTheModelsLog",
+    # test_contract.py, serially and under -n 2.
+    f"{B}:HandsOutAnImmutableTrajectory", f"{B}:SaysRefusedWithoutSayingWhat",
 }
 
 
