@@ -48,8 +48,8 @@ _ASSIGN = r"""(?:\\*['"])?\s*[:=]\s*"""
 _QUOTE = r"""\\*['"]"""
 
 #: After a header's name: a value that is not the placeholder recording writes for it (on its line,
-#: or as the first item of the list below it, as vcrpy writes a request's headers).
-_UNREDACTED = r"""\s*:(?!\s*(?:-\s*)?['"]?\[REDACTED\])"""
+#: or as the first item of its list, as vcrpy's YAML and JSON serializers write a request's headers).
+_UNREDACTED = r"""\s*:(?!\s*(?:-\s*|\[\s*)?['"]?\[REDACTED\])"""
 
 #: What must never appear in a cassette, by what it would be. A pattern's `secret` group is the value
 #: that recording replaces in a URL or a body; a pattern without one finds a header, whose value

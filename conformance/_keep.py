@@ -30,6 +30,7 @@ import email.policy
 import gzip
 import hashlib
 import json
+import threading
 import zlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -89,6 +90,8 @@ class Keeper:
     def __init__(self, prose: Prose) -> None:
         self.prose = prose
         self.redacted: set[str] = set()
+        # An async library records from several threads: a reply must not read the set mid-update.
+        self._lock = threading.Lock()
 
     def redact(self, value: Any) -> str:
         """`REDACTED`, noting each string and number `value` holds (at any depth)."""
@@ -101,13 +104,16 @@ class Keeper:
                 self.redact(item)
         elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
             text = str(value)
-            self.redacted.update(v for v in (text, *text.split()) if len(v) >= _ECHOED and v != REDACTED)
+            with self._lock:
+                self.redacted.update(v for v in (text, *text.split()) if len(v) >= _ECHOED and v != REDACTED)
         return REDACTED
 
     def reply(self, text: str) -> str:
         """A reply's string: through `prose`, and without any value redacted from a request."""
         text = self.prose(text)
-        for value in sorted(self.redacted, key=len, reverse=True):
+        with self._lock:
+            redacted = sorted(self.redacted, key=len, reverse=True)
+        for value in redacted:
             text = text.replace(value, REDACTED)
         return text
 

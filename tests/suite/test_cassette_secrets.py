@@ -234,9 +234,13 @@ def test_a_body_that_is_not_utf8_is_decoded_and_kept_by_the_allowlist(tmp_path: 
     assert _replays(tmp_path, content, headers).status_code in (200, 400)  # matched, as recorded
 
 
-def test_a_body_that_cannot_be_read_is_kept_only_as_its_digest_and_still_replays(tmp_path: Path) -> None:
-    content = b"\x00\x9f\xfe" + PLAIN.encode() + bytes(range(128, 256))
-    headers = {"Content-Type": "application/octet-stream"}
+@pytest.mark.parametrize("content_type", ["application/octet-stream", "application/json"])
+def test_a_body_that_cannot_be_read_is_kept_only_as_its_digest_and_still_replays(
+    tmp_path: Path, content_type: str
+) -> None:
+    # Latin-1 JSON that does not say so, say: not UTF-8, and no charset to read it by.
+    content = b'{"api_key": "' + PLAIN.encode() + b'", "note": "caf\xe9"}' + bytes(range(128, 256))
+    headers = {"Content-Type": content_type}
     text, recorded = _record(tmp_path, content, headers)
     assert "!!binary" not in text and PLAIN not in text, text
     assert hashlib.sha256(content).hexdigest() in text
@@ -318,6 +322,26 @@ def test_a_request_header_outside_the_allowlist_keeps_its_name_not_its_value(tmp
     assert kept["x-session-token-hex"] == kept["authorization"] == ["[REDACTED]"], kept
     assert kept["content-type"] == ["application/json"]
     assert list(secrets_in(tmp_path)) == []
+
+
+@pytest.mark.parametrize("serializer", ["yaml", "json"])
+def test_the_scan_flags_a_header_value_only_where_it_is_not_the_placeholder(
+    tmp_path: Path, serializer: str
+) -> None:
+    from vcr.request import Request
+    from vcr.serialize import serialize
+    from vcr.serializers import jsonserializer, yamlserializer
+
+    module = yamlserializer if serializer == "yaml" else jsonserializer
+    for name, value in (("kept", "[REDACTED]"), ("leak", f"Token {PLAIN}")):
+        request = Request("POST", "http://127.0.0.1/v1/chat/completions", b"{}",
+                          {"authorization": value, "cookie": value})
+        response = {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": b""}}
+        text = serialize({"requests": [request], "responses": [response]}, module)
+        (tmp_path / f"{name}.{serializer}").write_text(text, encoding="utf-8")
+    found = list(secrets_in(tmp_path))
+    assert found and all(f.startswith(f"leak.{serializer}:") for f in found), found
+    assert {f.rpartition(": ")[2] for f in found} == {"an authorization header", "a cookie header"}, found
 
 
 #: Tokens in prose (a prompt, a tool's output) that neither the patterns nor the detector knew.
