@@ -126,7 +126,8 @@ def keep_request(request: Request, keeper: Keeper) -> Request:
     body, headers = _kept_body(request.body, headers, keeper)
     # Header values are redacted without noting them: the endpoint never quotes a header, and a
     # reply must not lose `application/json` because a request accepted it.
-    request.headers = {k: keeper.prose(v) if k in REQUEST_HEADERS else REDACTED for k, v in headers.items()}
+    request.headers = {k: keeper.prose(_header(headers, k)) if k in REQUEST_HEADERS else REDACTED
+                       for k in headers}
     request.body = body
     return request
 
