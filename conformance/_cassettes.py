@@ -2,17 +2,17 @@
 
 A cassette holds one scenario's exchanges with the scripted endpoint. Requests match on method,
 path and body (compared as JSON), never on host or port: the loopback server's port changes on
-every run. Only the headers body matching and replay need are kept, query parameters named like a
-credential (`key`, `api_key`, `access_token`, `sig`, ...) are dropped from the URL, and a
-credential's value in the URL or a request or response body is replaced by `[REDACTED]` (the live
-request is scrubbed the same way before it is matched, so it still replays). `secrets_in` scans
-cassettes for any credential that slipped through anyway; a recording that holds one is never
-written.
+every run. What a cassette keeps is an allowlist (`conformance._keep`): every header, query value,
+form field and JSON key outside it is redacted, and every kept string goes through `scrub`, which
+replaces a credential the detector (detect-secrets, and the patterns below) finds by `[REDACTED]`
+(the live request is kept the same way before it is matched, so it still replays). `secrets_in`
+scans cassettes for any credential that slipped through anyway; a recording that holds one is
+never written.
 """
 
 from __future__ import annotations
 
-import copy
+import base64
 import json
 import re
 from collections.abc import Iterator
@@ -20,8 +20,8 @@ from contextlib import AbstractContextManager
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
+from conformance._keep import REDACTED, Keeper, keep_request, keep_response, readable_text
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.server import request_call
 
@@ -35,11 +35,6 @@ if TYPE_CHECKING:
 
 #: What a replayed request must share with the recorded one.
 MATCH_ON = ("method", "path", "body")
-#: The only headers a cassette keeps: the body is compared as JSON only with its content type, and
-#: a replayed 429 needs its Retry-After. Every other header (authorization, cookies, keys) is dropped.
-_REQUEST_HEADERS = frozenset({"content-type"})
-_RESPONSE_HEADERS = frozenset({"content-type", "retry-after"})
-
 #: The names a credential goes by, anywhere in a longer name (`openai_api_key`, `x-api-key`,
 #: `OPENAI_API_KEY` in an environment dump, `client_secret`, `db_password`), matched ignoring case.
 _STRONG_NAME = (r"(?:api[-_]?key|(?:access|auth|refresh|id|session|bearer)[-_]?token|secret"
@@ -47,26 +42,31 @@ _STRONG_NAME = (r"(?:api[-_]?key|(?:access|auth|refresh|id|session|bearer)[-_]?t
 #: Names that are a credential's only as a whole word (`key`, not `monkey`, `key_id` or
 #: `idempotency_key`), and only before a value that looks random (`"key": "user_theme"` is no key).
 _WEAK_NAME = r"(?:key|token|sig|signature)"
-#: The names recording drops from a URL's query string (a weak name only when it is the whole name).
-_CREDENTIAL_NAME = rf"(?:{_WEAK_NAME}|\w*?{_STRONG_NAME}\w*)"
 #: Between a name and its value: an optional (escaped) closing quote, `:` or `=`, an optional
 #: (escaped) opening quote (JSON inside a JSON string escapes its quotes once, twice...).
 _ASSIGN = r"""(?:\\*['"])?\s*[:=]\s*"""
 _QUOTE = r"""\\*['"]"""
 
+#: After a header's name: a value that is not the placeholder recording writes for it (on its line,
+#: or as the first item of its list, as vcrpy's YAML and JSON serializers write a request's headers).
+_UNREDACTED = r"""\s*:(?!\s*(?:-\s*|\[\s*)?['"]?\[REDACTED\])"""
+
 #: What must never appear in a cassette, by what it would be. A pattern's `secret` group is the value
-#: that recording replaces in a URL or a body; a pattern without one finds a header, which recording
-#: drops whole.
+#: that recording replaces in a URL or a body; a pattern without one finds a header, whose value
+#: recording redacts whole.
 #:
 #: These cover what the maintained detector (detect-secrets, whose provider patterns `scrub` and the
 #: scan also apply) misses in a cassette: a bearer or Basic credential (a header or a prompt), an
 #: `api-key` header, a value named like a credential in a JSON body, a form, a URL or an environment
 #: dump (a cassette holds each body as one quoted string), and provider keys it does not know
-#: (`sk-proj-`, Hugging Face's `hf_`, Google's, Groq's, GitHub's fine-grained tokens).
+#: (`sk-proj-`, Hugging Face's `hf_`, Google's API keys and OAuth `ya29.` tokens, Groq's, GitHub's
+#: fine-grained tokens, npm's `npm_` and Telegram's bot tokens outside an `.npmrc` or of any length).
 SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
-    "an authorization header": re.compile(r"^\s*-?\s*['\"]?(proxy-)?authorization['\"]?\s*:", re.I | re.M),
-    "a cookie header": re.compile(r"^\s*-?\s*['\"]?(set-)?cookie['\"]?\s*:", re.I | re.M),
-    "an API-key header": re.compile(r"^\s*-?\s*['\"]?([a-z0-9]+-)*api[-_]?key['\"]?\s*:", re.I | re.M),
+    "an authorization header": re.compile(
+        r"^\s*-?\s*['\"]?(proxy-)?authorization['\"]?" + _UNREDACTED, re.I | re.M),
+    "a cookie header": re.compile(r"^\s*-?\s*['\"]?(set-)?cookie['\"]?" + _UNREDACTED, re.I | re.M),
+    "an API-key header": re.compile(
+        r"^\s*-?\s*['\"]?([a-z0-9]+-)*api[-_]?key['\"]?" + _UNREDACTED, re.I | re.M),
     "a bearer token": re.compile(r"bearer\s+(?P<secret>[a-z0-9._~+/=-]{8,})", re.I),
     # Basic's base64 of `user:password`: a multiple of four characters, so prose ("basic maths") is
     # rarely one; `Basic` capitalised as HTTP writes it, or after an authorization's name.
@@ -75,7 +75,8 @@ SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
         r"(?P<secret>(?:[A-Za-z0-9+/]{4}){2,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![\w+/=])"),
     "an API key": re.compile(
         r"(?P<secret>\b(?:sk|rk|pk)-[a-z0-9_-]{16,}|\bAIza[0-9a-z_-]{30,}|\bgsk_[a-z0-9]{20,}"
-        r"|\bhf_[a-z0-9]{30,}|\bapi_org_[a-z0-9]{30,}|\bgithub_pat_[a-z0-9_]{22,}|\bxai-[a-z0-9]{20,})",
+        r"|\bhf_[a-z0-9]{30,}|\bapi_org_[a-z0-9]{30,}|\bgithub_pat_[a-z0-9_]{22,}|\bxai-[a-z0-9]{20,}"
+        r"|\bya29\.[0-9a-z_-]{20,}|\bnpm_[a-z0-9]{30,}|(?<![\w:])\d{8,10}:AA[0-9a-z_-]{30,})",
         re.I),
     # A value after a credential's name. A quoted one runs to its closing quote (a password may hold
     # `&` or no digit); a bare one (a form, a URL, `KEY=value` in an environment dump) to a blank, a
@@ -101,9 +102,6 @@ _WIDENED: dict[str, re.Pattern[str]] = {
 _NEEDLESS_ESCAPE = re.compile(r"\\+u00(2[bdef]|3[0-9d]|[46][1-9a-f]|[57][0-9a]|5f|7e)", re.I)
 #: A URL's percent escape of a printable ASCII character (`%2D` for `-`).
 _PERCENT_ESCAPE = re.compile(r"%(2[0-9a-f]|[3-6][0-9a-f]|7[0-9a-e])", re.I)
-#: What a credential's value becomes in a recorded URL or body: no pattern above matches it.
-REDACTED = "[REDACTED]"
-_CREDENTIAL_PARAMETER = re.compile(_CREDENTIAL_NAME, re.I)
 
 
 def bundled_dir() -> Path:
@@ -123,35 +121,13 @@ def cassette_path(root: Path, binding: str, feature: str, scenario: str) -> Path
 
 
 def _scrub_request(request: Request) -> Request:
-    request = copy.deepcopy(request)
-    parts = urlsplit(request.uri)
-    # Like vcrpy's filter_query_parameters, but by pattern and ignoring case: that filter matches
-    # exact names only, and `key`, `api-key`, `Api_Key`, `access_token`... all carry keys.
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    # A value is scrubbed decoded: `Bearer%20...` or a percent-encoded private key is one too.
-    kept = [(k, scrub(v)) for k, v in pairs if not _CREDENTIAL_PARAMETER.fullmatch(k)]
-    query = parts.query if kept == pairs else urlencode(kept)
-    # A user and password before the host are dropped whole: no match needs them, and a redaction
-    # there would make the host unparsable.
-    netloc = parts.netloc.rpartition("@")[2]
-    if parts.hostname in ("127.0.0.1", "localhost", "::1"):  # the loopback port changes every run
-        netloc = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    # A client percent-encodes a key in a path segment (`sk%2Dproj%2D...`): scrubbed decoded too.
-    path = unquote(parts.path)
-    path = parts.path if scrub(path) == path else quote(scrub(path), safe="/[]")
-    request.uri = scrub(urlunsplit((parts.scheme, netloc, path, query, "")))
-    request.headers = {k: v for k, v in request.headers.items() if k.lower() in _REQUEST_HEADERS}
-    request.body = _scrub_body(request.body)
-    return request
+    """`request` as a cassette keeps it, on its own (`use_cassette` keeps a cassette's exchanges
+    with one `Keeper`, so a reply also loses what was redacted from the requests)."""
+    return keep_request(request, Keeper(scrub))
 
 
 def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
-    response["headers"] = {k: v for k, v in response["headers"].items()
-                           if k.lower() in _RESPONSE_HEADERS}
-    body = response.get("body")
-    if isinstance(body, dict) and "string" in body:
-        body["string"] = _scrub_body(body["string"])
-    return response
+    return keep_response(response, Keeper(scrub))
 
 
 def scrub(text: str) -> str:
@@ -239,28 +215,17 @@ def _detectors() -> tuple[RegexBasedDetector, ...]:
                  if issubclass(plugin, RegexBasedDetector) and plugin is not IPPublicDetector)
 
 
-def _scrub_body(body: bytes | str | None) -> bytes | str | None:
-    if isinstance(body, str):
-        return scrub(body)
-    if isinstance(body, bytes):
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            return body  # binary: not text a credential could be found in
-        scrubbed = scrub(text)
-        return body if scrubbed == text else scrubbed.encode("utf-8")
-    return body
-
-
 def use_cassette(path: Path, record_mode: Literal["all", "none", "once"],
                  cassette_class: type[Cassette] | None = None) -> AbstractContextManager[Any]:
     """A vcrpy cassette at `path` with the profile's matching and scrubbing (any client, any host)."""
     import vcr
     from vcr.cassette import Cassette
 
+    keeper = Keeper(scrub)
     config = vcr.VCR(
         serializer="yaml", record_mode=record_mode, match_on=MATCH_ON,
-        before_record_request=_scrub_request, before_record_response=_scrub_response,
+        before_record_request=lambda request: keep_request(request, keeper),
+        before_record_response=lambda response: keep_response(response, keeper),
         decode_compressed_response=True,
         # Re-recording drops stale interactions; replaying must never write (vcrpy would rewrite
         # the cassette with only the interactions a failed replay used).
@@ -307,14 +272,25 @@ def replay_cassette() -> type[Cassette]:
 
         def play_response(self, request: Request) -> Any:
             response = super().play_response(request)
-            if self.model is not None:
+            body = _json_body(request)
+            if self.model is not None and body is not None:
                 try:
-                    self.model.answer(request_call(json.loads(request.body or b"{}")))
+                    self.model.answer(request_call(body))
                 except UnexpectedModelCall:
                     pass  # the model remembers it as its violation; the recorded reply plays anyway
             return response
 
     return _ReplayCassette
+
+
+def _json_body(request: Request) -> dict[str, Any] | None:
+    """A request's JSON object as the loopback server reads it (`json.loads` of the raw bytes), or
+    None where the server refuses the body (gzip, Latin-1, not an object) before its script sees it."""
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError
+        return None
+    return body if isinstance(body, dict) else None
 
 
 @cache
@@ -350,7 +326,45 @@ def _findings(text: str) -> Iterator[tuple[int, str]]:
     decoded = _PERCENT_ESCAPE.sub(lambda m: chr(int(m[1], 16)), text)
     for variant in {text, decoded}:
         seen.update(_findings_as_written(variant))
+    for line, body in _binary_bodies(text):
+        if body is None:
+            seen.add((line, UNREADABLE))
+        else:  # a body written as `!!binary` is read as recording reads one: its findings are here
+            seen.update((line, what) for _, what in _findings(body))
     yield from sorted(seen)
+
+
+#: What the scan reports of a `!!binary` body it cannot read as text: it may hide anything.
+UNREADABLE = ("a binary body the scan cannot read (recording keeps such a body as its sha256 digest:"
+              " record the cassette again)")
+
+
+def _binary_bodies(text: str) -> Iterator[tuple[int, str | None]]:
+    """(line, text or None) of every `!!binary` value of a YAML cassette: vcrpy writes a body that is
+    not UTF-8 (gzip, Latin-1, UTF-16) so, which no pattern can read. It is decoded from base64 and
+    read as recording reads a body (gzip and zlib undone, a BOM's or JSON's encoding); None when it
+    cannot be."""
+    if "!!binary" not in text:
+        return
+    import yaml
+
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return
+    nodes: list[Any] = [root] if root is not None else []
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node.value, list):
+            nodes += [n for item in node.value for n in (item if isinstance(item, tuple) else (item,))]
+        elif node.tag == "tag:yaml.org,2002:binary":
+            try:
+                raw = base64.b64decode(str(node.value), validate=False)
+            except ValueError:
+                yield node.start_mark.line + 1, None
+                continue
+            coding = "gzip" if raw[:2] == b"\x1f\x8b" else "deflate" if raw[:1] == b"\x78" else ""
+            yield node.start_mark.line + 1, readable_text(raw, coding) or readable_text(raw)
 
 
 def _findings_as_written(text: str) -> set[tuple[int, str]]:

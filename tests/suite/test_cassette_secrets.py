@@ -8,6 +8,10 @@ key with no digit, `\\u002d` for a dash) went undetected.
 
 from __future__ import annotations
 
+import base64
+import copy
+import gzip
+import hashlib
 import json
 import subprocess
 import sys
@@ -159,3 +163,259 @@ def test_an_ipv6_loopback_url_is_recorded_parsable_without_its_port() -> None:
     uri = _cassettes._scrub_request(Request("POST", "http://[::1]:41235/v1/chat/completions", b"{}", {})).uri
     assert uri == "http://[::1]/v1/chat/completions"
     assert urlsplit(uri).port is None and urlsplit(uri).hostname == "::1"
+
+
+# Cassettes by allowlist (issue 36): each shape below reached a cassette with a clean scan, because
+# recording redacted by a list of names and patterns, and read only UTF-8 bodies.
+
+#: A credential of no known shape: only its place (a name outside the allowlist) gives it away.
+PLAIN = "Qm9sdC1zZWNyZXQtdmFsdWUtOTk4"
+
+
+def _record(tmp_path: Path, content: bytes | str, headers: dict[str, str], query: str = "",
+            answer: str = "5") -> tuple[str, httpx.Response]:
+    """Record one POST to the loopback endpoint; the cassette's text and the live reply."""
+    cassette = tmp_path / "mine" / "http" / "scenario.yaml"
+    profile = _http.HttpProfile("record", cassette)
+    reply = profile.run(lambda _: httpx.post(
+        f"{profile.base_url}/chat/completions{query}", content=content, headers=headers, timeout=5),
+        ScriptedModel([ExtractTurn(outputs={"answer": answer})]))
+    profile.close()
+    return cassette.read_text(encoding="utf-8"), reply
+
+
+def _stored(text: str) -> dict[str, Any]:
+    """The first request a cassette holds, as vcrpy reads it (YAML folds and escapes its text)."""
+    import yaml
+
+    request: dict[str, Any] = yaml.safe_load(text)["interactions"][0]["request"]
+    return request
+
+
+def _replays(tmp_path: Path, content: bytes | str, headers: dict[str, str],
+             query: str = "") -> httpx.Response:
+    """The same POST replayed from the cassette `_record` wrote: it must match."""
+    cassette = tmp_path / "mine" / "http" / "scenario.yaml"
+    profile = _http.HttpProfile("replay", cassette)
+    try:
+        return profile.run(lambda _: httpx.post(
+            f"{profile.base_url}/chat/completions{query}", content=content, headers=headers, timeout=5),
+            ScriptedModel([ExtractTurn(outputs={"answer": "5"})]))
+    finally:
+        profile.close()
+
+
+def _chat(**extra: Any) -> dict[str, Any]:
+    return {"model": "scripted", "messages": [
+        {"role": "system", "content": "Reply with a single JSON object."},
+        {"role": "user", "content": "What is 2 + 3? café"}], **extra}
+
+
+#: How a body may be sent that is not UTF-8: (its bytes, its headers).
+_ENCODED: dict[str, tuple[bytes, dict[str, str]]] = {
+    "gzip": (gzip.compress(json.dumps(_chat(api_key=PLAIN)).encode()),
+             {"Content-Type": "application/json", "Content-Encoding": "gzip"}),
+    "latin-1": (json.dumps(_chat(api_key=PLAIN), ensure_ascii=False).encode("latin-1"),
+                {"Content-Type": "application/json; charset=latin-1"}),
+    "utf-16": (json.dumps(_chat(api_key=PLAIN), ensure_ascii=False).encode("utf-16"),
+               {"Content-Type": "application/json"}),
+}
+
+
+@pytest.mark.parametrize("encoding", sorted(_ENCODED))
+def test_a_body_that_is_not_utf8_is_decoded_and_kept_by_the_allowlist(tmp_path: Path, encoding: str) -> None:
+    # Such a body once skipped scrubbing and was stored as `!!binary`, which the scan cannot read.
+    content, headers = _ENCODED[encoding]
+    text, _ = _record(tmp_path, content, headers)
+    assert "!!binary" not in text and PLAIN not in text, text
+    body = json.loads(_stored(text)["body"])
+    assert body["messages"][1]["content"] == "What is 2 + 3? café" and body["api_key"] == "[REDACTED]"
+    assert list(secrets_in(tmp_path)) == []
+    assert _replays(tmp_path, content, headers).status_code in (200, 400)  # matched, as recorded
+
+
+@pytest.mark.parametrize("content_type", ["application/octet-stream", "application/json"])
+def test_a_body_that_cannot_be_read_is_kept_only_as_its_digest_and_still_replays(
+    tmp_path: Path, content_type: str
+) -> None:
+    # Latin-1 JSON that does not say so, say: not UTF-8, and no charset to read it by.
+    content = b'{"api_key": "' + PLAIN.encode() + b'", "note": "caf\xe9"}' + bytes(range(128, 256))
+    headers = {"Content-Type": content_type}
+    text, recorded = _record(tmp_path, content, headers)
+    assert "!!binary" not in text and PLAIN not in text, text
+    assert hashlib.sha256(content).hexdigest() in text
+    assert list(secrets_in(tmp_path)) == []
+    replayed = _replays(tmp_path, content, headers)
+    assert (replayed.status_code, replayed.text) == (recorded.status_code, recorded.text)
+
+
+@pytest.mark.parametrize("name", ["access_key", "auth", "subscription-key", "X-Amz-Security-Token",
+                                  "X-Amz-Signature", "code"])
+def test_a_query_value_outside_the_allowlist_is_redacted(tmp_path: Path, name: str) -> None:
+    body = json.dumps(_chat())
+    query = f"?api-version=2024-06-01&{name}={PLAIN}"
+    text, _ = _record(tmp_path, body, {"Content-Type": "application/json"}, query)
+    assert PLAIN not in text and "api-version=2024-06-01" in text, text
+    assert f"{name}=[REDACTED]" in _stored(text)["uri"], text
+    assert list(secrets_in(tmp_path)) == []
+    assert _replays(tmp_path, body, {"Content-Type": "application/json"}, query).status_code == 200
+
+
+#: JSON bodies whose names no pattern knew: each value must go, wherever the key sits.
+_JSON_NAMES: dict[str, Any] = {
+    "access_key": PLAIN, "subscription_key": PLAIN, "private_token": PLAIN, "pwd": PLAIN,
+    "authorization": f"Token {PLAIN}", "session_token_hex": PLAIN, "otp": 73914820,
+    "metadata": {"session_token_hex": PLAIN, "nested": [PLAIN]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(_JSON_NAMES))
+@pytest.mark.parametrize("where", ["top", "message"])
+def test_a_json_value_outside_the_allowlist_is_redacted(tmp_path: Path, name: str, where: str) -> None:
+    body = _chat()
+    if where == "top":
+        body[name] = _JSON_NAMES[name]
+    else:
+        body["messages"][1][name] = _JSON_NAMES[name]
+    text, _ = _record(tmp_path, json.dumps(body), {"Content-Type": "application/json"})
+    assert PLAIN not in text and "73914820" not in text, text
+    stored = json.loads(_stored(text)["body"])
+    assert (stored if where == "top" else stored["messages"][1])[name] == "[REDACTED]", text
+    assert stored["messages"][1]["content"] == "What is 2 + 3? café"
+    assert list(secrets_in(tmp_path)) == []
+    assert _replays(tmp_path, json.dumps(body), {"Content-Type": "application/json"}).status_code == 200
+
+
+def test_a_tools_schema_keeps_its_property_names_and_redacts_what_is_no_keyword(tmp_path: Path) -> None:
+    parameters = {"type": "object", "properties": {"pwd": {"type": "string", "description": "a word"}},
+                  "required": ["pwd"], "x-vault-token": PLAIN}
+    body = _chat(tools=[{"type": "function", "function": {"name": "login", "parameters": parameters}}])
+    text, _ = _record(tmp_path, json.dumps(body), {"Content-Type": "application/json"})
+    kept = json.loads(_stored(text)["body"])["tools"][0]["function"]["parameters"]
+    assert PLAIN not in text and kept == {**parameters, "x-vault-token": "[REDACTED]"}, text
+
+
+@pytest.mark.parametrize("form", ["urlencoded", "multipart"])
+def test_a_form_field_outside_the_allowlist_is_redacted(tmp_path: Path, form: str) -> None:
+    fields = {"model": "scripted", "client_assertion": PLAIN, "session_token_hex": PLAIN}
+    request = httpx.Request("POST", "http://127.0.0.1/", data=fields,
+                            files={"upload": ("notes.txt", PLAIN.encode())} if form == "multipart" else None)
+    content = request.read()
+    headers = {"Content-Type": request.headers["Content-Type"]}
+    text, _ = _record(tmp_path, content, headers)
+    assert PLAIN not in text and "notes.txt" not in text, text
+    assert "client_assertion" in text and "session_token_hex" in text and "scripted" in text, text
+    assert list(secrets_in(tmp_path)) == []
+    # Replayed with a new multipart boundary, as a client draws one per request: it still matches.
+    again = httpx.Request("POST", "http://127.0.0.1/", data=fields,
+                          files={"upload": ("notes.txt", PLAIN.encode())} if form == "multipart" else None)
+    replayed = _replays(tmp_path, again.read(), {"Content-Type": again.headers["Content-Type"]})
+    assert replayed.status_code == 400
+
+
+def test_a_request_header_outside_the_allowlist_keeps_its_name_not_its_value(tmp_path: Path) -> None:
+    headers = {"Content-Type": "application/json", "Authorization": f"Token {PLAIN}",
+               "X-Session-Token-Hex": PLAIN, "Ocp-Apim-Subscription-Key": PLAIN}
+    text, _ = _record(tmp_path, json.dumps(_chat()), headers)
+    assert PLAIN not in text, text
+    kept = _stored(text)["headers"]
+    assert kept["x-session-token-hex"] == kept["authorization"] == ["[REDACTED]"], kept
+    assert kept["content-type"] == ["application/json"]
+    assert list(secrets_in(tmp_path)) == []
+
+
+@pytest.mark.parametrize("serializer", ["yaml", "json"])
+def test_the_scan_flags_a_header_value_only_where_it_is_not_the_placeholder(
+    tmp_path: Path, serializer: str
+) -> None:
+    from vcr.request import Request
+    from vcr.serialize import serialize
+    from vcr.serializers import jsonserializer, yamlserializer
+
+    module = yamlserializer if serializer == "yaml" else jsonserializer
+    for name, value in (("kept", "[REDACTED]"), ("leak", f"Token {PLAIN}")):
+        request = Request("POST", "http://127.0.0.1/v1/chat/completions", b"{}",
+                          {"authorization": value, "cookie": value})
+        response = {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": b""}}
+        text = serialize({"requests": [request], "responses": [response]}, module)
+        (tmp_path / f"{name}.{serializer}").write_text(text, encoding="utf-8")
+    found = list(secrets_in(tmp_path))
+    assert found and all(f.startswith(f"leak.{serializer}:") for f in found), found
+    assert {f.rpartition(": ")[2] for f in found} == {"an authorization header", "a cookie header"}, found
+
+
+#: Tokens in prose (a prompt, a tool's output) that neither the patterns nor the detector knew.
+_PROSE = {
+    "google oauth": "ya29.a0AfH6SMBx3kL9mN2pQ7rS8tU1vW4xY5zA6bC7dE8fG9hI0jK1lM2nO3pQ4",
+    "npm": "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "telegram": "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+    "telegram long": "7012345678:AAFz1x2y3w4v5u6t7s8r9q0p1o2n3m4l5k6j7i8",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_PROSE))
+def test_a_token_in_prose_is_redacted_and_found(tmp_path: Path, shape: str) -> None:
+    token = _PROSE[shape]
+    body = _chat()
+    body["messages"][1]["content"] = f"deploy with {token} now"
+    text, _ = _record(tmp_path, json.dumps(body), {"Content-Type": "application/json"})
+    assert token not in text and token[len(token) // 2:] not in text, text
+    assert json.loads(_stored(text)["body"])["messages"][1]["content"] == "deploy with [REDACTED] now"
+    assert list(secrets_in(tmp_path)) == []
+    (tmp_path / "leak.yaml").write_text(f"interactions:\n- request:\n    body: 'deploy with {token}'\n")
+    assert list(secrets_in(tmp_path / "leak.yaml")), f"the scan missed {shape}"
+
+
+def test_the_scan_reads_a_binary_body(tmp_path: Path) -> None:
+    # vcrpy writes a body that is not UTF-8 as `!!binary` base64: the scan once read past it.
+    hidden = gzip.compress(f"Authorization: Bearer tok{HEX}".encode())
+    unreadable = bytes(range(128, 256))
+    for name, raw in (("gzip", hidden), ("utf-16", f"password={PLAIN}".encode("utf-16")),
+                      ("unreadable", unreadable)):
+        encoded = base64.b64encode(raw).decode()
+        (tmp_path / f"{name}.yaml").write_text(
+            f"interactions:\n- request:\n    body: !!binary |\n      {encoded}\n", encoding="utf-8")
+    found = list(secrets_in(tmp_path))
+    assert {"gzip.yaml:3: a bearer token", "unreadable.yaml:3: " + _cassettes.UNREADABLE,
+            "utf-16.yaml:3: a credential"} <= set(found), found
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_allowlist_keeps_every_reply_the_suite_serves(stream: bool) -> None:
+    # Replay serves the kept response: a key of the suite's reply outside the allowlist would reach
+    # the client as `[REDACTED]` on replay and change a verdict.
+    from conformance import StepTurn, _keep
+    from conformance.server import completion, request_call
+
+    body = _chat(stream=stream, tools=[{"type": "function", "function": {"name": "add"}}])
+    for turn in (StepTurn(thought="I will add", tool_name="add", tool_args={"a": 1}),
+                 ExtractTurn(outputs={"answer": "5"})):
+        content_type, payload = completion(body, request_call(body), turn, 1)
+        kept, _ = _keep.kept_text(payload.decode(), content_type, _keep.Keeper(lambda text: text))
+        assert kept == payload.decode()
+    error = json.dumps({"error": {"message": "scripted fault: Too Many Requests", "type": "x"}})
+    assert _keep.kept_text(error, "application/json", _keep.Keeper(lambda text: text))[0] == error
+
+
+def test_every_committed_cassette_is_what_recording_it_again_would_keep() -> None:
+    # A committed cassette replays only if the live request, kept as recording keeps it, matches the
+    # stored one: so every stored request and response must be its own kept form (and scan clean).
+    import yaml
+    from vcr import matchers
+    from vcr.matchers import requests_match
+    from vcr.request import Request
+
+    paths = sorted(ROOT.joinpath("cassettes").rglob("*.yaml"))
+    assert paths
+    for path in paths:
+        for interaction in yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]:
+            stored = Request._from_dict(interaction["request"])
+            match_on = [getattr(matchers, name) for name in _cassettes.MATCH_ON]
+            assert requests_match(_cassettes._scrub_request(stored), stored, match_on), path
+            assert _cassettes._scrub_request(stored)._to_dict() == stored._to_dict(), path
+            response = copy.deepcopy(interaction["response"])
+            response["body"]["string"] = response["body"]["string"].encode()
+            kept = _cassettes._scrub_response(response)
+            assert kept["body"]["string"].decode() == interaction["response"]["body"]["string"], path
+            assert kept["headers"] == interaction["response"]["headers"], path
+    assert list(secrets_in(ROOT / "cassettes")) == []
