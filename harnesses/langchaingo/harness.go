@@ -4,7 +4,7 @@
 //	pytest --impl langchaingo      (or --impl cmd:"harnesses/langchaingo/langchaingo-harness")
 //
 // Seam: the library's own OpenAI model (llms/openai, openai.New) with its documented
-// openai.WithHTTPClient option: a Doer whose every chat-completions request is sent to the suite as
+// openai.WithHTTPClient option: protocol.Endpoint (harnesses/lib/go/openai.go), a Doer whose every chat-completions request is sent to the suite as
 // an LMCall and answered with the chat.completion JSON (or the HTTP status) an endpoint would
 // give. So the library's request building, reply parsing and tool execution all run as in a user's
 // run. In the `http` profile the same model points at CallRequest.base_url with openai.WithBaseURL
@@ -30,10 +30,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -184,132 +181,7 @@ func toolsOf(spec object) []tools.Tool {
 	return out
 }
 
-// -- the model endpoint ----------------------------------------------------------------------------
-
-var replies atomic.Int64
-
-// shown is a chat-completions message as the model sees it: its text, and an assistant's tool calls.
-func shown(message object) object {
-	parts := []string{}
-	switch content := message["content"].(type) {
-	case string:
-		parts = append(parts, content)
-	case []any:
-		for _, part := range content {
-			parts = append(parts, str(obj(part)["text"]))
-		}
-	}
-	if calls := list(message["tool_calls"]); len(calls) > 0 {
-		text, _ := json.Marshal(calls)
-		parts = append(parts, string(text))
-	}
-	return object{"role": message["role"], "content": strings.Join(parts, "\n")}
-}
-
-// assistant is a turn as the assistant message the endpoint answers with (render.openai_message).
-func assistant(turn object, number int64) object {
-	if str(turn["kind"]) != "step" {
-		return object{"role": "assistant", "content": protocol.ReplyText(obj(turn["outputs"]))}
-	}
-	calls := []any{}
-	for i, c := range append([]any{turn}, list(turn["parallel"])...) {
-		call := obj(c)
-		args, raw := call["raw_tool_args"].(string)
-		if !raw {
-			args = protocol.Text(call["tool_args"])
-		}
-		id := "call_" + strconv.FormatInt(number, 10)
-		if i > 0 {
-			id += "_" + strconv.Itoa(i)
-		}
-		calls = append(calls, object{"id": id, "type": "function",
-			"function": object{"name": call["tool_name"], "arguments": args}})
-	}
-	var content any
-	if thought := str(turn["thought"]); thought != "" {
-		content = thought
-	}
-	return object{"role": "assistant", "content": content, "tool_calls": calls}
-}
-
-func response(status int, header http.Header, body []byte, request *http.Request) *http.Response {
-	return &http.Response{StatusCode: status, Status: fmt.Sprintf("%d %s", status, http.StatusText(status)),
-		Header: header, Body: io.NopCloser(strings.NewReader(string(body))), ContentLength: int64(len(body)),
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: request}
-}
-
-// scripted is the OpenAI client's Doer: each chat-completions request, answered from the script.
-type scripted struct{}
-
-func (scripted) Do(request *http.Request) (*http.Response, error) {
-	raw, err := io.ReadAll(request.Body)
-	if err != nil {
-		return nil, err
-	}
-	var body object
-	decoder := json.NewDecoder(strings.NewReader(string(raw)))
-	decoder.UseNumber()
-	if err := decoder.Decode(&body); err != nil {
-		return nil, fmt.Errorf("the OpenAI client sent a body that is not JSON: %w", err)
-	}
-	messages := []any{}
-	for _, m := range list(body["messages"]) {
-		messages = append(messages, shown(obj(m)))
-	}
-	var declared any
-	if t := list(body["tools"]); len(t) > 0 {
-		declared = t
-	}
-	call := object{"kind": "step", "adapter": "native", "messages": messages, "tools": declared}
-	jsonHeader := http.Header{"Content-Type": {"application/json"}}
-	turn, err := protocol.AskModel(request.Context(), call)
-	if errors.Is(err, protocol.ErrUnexpectedModelCall) {
-		// Not scripted: answer as the suite's endpoint does, 400 (not transient).
-		text, _ := json.Marshal(object{"error": object{"message": err.Error()}})
-		return response(http.StatusBadRequest, jsonHeader, text, request), nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if str(turn["kind"]) == "fault" {
-		return fault(request, turn)
-	}
-	number := replies.Add(1)
-	reply := assistant(turn, number)
-	finish := "stop"
-	if reply["tool_calls"] != nil {
-		finish = "tool_calls"
-	}
-	text, err := json.Marshal(object{"id": "chatcmpl-" + strconv.FormatInt(number, 10), "object": "chat.completion",
-		"created": 0, "model": body["model"], "choices": []any{object{"index": 0, "message": reply, "finish_reason": finish}},
-		"usage": object{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}})
-	if err != nil {
-		return nil, err
-	}
-	return response(http.StatusOK, jsonHeader, text, request), nil
-}
-
-// fault is a scripted fault as the transport would give it: an HTTP status, or a failed request.
-func fault(request *http.Request, turn object) (*http.Response, error) {
-	switch str(turn["fault"]) {
-	case "connection":
-		return nil, errors.New("scripted connection reset: read: connection reset by peer")
-	case "timeout", "hang":
-		// The default HTTP client has no timeout of its own: a request that gets no answer waits for
-		// the caller's context. The harness fails it as that context's deadline would.
-		if str(turn["fault"]) == "hang" {
-			if err := protocol.NotifyHang(request.Context(), nil); err != nil {
-				return nil, err
-			}
-		}
-		return nil, context.DeadlineExceeded
-	}
-	status, header, body, err := protocol.FaultResponse(turn)
-	if err != nil {
-		return nil, err
-	}
-	return response(status, header, body, request), nil
-}
+// -- the model ----------------------------------------------------------------------------------------
 
 // counter counts the OpenAI model's GenerateContent calls through the library's own callback.
 type counter struct {
@@ -324,7 +196,7 @@ func (c *counter) HandleLLMGenerateContentStart(context.Context, []llms.MessageC
 func model(baseURL string, count *counter) (*openai.LLM, error) {
 	options := []openai.Option{openai.WithToken("placeholder-key"), openai.WithModel("scripted"), openai.WithCallback(count)}
 	if baseURL == "" {
-		options = append(options, openai.WithBaseURL("http://scripted.invalid/v1"), openai.WithHTTPClient(scripted{}))
+		options = append(options, openai.WithBaseURL("http://scripted.invalid/v1"), openai.WithHTTPClient(&protocol.Endpoint{}))
 	} else {
 		options = append(options, openai.WithBaseURL(baseURL))
 	}
