@@ -78,10 +78,10 @@ def package(session: nox.Session) -> None:
 
 
 # dspy-ts, ax, ai, openai-agents-js, langgraph-js and mastra are Node harnesses: `--impl NAME`
-# installs their locked packages when missing; langchaingo is a Go harness, built on first use.
+# installs their locked packages when missing; langchaingo and eino are Go harnesses, built on first use.
 PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "openai-agents-js",
          "openai-agents-js+tool-not-found", "langgraph-js", "mastra", "mastra+retries", "langchaingo",
-         "smolagents", "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents",
+         "eino", "smolagents", "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents",
          "openai-agents+tool-not-found", "langchain", "langchain+tool-errors", "llama-index", "haystack",
          "semantic-kernel", "autogen", "google-adk", "google-adk+reflect-retry", "agno", "strands-agents",
          "crewai")

@@ -25,7 +25,7 @@ CMD = "cmd:"
 NODE_HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+tool-not-found",
                   "langgraph-js", "mastra", "mastra+retries")
 #: The bundled Go harnesses, by name: each directory is a Go module (`harness.go`, go.mod, go.sum).
-GO_HARNESSES = ("langchaingo",)
+GO_HARNESSES = ("langchaingo", "eino")
 #: Every bundled harness, by name.
 HARNESSES = NODE_HARNESSES + GO_HARNESSES
 #: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
