@@ -79,6 +79,17 @@ def test_each_known_failure_of_a_go_harness_holds_against_the_library_itself(nam
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
+@needs_go
+@pytest.mark.parametrize("name", GO_HARNESSES)
+def test_a_go_harness_passes_go_vet_and_gofmt(name: str) -> None:
+    vetted = subprocess.run(["go", "vet", "-mod=readonly", "."], cwd=_directory(name), capture_output=True,
+                            text=True, check=False)
+    assert vetted.returncode == 0 and vetted.stderr == "", vetted.stderr
+    unformatted = subprocess.run(["gofmt", "-l", "."], cwd=_directory(name), capture_output=True, text=True,
+                                 check=False)
+    assert unformatted.stdout == "", f"not gofmt-formatted: {unformatted.stdout}"
+
+
 def test_a_go_harness_without_go_is_a_clear_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_loader.shutil, "which", lambda program: None)
     with pytest.raises(pytest.UsageError, match=r"needs Go 1\.24 or later on PATH"):
