@@ -22,8 +22,12 @@ GROUP = "react_conformance.bindings"
 #: The prefix that selects a harness process: `--impl cmd:"node harness.mjs"`.
 CMD = "cmd:"
 #: The bundled Node harnesses, by name: each directory holds `harness.mjs` and its lock file.
-HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+tool-not-found", "langgraph-js",
-             "mastra", "mastra+retries")
+NODE_HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+tool-not-found",
+                  "langgraph-js", "mastra", "mastra+retries")
+#: The bundled Go harnesses, by name: each directory is a Go module (`harness.go`, go.mod, go.sum).
+GO_HARNESSES = ("langchaingo", "eino")
+#: Every bundled harness, by name.
+HARNESSES = NODE_HARNESSES + GO_HARNESSES
 #: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
 #: `openai-agents-js` (the JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names
 #: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in, as
@@ -44,9 +48,12 @@ def available() -> list[str]:
 
 
 def harness_command(name: str) -> str:
-    """The `cmd:` command line of the bundled harness `name`, its Node packages installed first."""
+    """The `cmd:` command line of the bundled harness `name`, its Node packages installed (or its Go
+    program built) first."""
     directory_name, *arguments = HARNESS_DIRS.get(name, (name,))
     directory = HARNESS_DIR / directory_name
+    if name in GO_HARNESSES:
+        return shlex.join([str(_go_build(name, directory)), *arguments])
     if not (directory / "harness.mjs").is_file():
         raise pytest.UsageError(
             f"--impl {name}: the bundled harness is not here ({directory} has no harness.mjs). The "
@@ -85,6 +92,34 @@ def _install(name: str, directory: Path, npm: str) -> None:
             f"--impl {name}: installing the harness's Node packages failed ({shlex.join(command)}, "
             f"exit {done.returncode}):\n  " + "\n  ".join(errors[:12])
         )
+
+
+def _go_build(name: str, directory: Path) -> Path:
+    """The harness's program, built by `go build` from its pinned go.mod and go.sum (the go command
+    fetches the modules on the first build and rebuilds only what changed after it)."""
+    if not (directory / "go.mod").is_file():
+        raise pytest.UsageError(
+            f"--impl {name}: the bundled harness is not here ({directory} has no go.mod). The Go "
+            "harnesses ship with a checkout of react-conformance, not with the wheel."
+        )
+    go = shutil.which("go")
+    if go is None:
+        raise pytest.UsageError(f"--impl {name}: the harness needs Go 1.24 or later on PATH.")
+    program = directory / ".bin" / f"{name}-harness"
+    import fcntl  # here, not at the top: the plugin must still load where fcntl does not exist
+
+    # Two runs at once (xdist, parallel tests) must not write the same program together.
+    (directory / ".bin").mkdir(exist_ok=True)
+    with open(directory / ".bin" / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        command = [go, "build", "-mod=readonly", "-o", str(program), "."]
+        done = subprocess.run(command, cwd=directory, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise pytest.UsageError(
+            f"--impl {name}: building the Go harness failed ({shlex.join(command)} in {directory}, "
+            f"exit {done.returncode}):\n  " + "\n  ".join(done.stderr.splitlines()[:12])
+        )
+    return program
 
 
 def load_binding(

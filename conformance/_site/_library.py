@@ -37,6 +37,9 @@ def _setup(site: Site, report: SiteReport) -> str:
     elif info.language == "TypeScript":
         command = ("<code>pip install -e .</code> and Node.js (the harness installs its locked npm "
                    "packages on its first run)")
+    elif info.language == "Go":
+        command = ("<code>pip install -e .</code> and Go 1.24 or later (the harness builds with "
+                   "<code>go build</code> from its pinned go.mod on its first run)")
     elif info.language == "Python":
         extra = info.variant_of or report.binding.name.partition("+")[0]
         install = f"pip install -e '.[{extra}]'"

@@ -120,35 +120,6 @@ func keysInOrder(raw json.RawMessage) []string {
 	return keys
 }
 
-// replyOutputs is the final reply as the outputs: under the one output's name, or a JSON object of several.
-func replyOutputs(signature object, reply string) object {
-	names := []string{}
-	for _, f := range list(signature["outputs"]) {
-		names = append(names, str(obj(f)["name"]))
-	}
-	if len(names) == 0 {
-		names = []string{"answer"}
-	}
-	if len(names) > 1 {
-		var values object
-		if json.Unmarshal([]byte(reply), &values) == nil && values != nil {
-			return values
-		}
-	}
-	return object{names[0]: reply}
-}
-
-// replyText is a final or extract turn as one reply's text (FinalTurn.reply_text).
-func replyText(outputs object) string {
-	if len(outputs) != 1 {
-		return jsonText(outputs)
-	}
-	for _, v := range outputs {
-		return jsonText(v)
-	}
-	return ""
-}
-
 // seam is the loop's model: each request logged as the model saw it, answered from the script.
 func seam(ctx context.Context) func([]map[string]any, []map[string]any) (tinyloop.Reply, error) {
 	counter := 0
@@ -185,7 +156,7 @@ func seam(ctx context.Context) func([]map[string]any, []map[string]any) (tinyloo
 			}
 			return tinyloop.Reply{Content: str(turn["thought"]), ToolCalls: calls}, nil
 		case "final", "extract":
-			return tinyloop.Reply{Content: replyText(obj(turn["outputs"]))}, nil
+			return tinyloop.Reply{Content: protocol.ReplyText(obj(turn["outputs"]))}, nil
 		}
 		return tinyloop.Reply{}, fmt.Errorf("the model's transport failed: %v", turn["fault"])
 	}
@@ -272,7 +243,7 @@ func (h *harness) Run(ctx context.Context, cmd object) (object, error) {
 	h.lock.Unlock()
 	var outputs any
 	if result.Output != nil {
-		outputs = replyOutputs(obj(spec["signature"]), *result.Output)
+		outputs = protocol.ReplyOutputs(obj(spec["signature"]), *result.Output)
 	}
 	trajectory := []any{}
 	for _, s := range result.Steps {

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conformance import _loader
-from conformance._loader import HARNESSES
+from conformance._loader import NODE_HARNESSES as HARNESSES
 from tests.suite.conftest import suite_run
 from tests.test_peers import DOCS, _verdicts
 

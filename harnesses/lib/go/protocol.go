@@ -191,7 +191,10 @@ func CallTool(ctx context.Context, name string, args any) (any, error) {
 		}
 		fields = Object{"name": name, "args": nil, "args_json": string(text)}
 	}
-	answer, err := ask(ctx, "tool", fields)
+	return toolAnswer(ask(ctx, "tool", fields))
+}
+
+func toolAnswer(answer Object, err error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -201,6 +204,12 @@ func CallTool(ctx context.Context, name string, args any) (any, error) {
 		return nil, &ToolError{Type: kind, Message: message}
 	}
 	return answer["result"], nil
+}
+
+// CallToolJSON runs the suite's tool name with args given as their JSON text (`args_json`), for
+// args the harness cannot decode itself (nested past encoding/json's depth limit); as CallTool.
+func CallToolJSON(ctx context.Context, name string, argsJSON string) (any, error) {
+	return toolAnswer(ask(ctx, "tool", Object{"name": name, "args": nil, "args_json": argsJSON}))
 }
 
 // NotifyHang sends a `hang` fault's notice: the request's own timeout in seconds (nil without
