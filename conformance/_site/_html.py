@@ -58,7 +58,8 @@ pre.message, pre.wrap { white-space: pre-wrap; word-break: break-word; }
 .v-blocked { background: #eaeef2; color: #32383f; }
 .v-not-claimed, .v- { background: #ffffff; color: #57606a; }
 /* The scorecard: one screen. */
-#scorecard { font-size: .88rem; margin-bottom: .5rem; }
+/* A tight line: every library, one row each, still fits the first screen as peers are added. */
+#scorecard { font-size: .88rem; line-height: 1.25; margin-bottom: .5rem; }
 #scorecard td, #scorecard th { white-space: nowrap; padding-top: .1rem; padding-bottom: .1rem; }
 #scorecard td.n { text-align: center; font-variant-numeric: tabular-nums; }
 #scorecard thead th { vertical-align: bottom; font-size: .8rem; white-space: normal; max-width: 6.5rem; }
