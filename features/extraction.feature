@@ -36,7 +36,7 @@ Feature: Output extraction
       | step    | second sum | add  | {"a": 4000, "b": 321}  |
       | extract |            |      | {"answer": "partial"}  |
     When the agent is called with {"question": "Add everything"}
-    Then the prediction's "answer" is "partial"
+    Then the prediction's "answer" comes from the extraction reply "partial"
     And the extraction call shows "Add everything" and "1234" and "4321"
     And the model received 2 step calls and 1 extraction call
 

@@ -25,6 +25,25 @@ def prediction_field(world: World, field: str, value: str) -> None:
         f"the prediction's {field!r} is {outputs[field]!r}, expected {value!r}"
     )
 
+@then(parsers.parse('the prediction\'s "{field}" comes from the extraction reply "{value}"'))
+def prediction_field_from_extraction(world: World, field: str, value: str) -> None:
+    """EXT-2 asks that the outputs be produced from the partial trajectory, not their exact text:
+    an answer that is the extraction reply with the text the model wrote beside the earlier steps
+    before it (LOOP-7's cause, a SHOULD that may not block this MUST) still came from the
+    extraction; any other answer did not."""
+    outputs = world.prediction().outputs
+    assert outputs is not None and field in outputs, (
+        f"the prediction has no output {field!r}; its outputs are {outputs!r}"
+    )
+    text = str(outputs[field])
+    thoughts = "".join("".join(a.thought.split()) for a in world.model.answers
+                       if isinstance(a, StepTurn))
+    joined = text.endswith(value) and "".join(text[:len(text) - len(value)].split()) in ("", thoughts)
+    assert text == value or (joined and thoughts), (
+        f"the prediction's {field!r} is {outputs[field]!r}, expected the extraction reply {value!r}"
+    )
+
+
 @then("the run reached its final answer")
 def reached_final_answer(world: World) -> None:
     """What a scenario needs of a run that should end on the script's final answer, without its

@@ -91,8 +91,6 @@ _ANY_ERROR = ("_update_consecutive_error_count (_tools.py) counts every failing 
               "the error: three failures of different kinds stop the function calls too")
 _KNOWN: dict[str, str] = {
     "The answer is the final reply alone, not joined with the text beside earlier tool calls": _JOINED,
-    # LOOP-7's cause, in EXT-2's own check of the answer the cap's tool-less request wrote.
-    "Extraction runs over the partial trajectory after the step cap": _JOINED,
     "ERR-4": _REDACTED,
     **{f"{_ARGS3}[{row}]": _RAW for row in ("{", "{,}", "not json at all")},
     **{f"{_ARGS4}[{row}]": _UNNAMED for row in (

@@ -1523,3 +1523,27 @@ class HandsOutAnImmutableTrajectory(ReferenceBinding):
 class SaysRefusedWithoutSayingWhat(ReferenceBinding):
     def mutate_last_result(self, agent: object, marker: str) -> list[str] | None:
         return ["refused: "]
+
+
+class JoinsEveryThoughtIntoTheAnswer(ReferenceBinding):
+    """As a library whose answer joins the text beside every tool call with the final output
+    ('first sumsecond sumpartial' for 'partial'): LOOP-7's cause, which EXT-2, a MUST, may not be
+    blocked by, and does not judge."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        outcome = super().run(agent, call, model)
+        if outcome.outputs is None or "answer" not in outcome.outputs:
+            return outcome
+        said = "".join(str(step.thought or "") for step in outcome.trajectory)
+        return outcome.model_copy(update={"outputs": {**outcome.outputs,
+                                                      "answer": f"{said}{outcome.outputs['answer']}"}})
+
+
+class AnswersSomethingElseOnTheCap(ReferenceBinding):
+    """Its answer is not what the extraction call produced: EXT-2's own failure."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        outcome = super().run(agent, call, model)
+        if outcome.outputs is None or "answer" not in outcome.outputs:
+            return outcome
+        return outcome.model_copy(update={"outputs": {**outcome.outputs, "answer": "sumpartial later"}})

@@ -83,3 +83,15 @@ def test_a_container_the_library_refuses_to_let_the_caller_mutate_is_a_snapshot(
     assert blank.requirements("errored") == run_suite(
         "tests.suite.bindings:SaysRefusedWithoutSayingWhat", "-n", "2", "-k",
         "mutating_a_returned_trajectory").requirements("errored")
+
+
+def test_ext_2_judges_where_the_answer_came_from_and_leaves_its_text_to_loop_7(
+    run_suite: RunSuite,
+) -> None:
+    selection = ("-k", "partial_trajectory_after_the_step_cap or not_joined_with_the_text")
+    joined = run_suite("tests.suite.bindings:JoinsEveryThoughtIntoTheAnswer", *selection)
+    assert joined.requirements("passed") == {"EXT-2"}, joined.output[-3000:]
+    assert joined.requirements("failed") == {"LOOP-7"}, joined.output[-3000:]
+    other = run_suite("tests.suite.bindings:AnswersSomethingElseOnTheCap", *selection)
+    assert "EXT-2" in other.requirements("failed"), other.output[-3000:]
+    assert "expected the extraction reply 'partial'" in other.output

@@ -163,6 +163,8 @@ COMPARED_WHERE_THEY_ARE_TESTED = {
     f"{B}:ReadsTheModelsLog",
     # test_contract.py, serially and under -n 2.
     f"{B}:HandsOutAnImmutableTrajectory", f"{B}:SaysRefusedWithoutSayingWhat",
+    # test_contract.py: two scenarios, EXT-2's and LOOP-7's.
+    f"{B}:JoinsEveryThoughtIntoTheAnswer", f"{B}:AnswersSomethingElseOnTheCap",
 }
 
 
