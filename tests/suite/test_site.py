@@ -302,7 +302,8 @@ def test_the_glossary_and_the_libraries_are_explained(tmp_path: Path, features: 
     for name, info in lines.libraries.items():  # every bundled library and variant is introduced
         assert info.what or info.turns_on, name
         assert lines.library(name).language in ("Python", "TypeScript"), name
-    for name in ("ax", "ai", "dspy-ts", "langgraph-js", "mastra", "openai-agents-js", "mastra+retries"):
+    for name in ("ax", "ai", "dspy-ts", "langgraph-js", "mastra", "openai-agents-js", "mastra+retries",
+                 "openai-runtools"):
         assert lines.library(name).language == "TypeScript", name  # their packages' sources are .ts
     assert meta().library("langchain+tool-errors").turns_on.startswith("ToolErrorMiddleware")
     assert lines.library("langchain+tool-errors").package == "langchain"
