@@ -77,11 +77,11 @@ def package(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", "--impl", "reference", "-q", "-p", "no:cacheprovider")
 
 
-# dspy-ts, ax, ai, openai-agents-js, langgraph-js, mastra and openai-runtools are Node harnesses:
-# `--impl NAME` installs their locked packages when missing.
+# dspy-ts, ax, ai, openai-agents-js, langgraph-js, mastra, openai-runtools and strands-ts are Node
+# harnesses: `--impl NAME` installs their locked packages when missing.
 PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "openai-agents-js",
          "openai-agents-js+tool-not-found", "langgraph-js", "mastra", "mastra+retries", "openai-runtools",
-         "smolagents",
+         "strands-ts", "smolagents",
          "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found",
          "langchain", "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen",
          "google-adk", "google-adk+reflect-retry", "agno", "strands-agents", "crewai")

@@ -23,7 +23,8 @@ GROUP = "react_conformance.bindings"
 CMD = "cmd:"
 #: The bundled Node harnesses, by name: each directory holds `harness.mjs` and its lock file.
 HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+tool-not-found", "langgraph-js",
-             "mastra", "mastra+retries", "openai-runtools")
+             "mastra", "mastra+retries", "openai-runtools",
+             "strands-ts")
 #: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
 #: `openai-agents-js` (the JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names
 #: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in, as

@@ -303,7 +303,7 @@ def test_the_glossary_and_the_libraries_are_explained(tmp_path: Path, features: 
         assert info.what or info.turns_on, name
         assert lines.library(name).language in ("Python", "TypeScript"), name
     for name in ("ax", "ai", "dspy-ts", "langgraph-js", "mastra", "openai-agents-js", "mastra+retries",
-                 "openai-runtools"):
+                 "openai-runtools", "strands-ts"):
         assert lines.library(name).language == "TypeScript", name  # their packages' sources are .ts
     assert meta().library("langchain+tool-errors").turns_on.startswith("ToolErrorMiddleware")
     assert lines.library("langchain+tool-errors").package == "langchain"
