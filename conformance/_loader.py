@@ -23,7 +23,7 @@ GROUP = "react_conformance.bindings"
 CMD = "cmd:"
 #: The bundled Node harnesses, by name: each directory holds `harness.mjs` and its lock file.
 NODE_HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+tool-not-found",
-                  "langgraph-js", "mastra", "mastra+retries")
+                  "langgraph-js", "mastra", "mastra+retries", "openai-runtools", "strands-ts")
 #: The bundled Go harnesses, by name: each directory is a Go module (`harness.go`, go.mod, go.sum).
 GO_HARNESSES = ("langchaingo", "eino")
 #: Every bundled harness, by name.

@@ -36,9 +36,10 @@ def parse_json(text: str) -> JsonValue:
     return value
 
 
-#: What an observation that reports an error looks like, in any library's words.
+#: What an observation that reports an error looks like, in any library's words (`unrecognized`:
+#: zod's "Unrecognized key", which a TypeScript library shows the model as it is).
 ERROR_WORDS = re.compile(
-    r"error|invalid|unknown|not (?:a |an )?(?:valid|allowed|available|found|exist)|could not|"
+    r"error|invalid|unknown|unrecognized|not (?:a |an )?(?:valid|allowed|available|found|exist)|could not|"
     r"cannot|can't|failed|refused|reject|not in|not part of|missing required|unexpected argument|malformed",
     re.IGNORECASE,
 )

@@ -35,8 +35,9 @@ import {
 } from '@openai/agents';
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { askModel, callTool, currentRun, deepArgsFailures, errorInfo, faultResponse, installedVersion, installedVersions, json, notifyHang, serve, unknownPause } from '../lib/protocol.mjs';
-import { openaiMessage, replyOutputs, shownMessage, userMessage, zodObject } from '../lib/render.mjs';
+import { modelCalls, openAIClient, toolArgs } from '../lib/chat-completions.mjs';
+import { callTool, deepArgsFailures, errorInfo, installedVersion, installedVersions, json, serve, unknownPause } from '../lib/protocol.mjs';
+import { replyOutputs, userMessage, zodObject } from '../lib/render.mjs';
 
 const VERSION = installedVersion(import.meta.url, '@openai/agents');
 
@@ -113,86 +114,11 @@ function parametersOf(spec) {
 
 // -- the model endpoint ---------------------------------------------------------------------------
 
-let replies = 0;
-
-function completion(body, reply, number) {
-  const finish = reply.tool_calls ? 'tool_calls' : 'stop';
-  if (!body.stream) {
-    return new Response(JSON.stringify({
-      id: `chatcmpl-${number}`, object: 'chat.completion', created: 0, model: body.model,
-      choices: [{ index: 0, message: reply, finish_reason: finish }],
-      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-    }), { status: 200, headers: { 'content-type': 'application/json' } });
-  }
-  // Server-sent chat.completion.chunk events: the content in pieces, then the tool calls.
-  const chunk = (delta, finishReason = null) => `data: ${JSON.stringify({
-    id: `chatcmpl-${number}`, object: 'chat.completion.chunk', created: 0, model: body.model,
-    choices: [{ index: 0, delta, finish_reason: finishReason }],
-  })}\n\n`;
-  const events = [chunk({ role: 'assistant', content: '' })];
-  const content = reply.content ?? '';
-  for (let start = 0; start < content.length; start += 16) events.push(chunk({ content: content.slice(start, start + 16) }));
-  (reply.tool_calls ?? []).forEach((call, index) => events.push(chunk({ tool_calls: [{ index, ...call }] })));
-  events.push(chunk({}, finish), 'data: [DONE]\n\n');
-  return new Response(events.join(''), { status: 200, headers: { 'content-type': 'text/event-stream' } });
-}
-
-function fault(turn, client) {
-  if (turn.fault === 'connection') throw new TypeError('fetch failed: scripted connection reset');
-  if (turn.fault === 'hang') {
-    // The endpoint never answers: the client's own request timeout (OpenAI `timeout`, its
-    // DEFAULT_TIMEOUT of 600000 ms unless set; the SDK's chat-completions model sets no
-    // per-request one) passes on the model's clock. Then fetchWithTimeout's timer aborts the
-    // request's controller, and fetch rejects as an aborted fetch does: an AbortError, which the
-    // client retries (client.ts, makeRequest) and reports as APIConnectionTimeoutError.
-    notifyHang(typeof client.timeout === 'number' ? client.timeout / 1000 : null);
-    throw new DOMException('This operation was aborted', 'AbortError');
-  }
-  if (turn.fault === 'timeout') {
-    const error = new Error('scripted timeout: the request timed out');
-    error.name = 'AbortError';
-    throw error;
-  }
-  return faultResponse(turn);
-}
-
-// The OpenAI client's fetch: each chat-completions request, answered from the script.
-async function scripted(url, init, client) {
-  const body = JSON.parse(init.body);
-  sent.set(currentRun(), (sent.get(currentRun()) ?? 0) + 1);
-  const call = { kind: 'step', adapter: 'native', messages: body.messages.map(shownMessage),
-                 tools: body.tools?.length ? body.tools : null };
-  let turn;
-  try {
-    turn = await askModel(call);
-  } catch (error) {
-    // Not scripted: answer as the suite's endpoint does, 400 (not transient, so not retried).
-    return new Response(JSON.stringify({ error: { message: error.message } }), { status: 400, headers: { 'content-type': 'application/json' } });
-  }
-  if (turn.kind === 'fault') return fault(turn, client);
-  return completion(body, openaiMessage(turn, ++replies), replies);
-}
-
 function runner(baseURL) {
-  // The scripted fetch reads the request timeout of the client it serves.
-  let scriptedClient;
-  const client = baseURL == null
-    ? new OpenAI({ apiKey: 'scripted', baseURL: 'http://scripted.invalid/v1', fetch: (url, init) => scripted(url, init, scriptedClient) })
-    : new OpenAI({ apiKey: 'placeholder-key', baseURL });
-  scriptedClient = client;
-  return new Runner({ model: new OpenAIChatCompletionsModel(client, 'scripted'), tracingDisabled: true, ...SETTINGS });
+  return new Runner({ model: new OpenAIChatCompletionsModel(openAIClient(OpenAI, baseURL), 'scripted'), tracingDisabled: true, ...SETTINGS });
 }
 
 // -- the agents -------------------------------------------------------------------------------------
-
-// Tool-call arguments as the model wrote them: JSON data, or the text when it is not JSON.
-function args(text) {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
 
 function messageText(raw) {
   if (typeof raw.content === 'string') return raw.content;
@@ -212,7 +138,7 @@ function steps(items) {
     if (item.type === 'message_output_item') thought = messageText(item.rawItem) || null;
     else if (item.type === 'tool_call_item' && item.rawItem.type === 'function_call') {
       const raw = item.rawItem;
-      found.push({ thought, tool_name: raw.name, tool_args: args(raw.arguments),
+      found.push({ thought, tool_name: raw.name, tool_args: toolArgs(raw.arguments),
                    observation: outputs.has(raw.callId) ? outputs.get(raw.callId) : null, is_error: null,
                    call_id: raw.callId ?? null });
     } else if (item.type === 'tool_call_output_item') thought = null;
@@ -241,7 +167,7 @@ function outcome(state, result, baseURL) {
           // A RunToolApprovalItem carries the call, no question for the person.
           question: null,
           interrupt_id: pauseId,
-          tool_call: { name: item.toolName ?? item.rawItem.name, args: args(item.rawItem.arguments), call_id: callId },
+          tool_call: { name: item.toolName ?? item.rawItem.name, args: toolArgs(item.rawItem.arguments), call_id: callId },
           context: { trajectory, iteration: iterations, input: json(result.input) },
         },
       },
@@ -299,12 +225,6 @@ async function streamed(state, agent, input, options, baseURL) {
   const out = outcome(state, result, baseURL);
   events.push({ kind: 'done', model_calls: modelCalls(), stop_reason: out.stop_reason ?? null, outputs: out.outputs ?? null });
   return { ...out, events };
-}
-
-// How many model requests this run has sent (Event.model_calls).
-const sent = new Map();
-function modelCalls() {
-  return sent.get(currentRun()) ?? 0;
 }
 
 serve({

@@ -1,5 +1,5 @@
-"""The bundled Node harnesses: `--impl dspy-ts`, `ax`, `ai`, `openai-agents-js`, `langgraph-js`, `mastra`
-and the opt-in configurations reproduce their committed reports.
+"""The bundled Node harnesses: `--impl dspy-ts`, `ax`, `ai`, `openai-agents-js`, `langgraph-js`, `mastra`,
+`openai-runtools`, `strands-ts` and the opt-in configurations reproduce their committed reports.
 
 The first run installs each harness's locked packages (`npm install --no-save`), as `--impl` does
 for a user; Node.js 20 and npm must be on PATH.
