@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import _guard
+from conformance import _guard, _java_harness
 from conformance._known_failures import PLACEHOLDER, placeholders
 from conformance.binding import CAPABILITIES, CONTRACT_VERSION, V1_CAPABILITIES, Binding
 
@@ -22,8 +22,12 @@ GROUP = "react_conformance.bindings"
 #: The prefix that selects a harness process: `--impl cmd:"node harness.mjs"`.
 CMD = "cmd:"
 #: The bundled Node harnesses, by name: each directory holds `harness.mjs` and its lock file.
-HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+tool-not-found", "langgraph-js",
-             "mastra", "mastra+retries")
+NODE_HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+tool-not-found",
+                  "langgraph-js", "mastra", "mastra+retries")
+#: The bundled Java harnesses, by name: each directory holds its `pom.xml` and its sources, built on
+#: first use (conformance/_java_harness.py).
+JAVA_HARNESSES = ("langchain4j",)
+HARNESSES = NODE_HARNESSES + JAVA_HARNESSES
 #: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
 #: `openai-agents-js` (the JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names
 #: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in, as
@@ -44,9 +48,12 @@ def available() -> list[str]:
 
 
 def harness_command(name: str) -> str:
-    """The `cmd:` command line of the bundled harness `name`, its Node packages installed first."""
+    """The `cmd:` command line of the bundled harness `name`, its Node packages installed (or the Java
+    harness built) first."""
     directory_name, *arguments = HARNESS_DIRS.get(name, (name,))
     directory = HARNESS_DIR / directory_name
+    if name in JAVA_HARNESSES:
+        return _java_harness.command(name, directory)
     if not (directory / "harness.mjs").is_file():
         raise pytest.UsageError(
             f"--impl {name}: the bundled harness is not here ({directory} has no harness.mjs). The "
