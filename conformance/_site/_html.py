@@ -59,7 +59,8 @@ pre.message, pre.wrap { white-space: pre-wrap; word-break: break-word; }
 .v-not-claimed, .v- { background: #ffffff; color: #57606a; }
 /* The scorecard: one screen. */
 #scorecard { font-size: .88rem; margin-bottom: .5rem; }
-#scorecard td, #scorecard th { white-space: nowrap; padding-top: .1rem; padding-bottom: .1rem; }
+#scorecard td, #scorecard th { white-space: nowrap; padding-top: .1rem; padding-bottom: .1rem;
+  line-height: 1.25; }
 #scorecard td.n { text-align: center; font-variant-numeric: tabular-nums; }
 #scorecard thead th { vertical-align: bottom; font-size: .8rem; white-space: normal; max-width: 6.5rem; }
 #scorecard tbody.base th, #scorecard tbody.base td { background: var(--head); }

@@ -328,7 +328,7 @@ def test_the_glossary_and_the_libraries_are_explained(tmp_path: Path, features: 
     lines = meta()
     for name, info in lines.libraries.items():  # every bundled library and variant is introduced
         assert info.what or info.turns_on, name
-        assert lines.library(name).language in ("Python", "TypeScript"), name
+        assert lines.library(name).language in ("Python", "TypeScript", "Java"), name
     for name in ("ax", "ai", "dspy-ts", "langgraph-js", "mastra", "openai-agents-js", "mastra+retries"):
         assert lines.library(name).language == "TypeScript", name  # their packages' sources are .ts
     assert meta().library("langchain+tool-errors").turns_on.startswith("ToolErrorMiddleware")
@@ -639,6 +639,16 @@ def test_a_known_failure_s_reproduce_command_shows_the_failure_it_observed(tmp_p
     assert "--runxfail" not in commands["EXH-1"], commands  # a plain failure shows itself
 
 
+def test_the_committed_site_offers_java_and_says_how_to_run_its_harness() -> None:
+    index = (SITE / "index.html").read_text(encoding="utf-8")
+    select = index.split('name="lang"', 1)[1].split("</select>", 1)[0]
+    languages = re.findall(r'<option value="(\w+)">', select)
+    assert {"Python", "TypeScript", "Java"} <= set(languages)
+    page = (SITE / "lib" / "langchain4j.html").read_text(encoding="utf-8")
+    assert "a JDK 17 and Maven (the harness resolves its pinned artifacts and compiles on its first run)" in (
+        page)
+
+
 @pytest.mark.parametrize("name", ["mastra", "agno"])
 def test_the_answer_text_cause_is_shown_once_on_the_scorecard_and_the_library_page(name: str) -> None:
     index = (SITE / "index.html").read_text(encoding="utf-8")
@@ -782,7 +792,8 @@ def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
 
             # A cell's details, by keyboard alone: Tab to the first matrix cell, Enter.
             page.goto(index)
-            for _ in range(400):
+            # A bound on the loop, not a budget: each library's scorecard row adds its own links.
+            for _ in range(1000):
                 page.keyboard.press("Tab")
                 if page.evaluate("!!document.activeElement.closest('#matrix td')"):
                     break
