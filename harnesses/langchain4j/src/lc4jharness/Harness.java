@@ -62,8 +62,9 @@ public final class Harness implements Protocol.Handlers {
             "approval-edit", "no approval hook",
             "durable-approvals", "no approval hook",
             "ask-user", "no built-in tool to ask the user",
-            "async", "an AI service method returns its value, a Result or a TokenStream (DefaultAiServices): "
-                    + "no async form",
+            "async", "an AI service method returns its value or a Result when the run is over, or a TokenStream "
+                    + "(or what a TokenStreamAdapter makes of one, such as langchain4j-reactor's Flux), its "
+                    + "streaming form (DefaultAiServices): no awaitable form of the whole run",
             "lm-retry", "the retries are the provider model's (OpenAiChatModel's maxRetries), which this harness "
                     + "does not run: it is bound at the ChatModel interface",
             "http", "bound at the ChatModel interface, not through OpenAiChatModel's HTTP client");
