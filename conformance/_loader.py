@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import _guard
+from conformance import _guard, _java_harness
 from conformance._known_failures import PLACEHOLDER, placeholders
 from conformance.binding import CAPABILITIES, CONTRACT_VERSION, V1_CAPABILITIES, Binding
 
@@ -26,8 +26,11 @@ NODE_HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+t
                   "langgraph-js", "mastra", "mastra+retries", "openai-runtools", "strands-ts")
 #: The bundled Go harnesses, by name: each directory is a Go module (`harness.go`, go.mod, go.sum).
 GO_HARNESSES = ("langchaingo", "eino")
+#: The bundled Java harnesses, by name: each directory holds its `pom.xml` and its sources, built on
+#: first use (conformance/_java_harness.py).
+JAVA_HARNESSES = ("langchain4j",)
 #: Every bundled harness, by name.
-HARNESSES = NODE_HARNESSES + GO_HARNESSES
+HARNESSES = NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES
 #: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
 #: `openai-agents-js` (the JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names
 #: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in, as
@@ -49,11 +52,13 @@ def available() -> list[str]:
 
 def harness_command(name: str) -> str:
     """The `cmd:` command line of the bundled harness `name`, its Node packages installed (or its Go
-    program built) first."""
+    program or Java harness built) first."""
     directory_name, *arguments = HARNESS_DIRS.get(name, (name,))
     directory = HARNESS_DIR / directory_name
     if name in GO_HARNESSES:
         return shlex.join([str(_go_build(name, directory)), *arguments])
+    if name in JAVA_HARNESSES:
+        return _java_harness.command(name, directory)
     if not (directory / "harness.mjs").is_file():
         raise pytest.UsageError(
             f"--impl {name}: the bundled harness is not here ({directory} has no harness.mjs). The "

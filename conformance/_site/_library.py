@@ -29,8 +29,9 @@ def reproduce(report: SiteReport, s: SiteScenario) -> str:
 def _setup(site: Site, report: SiteReport) -> str:
     """What to install, in a clone of the suite, before the Reproduce commands run: a Python
     library's own extra (named after the library, as every bundled one is), the suite alone for a
-    Node.js harness (which installs its locked packages on its first run) and for the baseline;
-    nothing for a library the data file does not know."""
+    Node.js harness (which installs its locked packages on its first run), with a JDK and Maven for
+    a Java harness (built on its first run), and for the baseline; nothing for a library the data
+    file does not know."""
     info = site.library(report.binding.name)
     if site.is_baseline(report):
         command = "<code>pip install -e .</code>"
@@ -40,6 +41,9 @@ def _setup(site: Site, report: SiteReport) -> str:
     elif info.language == "Go":
         command = ("<code>pip install -e .</code> and Go 1.24 or later (the harness builds with "
                    "<code>go build</code> from its pinned go.mod on its first run)")
+    elif info.language == "Java":
+        command = ("<code>pip install -e .</code>, a JDK 17 and Maven (the harness resolves its pinned "
+                   "artifacts and compiles on its first run)")
     elif info.language == "Python":
         extra = info.variant_of or report.binding.name.partition("+")[0]
         install = f"pip install -e '.[{extra}]'"

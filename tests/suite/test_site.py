@@ -329,7 +329,7 @@ def test_the_glossary_and_the_libraries_are_explained(tmp_path: Path, features: 
     lines = meta()
     for name, info in lines.libraries.items():  # every bundled library and variant is introduced
         assert info.what or info.turns_on, name
-        assert lines.library(name).language in ("Python", "TypeScript", "Go"), name
+        assert lines.library(name).language in ("Python", "TypeScript", "Go", "Java"), name
     for name in ("ax", "ai", "dspy-ts", "langgraph-js", "mastra", "openai-agents-js", "mastra+retries",
                  "openai-runtools", "strands-ts"):
         assert lines.library(name).language == "TypeScript", name  # their packages' sources are .ts
@@ -641,6 +641,16 @@ def test_a_known_failure_s_reproduce_command_shows_the_failure_it_observed(tmp_p
                 if (found := re.findall(r"Reproduce: <code>([^<]*)</code>", section))}
     assert commands["ERR-1"].endswith(" --runxfail"), commands  # known failure: xfail would hide it
     assert "--runxfail" not in commands["EXH-1"], commands  # a plain failure shows itself
+
+
+def test_the_committed_site_offers_java_and_says_how_to_run_its_harness() -> None:
+    index = (SITE / "index.html").read_text(encoding="utf-8")
+    select = index.split('name="lang"', 1)[1].split("</select>", 1)[0]
+    languages = re.findall(r'<option value="(\w+)">', select)
+    assert {"Python", "TypeScript", "Java"} <= set(languages)
+    page = (SITE / "lib" / "langchain4j.html").read_text(encoding="utf-8")
+    assert "a JDK 17 and Maven (the harness resolves its pinned artifacts and compiles on its first run)" in (
+        page)
 
 
 @pytest.mark.parametrize("name", ["mastra", "agno"])
