@@ -59,8 +59,9 @@ pre.message, pre.wrap { white-space: pre-wrap; word-break: break-word; }
 .v-not-claimed, .v- { background: #ffffff; color: #57606a; }
 /* The scorecard: one screen. */
 /* A tight line: every library, one row each, still fits the first screen as peers are added. */
-#scorecard { font-size: .88rem; line-height: 1.25; margin-bottom: .5rem; }
-#scorecard td, #scorecard th { white-space: nowrap; padding-top: .1rem; padding-bottom: .1rem; }
+#scorecard { font-size: .85rem; line-height: 1.2; margin-bottom: .5rem; }
+#scorecard td, #scorecard th { white-space: nowrap; padding-top: .05rem; padding-bottom: .05rem; }
+#scorecard caption { font-size: .8rem; text-align: left; }
 #scorecard td.n { text-align: center; font-variant-numeric: tabular-nums; }
 #scorecard thead th { vertical-align: bottom; font-size: .8rem; white-space: normal; max-width: 6.5rem; }
 #scorecard tbody.base th, #scorecard tbody.base td { background: var(--head); }

@@ -94,10 +94,9 @@ def _scorecard(site: Site) -> str:
         baseline = (f'<tbody class="base"><tr><th scope="colgroup" colspan="{n}">Baseline: the suite\'s own '
                     "reference implementation, not a library to choose</th></tr>"
                     + "".join(_scorecard_row(site, r) for r in base) + "</tbody>")
-    return (f'<table id="scorecard" class="cards"><caption>Sorted by the number of MUST requirements '
-            "passed (a count: claiming less never ranks a library higher), then by fewer not passed; "
-            "a capability chosen in the filters below re-scores and re-sorts it on the core and that "
-            "capability. Each number opens the matrix on that library.</caption>"
+    return (f'<table id="scorecard" class="cards"><caption>Sorted by MUST requirements passed, a count '
+            "(claiming less never ranks a library higher), then by fewer not passed; a capability "
+            "chosen below re-scores and re-sorts it. Each number opens the matrix.</caption>"
             f"{head}<tbody>{rows}</tbody>{baseline}</table>")
 
 
