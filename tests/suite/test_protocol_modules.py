@@ -1,9 +1,14 @@
-"""The Ruby, Elixir and Go protocol modules (harnesses/lib/protocol.rb, protocol.ex, go/) drive the
-suite to verdicts: a tiny loop in each language (tests/ruby/loop.rb, tests/elixir/loop.ex,
-tests/go/tinyloop) bound by a harness that writes only its translation (tests/ruby/harness.rb,
-tests/elixir/harness.exs, tests/go/harness.go), every message checked against the protocol; Ruby
-under Debian's ruby (standard library only), Elixir under Debian's elixir with its erlang-jiffy
-for JSON, Go under its standard library."""
+"""The Ruby, Elixir, Go and Rust protocol modules (harnesses/lib/protocol.rb, protocol.ex, go/,
+rust/) drive the suite to verdicts: a tiny loop in each language (tests/ruby/loop.rb,
+tests/elixir/loop.ex, tests/go/tinyloop, tests/rust/src/tinyloop.rs) bound by a harness that writes
+only its translation (tests/ruby/harness.rb, tests/elixir/harness.exs, tests/go/harness.go,
+tests/rust/src/main.rs), every message checked against the protocol; Ruby under Debian's ruby
+(standard library only), Elixir under Debian's elixir with its erlang-jiffy for JSON, Go under its
+standard library, Rust with serde_json (pinned by tests/rust/Cargo.lock).
+
+The Rust loop's first build fetches its three crates and compiles them in about 16 s on 2 cores
+(then offline, from cargo's own cache); each small harness built here against the module after
+it takes about 2 s, as they share one target directory."""
 
 from __future__ import annotations
 
@@ -52,9 +57,33 @@ def _go_harness_built() -> None:
     assert built.returncode == 0, built.stderr
 
 
+needs_cargo = pytest.mark.skipif(shutil.which("cargo") is None,
+                                 reason="needs Rust's cargo (the CI machine has it)")
+RUST = ROOT / "tests" / "rust"
+RUST_MODULE = ROOT / "harnesses" / "lib" / "rust"
+# One target directory for every Rust build here: serde_json is compiled once per run.
+RUST_TARGET = GO_HARNESS.parent / "rust-target"
+RUST_HARNESS = RUST_TARGET / "debug" / "rust-loop"
+
+
+def _cargo(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CARGO_TARGET_DIR": str(RUST_TARGET)}
+    return subprocess.run(["cargo", *args], cwd=folder, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _rust_harness_built() -> None:
+    """Builds tests/rust into RUST_HARNESS, where the Rust loop's tests run it."""
+    if shutil.which("cargo") is None:
+        return
+    built = _cargo(RUST, "build", "--locked")
+    assert built.returncode == 0, built.stderr
+
+
 LOOPS = [pytest.param("ruby-loop", f"ruby {RUBY}", marks=needs_ruby, id="ruby"),
          pytest.param("elixir-loop", f"elixir {ELIXIR}", marks=needs_elixir, id="elixir"),
-         pytest.param("go-loop", str(GO_HARNESS), marks=needs_go, id="go")]
+         pytest.param("go-loop", str(GO_HARNESS), marks=needs_go, id="go"),
+         pytest.param("rust-loop", str(RUST_HARNESS), marks=needs_cargo, id="rust")]
 
 
 @pytest.mark.parametrize(("name", "command"), LOOPS)
@@ -90,7 +119,7 @@ def test_a_harness_reaches_the_verdicts_of_its_loop(tmp_path: Path, name: str, c
 MODULES = {"ruby": ("harness.rb", "ruby", ROOT / "harnesses" / "lib" / "protocol.rb"),
            "elixir": ("harness.exs", "elixir", ROOT / "harnesses" / "lib" / "protocol.ex")}
 LANGUAGES = [pytest.param("ruby", marks=needs_ruby), pytest.param("elixir", marks=needs_elixir),
-             pytest.param("go", marks=needs_go)]
+             pytest.param("go", marks=needs_go), pytest.param("rust", marks=needs_cargo)]
 GO_HARNESS_SOURCE = """package main
 
 import (
@@ -176,10 +205,60 @@ def _go_program(folder: Path, source: str) -> list[str]:
     return [str(folder / "harness")]
 
 
+RUST_HARNESS_SOURCE = """use react_conformance_protocol as protocol;
+use protocol::{{json, object, Error, Object, Run}};
+
+struct H;
+
+impl protocol::Handlers for H {{
+    fn hello(&self, _: &Object) -> Result<Object, Error> {{ Ok(Object::new()) }}
+    fn build(&self, _: &Object) -> Result<Object, Error> {{ Ok(Object::new()) }}
+    fn mutate_last_result(&self, _: &Object) -> Result<Object, Error> {{ Ok(Object::new()) }}
+    fn run(&self, run: &Run, _: &Object) -> Result<Object, Error> {{
+{body}
+        Ok(object(json!({{"outcome": {{"outputs": {{}}}}}})))
+    }}
+}}
+
+fn main() {{ protocol::serve(H) }}
+"""
+RAISING["rust"] = RUST_HARNESS_SOURCE.format(body="""        if run.id() == "r2" {
+            return Err("the harness broke".into());
+        }""")
+RAISING["rust-panic"] = RUST_HARNESS_SOURCE.format(
+    body="""        assert!(run.id() != "r2", "the harness broke");""")
+LOGGING["rust"] = RUST_HARNESS_SOURCE.format(body="""        let _ = run;
+        println!("the library prints");
+        std::io::Write::write_all(&mut std::io::stdout(), b"the library writes to stdout\\n")?;
+        std::io::Write::flush(&mut std::io::stdout())?;
+        extern "C" {
+            fn write(fd: i32, bytes: *const u8, count: usize) -> isize;
+        }
+        let line = b"a C library writes to file descriptor 1\\n";
+        // SAFETY: the buffer is valid for its length.
+        unsafe { write(1, line.as_ptr(), line.len()) };""")
+
+
+def _rust_program(folder: Path, source: str) -> list[str]:
+    """`source` built as a Rust program in `folder` against the protocol module: its command."""
+    (folder / "src").mkdir()
+    (folder / "Cargo.toml").write_text(
+        '[package]\nname = "harness"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\n'
+        f'react-conformance-protocol = {{ path = "{RUST_MODULE}" }}\n', encoding="utf-8")
+    # The loop's lock, so that this program builds with the same crates, offline.
+    shutil.copy(RUST / "Cargo.lock", folder / "Cargo.lock")
+    (folder / "src" / "main.rs").write_text(source, encoding="utf-8")
+    built = _cargo(folder, "build", "--offline")
+    assert built.returncode == 0, built.stderr
+    return [str(RUST_TARGET / "debug" / "harness")]
+
+
 def _serve(tmp_path: Path, language: str, source: str, command: dict[str, object]) -> list[str]:
     """What a harness of `source` writes to stdout for `command`, then for `stop`: every line."""
     if language == "go":
         argv = _go_program(tmp_path, source)
+    elif language == "rust":
+        argv = _rust_program(tmp_path, source)
     else:
         name, program, module = MODULES[language]
         (tmp_path / name).write_text(source.format(module=module), encoding="utf-8")
@@ -198,13 +277,17 @@ def _serve(tmp_path: Path, language: str, source: str, command: dict[str, object
     return (first + rest).splitlines()
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
+RAISINGS = [*LANGUAGES, pytest.param("rust-panic", marks=needs_cargo)]
+
+
+@pytest.mark.parametrize("language", RAISINGS)
 def test_a_run_that_raises_in_run_concurrently_fails_the_command(tmp_path: Path, language: str) -> None:
     """A harness's exception in one of the concurrent runs is the `failed` reply to the command, as
-    in a `run`: never a lost reply the suite would wait for until its timeout."""
+    in a `run`: never a lost reply the suite would wait for until its timeout. (A Rust harness
+    returns an error or panics.)"""
     command = {"type": "run_concurrently", "id": 5,
                "runs": [{"agent": "a", "run": run, "call": {}} for run in ("r1", "r2", "r3")]}
-    lines = _serve(tmp_path, language, RAISING[language], command)
+    lines = _serve(tmp_path, language.removesuffix("-panic"), RAISING[language], command)
     assert all(line.startswith("{") for line in lines), lines
     replies = [json.loads(line) for line in lines]
     assert replies[0]["type"] == "failed" and replies[0]["id"] == 5, lines
@@ -328,6 +411,17 @@ def test_the_go_module_and_loop_pass_go_vet() -> None:
         unformatted = subprocess.run(["gofmt", "-l", "."], cwd=folder, capture_output=True, text=True,
                                      timeout=60)
         assert unformatted.stdout == "", f"not gofmt-formatted: {unformatted.stdout}"
+
+
+@needs_cargo
+def test_the_rust_module_and_loop_pass_clippy_and_rustfmt() -> None:
+    for folder in (RUST_MODULE, RUST):
+        linted = _cargo(folder, "clippy", "--locked", "--all-targets", "--", "-D", "warnings")
+        assert linted.returncode == 0, f"{folder}: {linted.stderr}"
+        assert "warning" not in linted.stderr, f"{folder}: {linted.stderr}"
+        if shutil.which("rustfmt") is not None:
+            formatted = _cargo(folder, "fmt", "--check")
+            assert formatted.returncode == 0, f"not rustfmt-formatted: {formatted.stdout}"
 
 
 @needs_elixir
