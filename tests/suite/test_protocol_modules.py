@@ -395,6 +395,37 @@ def test_an_elixir_harness_runs_in_a_mix_project_as_writing_a_harness_md_shows(t
     assert run.requirements("passed") >= {"LOOP-1", "LOOP-2", "HITL-3"}
 
 
+@needs_cargo
+def test_a_rust_harness_runs_as_an_example_of_its_crate_as_writing_a_harness_md_shows(tmp_path: Path) -> None:
+    """The Rust route of the docs, word for word: a fresh crate, the module copied to
+    conformance/protocol, the page's Cargo.toml lines, its build command and its pytest command
+    (the harness is tests/rust's loop, copied beside the module). About 20 s: a fresh target."""
+    created = subprocess.run(["cargo", "new", "--lib", "mylib"], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=120)
+    assert created.returncode == 0, created.stderr
+    repo = tmp_path / "mylib"
+    shutil.copytree(RUST_MODULE, repo / "conformance" / "protocol", ignore=shutil.ignore_patterns("target"))
+    shutil.copy(RUST / "src" / "main.rs", repo / "conformance" / "harness.rs")
+    shutil.copy(RUST / "src" / "tinyloop.rs", repo / "conformance" / "tinyloop.rs")
+    shutil.copy(RUST / "Cargo.lock", repo / "Cargo.lock")  # the crates the loop is tested with
+
+    section = (ROOT / "docs" / "writing-a-harness.md").read_text(encoding="utf-8").split("### Rust")[1]
+    [toml] = re.findall(r"```toml\n(.*?)```", section.split("###")[0], re.S)
+    with (repo / "Cargo.toml").open("a", encoding="utf-8") as manifest:
+        manifest.write("\n" + toml)
+    [commands] = re.findall(r"```sh\n(cargo build .*?)```", section, re.S)
+    build, test = commands.strip().splitlines()
+    env = {k: v for k, v in os.environ.items() if k != "CARGO_TARGET_DIR"}
+    built = subprocess.run(["bash", "-c", build], cwd=repo, env=env, capture_output=True, text=True,
+                           timeout=900)
+    assert built.returncode == 0, built.stderr
+    [command] = re.findall(r'--impl "cmd:([^"]+)"', test)
+    run = suite_run(repo, f"cmd:{command}", "-k", "choosing_finish or chosen_tool_runs or approv")
+    assert run.returncode == 0, run.output[-3000:]
+    assert run.report is not None and run.report["binding"]["name"] == "rust-loop"
+    assert run.requirements("passed") >= {"LOOP-1", "LOOP-2", "HITL-3"}
+
+
 @needs_ruby
 def test_the_ruby_files_have_no_warnings() -> None:
     for path in (ROOT / "harnesses" / "lib" / "protocol.rb", RUBY, ROOT / "tests" / "ruby" / "loop.rb"):

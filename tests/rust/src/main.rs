@@ -10,7 +10,7 @@ mod tinyloop;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use react_conformance_protocol::{self as protocol, json, object, Approval, Error, Object, Run, Value};
+use react_conformance_protocol::{self as protocol, json, object, serde_json, Approval, Error, Object, Run, Value};
 use tinyloop::{Answer, Reply, RunResult, Step, Tool, ToolCall, ToolFailure};
 
 const CLAIMED: [&str; 8] = [

@@ -299,10 +299,8 @@ fn texts(errors: &[[String; 3]]) -> Vec<String> {
 }
 
 fn parse_args(tool: &Tool, text: &str) -> Result<Value, String> {
-    let mut reader = serde_json::Deserializer::from_str(text);
-    reader.disable_recursion_limit(); // arguments nested thousands of levels deep reach the tool
-    let parsed = serde::Deserialize::deserialize(&mut reader).and_then(|value: Value| reader.end().map(|()| value));
-    let parsed = parsed.map_err(|error| {
+    // Arguments nested thousands of levels deep reach the tool.
+    let parsed = react_conformance_protocol::parse_deep(text).map_err(|error| {
         let message: String = error.to_string().chars().take(200).collect();
         format!("the arguments are not valid JSON ({message})")
     })?;

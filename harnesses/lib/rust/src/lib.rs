@@ -21,7 +21,7 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 
-pub use serde_json::{json, Map, Value};
+pub use serde_json::{self, json, Map, Value};
 pub use versions::dependencies;
 
 /// The protocol version: the binding contract's (conformance/binding.py, CONTRACT_VERSION).
@@ -316,14 +316,27 @@ pub fn serve(handlers: impl Handlers) -> ! {
             Ok(_) if line.trim().is_empty() => continue,
             Ok(_) => {}
         }
-        let mut reader = serde_json::Deserializer::from_str(&line);
-        reader.disable_recursion_limit();
-        let message = match serde::Deserialize::deserialize(&mut reader) {
+        let message = match parse_deep(&line) {
             Ok(Value::Object(message)) => message,
             Ok(other) => exit_on(&format!("a line that is no JSON object: {other}")),
             Err(error) => exit_on(&format!("a line that is not JSON: {error}")),
         };
         dispatch(&handlers, message);
+    }
+}
+
+/// `text` parsed as one JSON value, at any nesting depth (serde_json stops at 128 levels by
+/// default): parse tool args nested thousands of levels deep on a thread of the module's (or one
+/// with [`STACK_BYTES`] of stack), as the parse recurses.
+pub fn parse_deep(text: &str) -> serde_json::Result<Value> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    reader.disable_recursion_limit();
+    let mut values = reader.into_iter::<Value>();
+    let value = values.next().unwrap_or_else(|| serde_json::from_str(""))?;
+    match values.next() {
+        None => Ok(value),
+        Some(Err(error)) => Err(error),
+        Some(Ok(_)) => serde_json::from_str::<Value>("1 2"), // its "trailing characters" error
     }
 }
 
