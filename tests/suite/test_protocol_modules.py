@@ -1,10 +1,15 @@
-"""The Ruby, Elixir, Go and Java protocol modules (harnesses/lib/protocol.rb, protocol.ex, go/,
-java/) drive the suite to verdicts: a tiny loop in each language (tests/ruby/loop.rb,
-tests/elixir/loop.ex, tests/go/tinyloop, tests/java/TinyLoop.java) bound by a harness that writes
-only its translation (tests/ruby/harness.rb, tests/elixir/harness.exs, tests/go/harness.go,
-tests/java/Harness.java), every message checked against the protocol; Ruby under Debian's ruby
-(standard library only), Elixir under Debian's elixir with its erlang-jiffy for JSON, Go under its
-standard library, Java under the JDK alone (17)."""
+"""The Ruby, Elixir, Go, Java and Rust protocol modules (harnesses/lib/protocol.rb, protocol.ex,
+go/, java/, rust/) drive the suite to verdicts: a tiny loop in each language (tests/ruby/loop.rb,
+tests/elixir/loop.ex, tests/go/tinyloop, tests/java/TinyLoop.java, tests/rust/src/tinyloop.rs)
+bound by a harness that writes only its translation (tests/ruby/harness.rb,
+tests/elixir/harness.exs, tests/go/harness.go, tests/java/Harness.java, tests/rust/src/main.rs),
+every message checked against the protocol; Ruby under Debian's ruby (standard library only),
+Elixir under Debian's elixir with its erlang-jiffy for JSON, Go under its standard library, Java
+under the JDK alone (17), Rust with serde_json (pinned by tests/rust/Cargo.lock).
+
+The Rust loop's first build fetches its three crates and compiles them in about 16 s on 2 cores
+(then offline, from cargo's own cache); each small harness built here against the module after
+it takes about 2 s, as they share one target directory."""
 
 from __future__ import annotations
 
@@ -75,10 +80,34 @@ def _java_harness_built() -> None:
     assert built.returncode == 0, built.stderr
 
 
+needs_cargo = pytest.mark.skipif(shutil.which("cargo") is None,
+                                 reason="needs Rust's cargo (the CI machine has it)")
+RUST = ROOT / "tests" / "rust"
+RUST_MODULE = ROOT / "harnesses" / "lib" / "rust"
+# One target directory for every Rust build here: serde_json is compiled once per run.
+RUST_TARGET = GO_HARNESS.parent / "rust-target"
+RUST_HARNESS = RUST_TARGET / "debug" / "rust-loop"
+
+
+def _cargo(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CARGO_TARGET_DIR": str(RUST_TARGET)}
+    return subprocess.run(["cargo", *args], cwd=folder, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _rust_harness_built() -> None:
+    """Builds tests/rust into RUST_HARNESS, where the Rust loop's tests run it."""
+    if shutil.which("cargo") is None:
+        return
+    built = _cargo(RUST, "build", "--locked")
+    assert built.returncode == 0, built.stderr
+
+
 LOOPS = [pytest.param("ruby-loop", f"ruby {RUBY}", marks=needs_ruby, id="ruby"),
          pytest.param("elixir-loop", f"elixir {ELIXIR}", marks=needs_elixir, id="elixir"),
          pytest.param("go-loop", str(GO_HARNESS), marks=needs_go, id="go"),
-         pytest.param("java-loop", f"java -cp {JAVA_CLASSES} Harness", marks=needs_java, id="java")]
+         pytest.param("java-loop", f"java -cp {JAVA_CLASSES} Harness", marks=needs_java, id="java"),
+         pytest.param("rust-loop", str(RUST_HARNESS), marks=needs_cargo, id="rust")]
 
 
 @pytest.mark.parametrize(("name", "command"), LOOPS)
@@ -114,7 +143,8 @@ def test_a_harness_reaches_the_verdicts_of_its_loop(tmp_path: Path, name: str, c
 MODULES = {"ruby": ("harness.rb", "ruby", ROOT / "harnesses" / "lib" / "protocol.rb"),
            "elixir": ("harness.exs", "elixir", ROOT / "harnesses" / "lib" / "protocol.ex")}
 LANGUAGES = [pytest.param("ruby", marks=needs_ruby), pytest.param("elixir", marks=needs_elixir),
-             pytest.param("go", marks=needs_go), pytest.param("java", marks=needs_java)]
+             pytest.param("go", marks=needs_go), pytest.param("java", marks=needs_java),
+             pytest.param("rust", marks=needs_cargo)]
 GO_HARNESS_SOURCE = """package main
 
 import (
@@ -227,6 +257,54 @@ def _go_program(folder: Path, source: str) -> list[str]:
     return [str(folder / "harness")]
 
 
+RUST_HARNESS_SOURCE = """use react_conformance_protocol as protocol;
+use protocol::{{json, object, Error, Object, Run}};
+
+struct H;
+
+impl protocol::Handlers for H {{
+    fn hello(&self, _: &Object) -> Result<Object, Error> {{ Ok(Object::new()) }}
+    fn build(&self, _: &Object) -> Result<Object, Error> {{ Ok(Object::new()) }}
+    fn mutate_last_result(&self, _: &Object) -> Result<Object, Error> {{ Ok(Object::new()) }}
+    fn run(&self, run: &Run, _: &Object) -> Result<Object, Error> {{
+{body}
+        Ok(object(json!({{"outcome": {{"outputs": {{}}}}}})))
+    }}
+}}
+
+fn main() {{ protocol::serve(H) }}
+"""
+RAISING["rust"] = RUST_HARNESS_SOURCE.format(body="""        if run.id() == "r2" {
+            return Err("the harness broke".into());
+        }""")
+RAISING["rust-panic"] = RUST_HARNESS_SOURCE.format(
+    body="""        assert!(run.id() != "r2", "the harness broke");""")
+LOGGING["rust"] = RUST_HARNESS_SOURCE.format(body="""        let _ = run;
+        println!("the library prints");
+        std::io::Write::write_all(&mut std::io::stdout(), b"the library writes to stdout\\n")?;
+        std::io::Write::flush(&mut std::io::stdout())?;
+        extern "C" {
+            fn write(fd: i32, bytes: *const u8, count: usize) -> isize;
+        }
+        let line = b"a C library writes to file descriptor 1\\n";
+        // SAFETY: the buffer is valid for its length.
+        unsafe { write(1, line.as_ptr(), line.len()) };""")
+
+
+def _rust_program(folder: Path, source: str) -> list[str]:
+    """`source` built as a Rust program in `folder` against the protocol module: its command."""
+    (folder / "src").mkdir()
+    (folder / "Cargo.toml").write_text(
+        '[package]\nname = "harness"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\n'
+        f'react-conformance-protocol = {{ path = "{RUST_MODULE}" }}\n', encoding="utf-8")
+    # The loop's lock, so that this program builds with the same crates, offline.
+    shutil.copy(RUST / "Cargo.lock", folder / "Cargo.lock")
+    (folder / "src" / "main.rs").write_text(source, encoding="utf-8")
+    built = _cargo(folder, "build", "--offline")
+    assert built.returncode == 0, built.stderr
+    return [str(RUST_TARGET / "debug" / "harness")]
+
+
 def _serve(tmp_path: Path, language: str, source: str, command: dict[str, object]) -> list[str]:
     """What a harness of `source` writes to stdout for `command`, then for `stop`: every line."""
     if language == "go":
@@ -234,6 +312,8 @@ def _serve(tmp_path: Path, language: str, source: str, command: dict[str, object
     elif language == "java":  # the JDK's source-file mode, against the module's classes
         (tmp_path / "H.java").write_text(source, encoding="utf-8")
         argv = ["java", "-cp", str(JAVA_CLASSES), str(tmp_path / "H.java")]
+    elif language == "rust":
+        argv = _rust_program(tmp_path, source)
     else:
         name, program, module = MODULES[language]
         (tmp_path / name).write_text(source.format(module=module), encoding="utf-8")
@@ -252,13 +332,17 @@ def _serve(tmp_path: Path, language: str, source: str, command: dict[str, object
     return (first + rest).splitlines()
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
+RAISINGS = [*LANGUAGES, pytest.param("rust-panic", marks=needs_cargo)]
+
+
+@pytest.mark.parametrize("language", RAISINGS)
 def test_a_run_that_raises_in_run_concurrently_fails_the_command(tmp_path: Path, language: str) -> None:
     """A harness's exception in one of the concurrent runs is the `failed` reply to the command, as
-    in a `run`: never a lost reply the suite would wait for until its timeout."""
+    in a `run`: never a lost reply the suite would wait for until its timeout. (A Rust harness
+    returns an error or panics.)"""
     command = {"type": "run_concurrently", "id": 5,
                "runs": [{"agent": "a", "run": run, "call": {}} for run in ("r1", "r2", "r3")]}
-    lines = _serve(tmp_path, language, RAISING[language], command)
+    lines = _serve(tmp_path, language.removesuffix("-panic"), RAISING[language], command)
     assert all(line.startswith("{") for line in lines), lines
     replies = [json.loads(line) for line in lines]
     assert replies[0]["type"] == "failed" and replies[0]["id"] == 5, lines
@@ -412,6 +496,39 @@ def test_the_java_harness_of_writing_a_harness_md_compiles_without_warnings_and_
     assert welcome["dependencies"] == {"com.example:mylib": "not installed"}
 
 
+
+
+@needs_cargo
+def test_a_rust_harness_runs_as_an_example_of_its_crate_as_writing_a_harness_md_shows(tmp_path: Path) -> None:
+    """The Rust route of the docs, word for word: a fresh crate, the module copied to
+    conformance/protocol, the page's Cargo.toml lines, its build command and its pytest command
+    (the harness is tests/rust's loop, copied beside the module). About 20 s: a fresh target."""
+    created = subprocess.run(["cargo", "new", "--lib", "mylib"], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=120)
+    assert created.returncode == 0, created.stderr
+    repo = tmp_path / "mylib"
+    shutil.copytree(RUST_MODULE, repo / "conformance" / "protocol", ignore=shutil.ignore_patterns("target"))
+    shutil.copy(RUST / "src" / "main.rs", repo / "conformance" / "harness.rs")
+    shutil.copy(RUST / "src" / "tinyloop.rs", repo / "conformance" / "tinyloop.rs")
+    shutil.copy(RUST / "Cargo.lock", repo / "Cargo.lock")  # the crates the loop is tested with
+
+    section = (ROOT / "docs" / "writing-a-harness.md").read_text(encoding="utf-8").split("### Rust")[1]
+    [toml] = re.findall(r"```toml\n(.*?)```", section.split("###")[0], re.S)
+    with (repo / "Cargo.toml").open("a", encoding="utf-8") as manifest:
+        manifest.write("\n" + toml)
+    [commands] = re.findall(r"```sh\n(cargo build .*?)```", section, re.S)
+    build, test = commands.strip().splitlines()
+    env = {k: v for k, v in os.environ.items() if k != "CARGO_TARGET_DIR"}
+    built = subprocess.run(["bash", "-c", build], cwd=repo, env=env, capture_output=True, text=True,
+                           timeout=900)
+    assert built.returncode == 0, built.stderr
+    [command] = re.findall(r'--impl "cmd:([^"]+)"', test)
+    run = suite_run(repo, f"cmd:{command}", "-k", "choosing_finish or chosen_tool_runs or approv")
+    assert run.returncode == 0, run.output[-3000:]
+    assert run.report is not None and run.report["binding"]["name"] == "rust-loop"
+    assert run.requirements("passed") >= {"LOOP-1", "LOOP-2", "HITL-3"}
+
+
 @needs_ruby
 def test_the_ruby_files_have_no_warnings() -> None:
     for path in (ROOT / "harnesses" / "lib" / "protocol.rb", RUBY, ROOT / "tests" / "ruby" / "loop.rb"):
@@ -445,6 +562,17 @@ def test_the_go_and_java_loops_get_the_same_verdicts(tmp_path: Path) -> None:
 def test_the_java_module_and_loop_compile_without_warnings(tmp_path: Path) -> None:
     compiled = _javac(tmp_path, JAVA_MODULE, *sorted(JAVA.glob("*.java")))
     assert compiled.returncode == 0 and compiled.stderr == "", compiled.stderr
+
+
+@needs_cargo
+def test_the_rust_module_and_loop_pass_clippy_and_rustfmt() -> None:
+    for folder in (RUST_MODULE, RUST):
+        linted = _cargo(folder, "clippy", "--locked", "--all-targets", "--", "-D", "warnings")
+        assert linted.returncode == 0, f"{folder}: {linted.stderr}"
+        assert "warning" not in linted.stderr, f"{folder}: {linted.stderr}"
+        if shutil.which("rustfmt") is not None:
+            formatted = _cargo(folder, "fmt", "--check")
+            assert formatted.returncode == 0, f"not rustfmt-formatted: {formatted.stdout}"
 
 
 @needs_elixir
