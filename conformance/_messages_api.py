@@ -6,10 +6,69 @@ becomes a `message` (or its server-sent events). The shapes follow the `anthropi
 from __future__ import annotations
 
 import json
+import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
 PATH = "/messages"
+#: The fields a message thread takes from the request that created it (anthropic's
+#: `lib/threads/_thread_state.py` CREATE_ONLY_FIELDS): a `continue` leaves them out.
+CREATE_ONLY_FIELDS = ("system", "tools")
+
+
+class Refused(Exception):
+    """A request the endpoint answers with an error, as the real API would: its status and body."""
+
+    def __init__(self, status: int, body: dict[str, Any]) -> None:
+        super().__init__(body["error"]["message"])
+        self.status, self.body = status, body
+
+
+class Threads:
+    """The conversations the endpoint holds for the message-threads beta (`thread: {"type":
+    "create"}`, then `{"type": "continue", "previous_message_id"}` with only the new messages), by
+    reply id: the create-only fields and every message up to and including the reply. Anthropic's
+    SDK threads its tool runner's requests by default, so a stateless endpoint would lose them."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def expand(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The whole request a `continue` stands for: the held fields and messages, then its own.
+        An unknown `previous_message_id` is refused as the real API refuses it (`thread_not_found`,
+        on which the SDK replays the whole conversation under a new thread)."""
+        thread = body.get("thread")
+        if not isinstance(thread, dict) or thread.get("type") != "continue":
+            return body
+        with self._lock:
+            held = self._held.get(str(thread.get("previous_message_id")))
+        if held is None:
+            raise Refused(404, {"type": "error", "error": {
+                "type": "not_found_error", "details": {"error_code": "thread_not_found"},
+                "message": f"no thread holds the message {thread.get('previous_message_id')!r}: "
+                           "replay the conversation with thread: {'type': 'create'}"}})
+        return {**body, **held["fields"], "messages": [*held["messages"], *(body.get("messages") or [])]}
+
+    def hold(self, body: dict[str, Any], message: dict[str, Any]) -> None:
+        """Keep the conversation of a threaded request (`body` as `expand` returned it) and its reply."""
+        if not isinstance(body.get("thread"), dict):
+            return
+        fields = {f: body[f] for f in CREATE_ONLY_FIELDS if f in body}
+        messages = [*(body.get("messages") or []), {"role": "assistant", "content": message["content"]}]
+        with self._lock:
+            self._held[message["id"]] = {"fields": fields, "messages": messages}
+
+
+_THREADS: weakref.WeakKeyDictionary[object, Threads] = weakref.WeakKeyDictionary()
+_THREADS_LOCK = threading.Lock()
+
+
+def threads(owner: object) -> Threads:
+    """The threads held for `owner` (an endpoint, or the scripted model an in-memory seam serves)."""
+    with _THREADS_LOCK:
+        return _THREADS.setdefault(owner, Threads())
 
 #: Anthropic's `tool_choice` types in chat-completions form (`tool` names the function).
 _CHOICES = {"auto": "auto", "any": "required", "none": "none"}
@@ -74,10 +133,11 @@ def _input(arguments: str) -> Any:
     return value if isinstance(value, dict) else arguments
 
 
-def reply(body: dict[str, Any], message: dict[str, Any], number: int) -> tuple[str, bytes]:
+def reply(body: dict[str, Any], message: dict[str, Any], number: int,
+          held: Threads | None = None) -> tuple[str, bytes]:
     """The chat-completions assistant `message` as a Messages `message`, or its events when the
-    request streams. `stop_reason` is `tool_use` or `end_turn`: a scripted reply is never cut
-    short, so never `max_tokens`."""
+    request streams (`held` keeps it for a threaded request). `stop_reason` is `tool_use` or
+    `end_turn`: a scripted reply is never cut short, so never `max_tokens`."""
     calls = message.get("tool_calls", [])
     content: list[dict[str, Any]] = [{"type": "text", "text": message["content"]}] if message.get(
         "content") else []
@@ -87,10 +147,12 @@ def reply(body: dict[str, Any], message: dict[str, Any], number: int) -> tuple[s
     stop = "tool_use" if calls else "end_turn"
     head = {"id": f"msg_{number}", "type": "message", "role": "assistant",
             "model": str(body.get("model", "scripted")), "stop_sequence": None}
+    whole = {**head, "content": content, "stop_reason": stop,
+             "usage": {"input_tokens": 0, "output_tokens": 0}}
+    if held is not None:
+        held.hold(body, whole)
     if not body.get("stream"):
-        return "application/json", json.dumps({
-            **head, "content": content, "stop_reason": stop,
-            "usage": {"input_tokens": 0, "output_tokens": 0}}).encode()
+        return "application/json", json.dumps(whole).encode()
     raw = [c["function"]["arguments"] for c in calls]
     events = _events(head, content, raw, stop)
     return "text/event-stream", "".join(

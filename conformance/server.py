@@ -173,13 +173,16 @@ def _chat_reply(body: dict[str, Any], message: dict[str, Any], number: int) -> t
 
 
 class _Api(NamedTuple):
-    """A wire API the endpoint serves: how its request reads as a chat-completions body, how a
-    chat-completions assistant message is sent back in its form, and its error body."""
+    """A wire API the endpoint serves: the whole request a body stands for (given the state its
+    `owner`, the endpoint or the in-memory seam's model, holds: Anthropic's message threads), how
+    that reads as a chat-completions body, how a chat-completions assistant message is sent back
+    in its form (and held), and its error body."""
 
     name: str
     path: str
+    read: Callable[[object, dict[str, Any]], dict[str, Any]]
     chat_body: Callable[[dict[str, Any]], dict[str, Any]]
-    reply: Callable[[dict[str, Any], dict[str, Any], int], tuple[str, bytes]]
+    reply: Callable[[object, dict[str, Any], dict[str, Any], int], tuple[str, bytes]]
     error: Callable[[int, str], dict[str, Any]]
 
 
@@ -189,10 +192,15 @@ def _chat_error(status: int, message: str) -> dict[str, Any]:
 
 #: The APIs served, by the path their requests end in (under any base URL).
 APIS = (
-    _Api("chat-completions", "/chat/completions", lambda body: body, _chat_reply, _chat_error),
-    _Api("OpenAI Responses API", _responses_api.PATH, _responses_api.chat_body, _responses_api.reply,
+    _Api("chat-completions", "/chat/completions", lambda owner, body: body, lambda body: body,
+         lambda owner, body, message, number: _chat_reply(body, message, number), _chat_error),
+    _Api("OpenAI Responses API", _responses_api.PATH, lambda owner, body: body, _responses_api.chat_body,
+         lambda owner, body, message, number: _responses_api.reply(body, message, number),
          _responses_api.error),
-    _Api("Anthropic Messages API", _messages_api.PATH, _messages_api.chat_body, _messages_api.reply,
+    _Api("Anthropic Messages API", _messages_api.PATH,
+         lambda owner, body: _messages_api.threads(owner).expand(body), _messages_api.chat_body,
+         lambda owner, body, message, number: _messages_api.reply(body, message, number,
+                                                                  _messages_api.threads(owner)),
          _messages_api.error),
 )
 
@@ -247,8 +255,10 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             if api is None:
                 return self._json(404, {"error": {"message": f"no route {self.path}"}})
             try:
-                chat = api.chat_body(body)
-                call = server.call_for(chat)
+                body = api.read(server, body)
+                call = server.call_for(api.chat_body(body))
+            except _messages_api.Refused as exc:
+                return self._json(exc.status, exc.body)
             except (AttributeError, TypeError, ValueError) as exc:
                 return self._refuse(400, f"the body is not a {api.name} request: {exc!r}", api)
             with server._lock:
@@ -260,7 +270,7 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 return self._refuse(400, str(exc), api, "unexpected_call")
             if isinstance(turn, FaultTurn):
                 return self._fault(turn, api)
-            content_type, payload = api.reply(body, _message(turn, call, number), number)
+            content_type, payload = api.reply(server, body, _message(turn, call, number), number)
             self._send(200, content_type, payload)
 
         def _body(self) -> dict[str, Any] | None:
@@ -388,9 +398,11 @@ def handler(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] =
             refusal = unserved(request.url.path)
             model.binding_fault = model.binding_fault or refusal
             return httpx.Response(404, json={"error": {"message": refusal}})
-        body = json.loads(request.content)
         try:
+            body = api.read(model, json.loads(request.content))
             chat = api.chat_body(body)
+        except _messages_api.Refused as exc:
+            return httpx.Response(exc.status, json=exc.body)
         except ValueError as exc:
             return httpx.Response(400, json=api.error(400, str(exc)))
         call = call_for(chat)
@@ -400,7 +412,8 @@ def handler(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] =
             return httpx.Response(400, json=api.error(400, str(exc)))
         if isinstance(turn, FaultTurn):
             return fault_response(turn, request, model)
-        content_type, payload = api.reply(body, _message(turn, call, len(model.calls)), len(model.calls))
+        number = len(model.calls)
+        content_type, payload = api.reply(model, body, _message(turn, call, number), number)
         return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
 
     return handle

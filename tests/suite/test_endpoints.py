@@ -193,3 +193,46 @@ def test_the_in_memory_seam_answers_a_messages_request_in_the_sdks_shape() -> No
             "messages": [{"role": "user", "content": "?"}]})
     message = anthropic.types.Message.model_validate(reply.json())
     assert message.stop_reason == "tool_use" and model.calls[0].kind == "step" and model.binding_fault is None
+
+
+def add(a: int, b: int) -> str:
+    """Add two integers.
+
+    Args:
+        a: The first.
+        b: The second.
+    """
+    return str(a + b)
+
+
+def test_the_tool_runner_continues_its_message_thread_and_the_script_sees_the_whole_conversation() -> None:
+    # Anthropic's tool runner threads its requests by default: the second sends only the tool result,
+    # continuing the thread of the first reply; the endpoint holds the conversation.
+    model = _model([STEP, FINAL])
+    sent: list[dict[str, Any]] = []
+    http = anthropic.DefaultHttpxClient(
+        event_hooks={"request": [lambda request: sent.append(json.loads(request.read()))]})
+    with ScriptedServer(model) as endpoint:
+        client = anthropic.Anthropic(base_url=endpoint.url.removesuffix("/v1"), api_key="unused",
+                                     http_client=http)
+        runner = client.beta.messages.tool_runner(model="m", max_tokens=100, system="Answer.",
+                                                  tools=[anthropic.beta_tool(add)],
+                                                  messages=[{"role": "user", "content": "2 + 2?"}])
+        final = runner.until_done()
+    assert final.stop_reason == "end_turn" and final.content[0].text == "4"
+    assert sent[0]["thread"] == {"type": "create"} and sent[1]["thread"]["type"] == "continue"
+    assert [m["role"] for m in sent[1]["messages"]] == ["user"] and "tools" not in sent[1]
+    shown = model.calls[1]
+    assert [m["role"] for m in shown.messages] == ["system", "user", "assistant", "tool"]
+    assert shown.messages[3]["content"] == "4"  # the tool ran on the tool_use's input
+    assert shown.tools is not None and shown.kind == "step"
+
+
+def test_a_continue_of_a_thread_the_endpoint_does_not_hold_is_refused_as_the_real_api_does() -> None:
+    with ScriptedServer(_model([FINAL])) as endpoint:
+        reply = httpx.post(f"{endpoint.url}/messages", json={
+            "model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "?"}],
+            "thread": {"type": "continue", "previous_message_id": "msg_9"}})
+    error = reply.json()["error"]
+    assert reply.status_code == 404 and error["details"] == {"error_code": "thread_not_found"}
+    assert endpoint.received == 0
