@@ -122,15 +122,38 @@ def _arguments(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+class _Verbatim(str):
+    """Arguments nested deeper than Python's JSON parser goes: sent as written, spliced into the
+    reply's JSON (`_dumps`), so the client meets the object the wire would carry."""
+
+
 def _input(arguments: str) -> Any:
     """Tool-call arguments as a `tool_use` block's `input`: the object, or, for arguments a scenario
     scripts as malformed JSON, the raw text (the real API never sends one; the scenario asks what
     a client does with it)."""
     try:
         value = json.loads(arguments)
+    except RecursionError:
+        return _Verbatim(arguments)
     except ValueError:
         return arguments
     return value if isinstance(value, dict) else arguments
+
+
+def _dumps(value: dict[str, Any]) -> str:
+    """`value` as JSON, each `_Verbatim` input spliced in as written (in place of a unique mark)."""
+    raw: dict[str, str] = {}
+    content = []
+    for block in value.get("content", []):
+        if isinstance(block.get("input"), _Verbatim):
+            mark = f"\0verbatim-{len(raw)}\0"  # a NUL never occurs in JSON text a script writes
+            raw[json.dumps(mark)] = block["input"]
+            block = {**block, "input": mark}
+        content.append(block)
+    text = json.dumps({**value, "content": content})
+    for mark, written in raw.items():
+        text = text.replace(mark, written)
+    return text
 
 
 def reply(body: dict[str, Any], message: dict[str, Any], number: int,
@@ -152,7 +175,7 @@ def reply(body: dict[str, Any], message: dict[str, Any], number: int,
     if held is not None:
         held.hold(body, whole)
     if not body.get("stream"):
-        return "application/json", json.dumps(whole).encode()
+        return "application/json", _dumps(whole).encode()
     raw = [c["function"]["arguments"] for c in calls]
     events = _events(head, content, raw, stop)
     return "text/event-stream", "".join(

@@ -236,3 +236,13 @@ def test_a_continue_of_a_thread_the_endpoint_does_not_hold_is_refused_as_the_rea
     error = reply.json()["error"]
     assert reply.status_code == 404 and error["details"] == {"error_code": "thread_not_found"}
     assert endpoint.received == 0
+
+
+def test_tool_args_nested_deeper_than_pythons_json_parser_reach_the_client_as_written() -> None:
+    deep = '{"x": ' * 3000 + "1" + "}" * 3000
+    model = _model([StepTurn(thought="", tool_name="store", raw_tool_args=deep)])
+    with ScriptedServer(model) as endpoint:
+        reply = httpx.post(f"{endpoint.url}/messages", json={
+            "model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "?"}],
+            "tools": [{"name": "store", "input_schema": {"type": "object"}}]})
+    assert reply.status_code == 200 and f'"input": {deep}}}' in reply.text
