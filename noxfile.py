@@ -83,7 +83,8 @@ PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "openai-agents-js"
          "openai-agents-js+tool-not-found", "langgraph-js", "mastra", "mastra+retries", "smolagents",
          "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found",
          "langchain", "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen",
-         "google-adk", "google-adk+reflect-retry", "agno", "strands-agents", "crewai")
+         "google-adk", "google-adk+reflect-retry", "agno", "strands-agents", "crewai",
+         "anthropic-tool-runner")
 #: The bundled bindings whose `http` cassettes ship in cassettes/ (dspy and the Node harnesses claim
 #: `http` too, and run those scenarios live on loopback: vcrpy cannot record them).
 HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents",
