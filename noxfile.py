@@ -87,7 +87,7 @@ PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "openai-agents-js"
          "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found", "langchain",
          "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen", "google-adk",
          "google-adk+reflect-retry", "agno", "strands-agents", "crewai", "agent-framework",
-         "agent-framework+detailed-errors", "beeai-framework")
+         "agent-framework+detailed-errors", "beeai-framework", "anthropic-tool-runner")
 #: The bundled bindings whose `http` cassettes ship in cassettes/ (dspy and the Node harnesses claim
 #: `http` too, and run those scenarios live on loopback: vcrpy cannot record them).
 HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents",

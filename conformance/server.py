@@ -1,8 +1,11 @@
-"""A chat-completions endpoint on loopback that answers from a scenario's script.
+"""A model endpoint on loopback that answers from a scenario's script.
 
 Usable on its own: point any OpenAI-compatible client at `server.url` and every request is answered
 by the `ScriptedModel`, in the format the request asks for (chat sections, a JSON object, native
-`tool_calls`, or server-sent events when `"stream": true`), or with a scripted fault.
+`tool_calls`, or server-sent events when `"stream": true`), or with a scripted fault. Beside chat
+completions it serves the OpenAI Responses API (`/responses`) and Anthropic's Messages API
+(`/messages`): each translates its request into the chat-completions body the model reads
+(`_responses_api`, `_messages_api`), so all three log, count and answer alike.
 
     with ScriptedServer(ScriptedModel([...])) as server:
         client = OpenAI(base_url=server.url, api_key="unused")
@@ -19,22 +22,22 @@ from collections.abc import Callable, Coroutine, Iterator
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 from urllib.parse import urlsplit
 
 import httpx
 from pydantic import JsonValue
 
-from conformance import render, translate
+from conformance import _messages_api, _responses_api, render, translate
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.binding import ExtractTurn, FaultTurn, FinalTurn, LMCall, StepTurn
 
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["API_KEY", "IN_MEMORY_URL", "MAX_BODY_BYTES", "ScriptedServer", "ServingTransport",
-           "async_handler", "completion", "fault_response", "handler", "native_call", "native_call_for",
-           "openai_client", "request_call"]
+__all__ = ["APIS", "API_KEY", "IN_MEMORY_URL", "MAX_BODY_BYTES", "ScriptedServer", "ServingTransport",
+           "api_for", "async_handler", "completion", "fault_response", "handler", "native_call",
+           "native_call_for", "openai_client", "request_call"]
 
 #: The base URL of a client whose requests an in-memory transport answers (`openai_client`).
 IN_MEMORY_URL = "http://model.invalid/v1"
@@ -153,7 +156,10 @@ def completion(body: dict[str, Any], call: LMCall, turn: StepTurn | FinalTurn | 
                number: int) -> tuple[str, bytes]:
     """The endpoint's answer to request `body` (logged as `call`, the `number`th): its content type
     and payload, a chat.completion object or, when the body asks to stream, server-sent chunk events."""
-    message = _message(turn, call, number)
+    return _chat_reply(body, _message(turn, call, number), number)
+
+
+def _chat_reply(body: dict[str, Any], message: dict[str, Any], number: int) -> tuple[str, bytes]:
     if body.get("stream"):
         events = [f"data: {json.dumps(chunk)}\n\n" for chunk in _chunks(message, number)]
         return "text/event-stream", ("".join(events) + "data: [DONE]\n\n").encode()
@@ -164,6 +170,44 @@ def completion(body: dict[str, Any], call: LMCall, turn: StepTurn | FinalTurn | 
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
     }).encode()
+
+
+class _Api(NamedTuple):
+    """A wire API the endpoint serves: the whole request a body stands for (given the state its
+    `owner`, the endpoint or the in-memory seam's model, holds: Anthropic's message threads), how
+    that reads as a chat-completions body, how a chat-completions assistant message is sent back
+    in its form (and held), and its error body."""
+
+    name: str
+    path: str
+    read: Callable[[object, dict[str, Any]], dict[str, Any]]
+    chat_body: Callable[[dict[str, Any]], dict[str, Any]]
+    reply: Callable[[object, dict[str, Any], dict[str, Any], int], tuple[str, bytes]]
+    error: Callable[[int, str], dict[str, Any]]
+
+
+def _chat_error(status: int, message: str) -> dict[str, Any]:
+    return {"error": {"message": message}}
+
+
+#: The APIs served, by the path their requests end in (under any base URL).
+APIS = (
+    _Api("chat-completions", "/chat/completions", lambda owner, body: body, lambda body: body,
+         lambda owner, body, message, number: _chat_reply(body, message, number), _chat_error),
+    _Api("OpenAI Responses API", _responses_api.PATH, lambda owner, body: body, _responses_api.chat_body,
+         lambda owner, body, message, number: _responses_api.reply(body, message, number),
+         _responses_api.error),
+    _Api("Anthropic Messages API", _messages_api.PATH,
+         lambda owner, body: _messages_api.threads(owner).expand(body), _messages_api.chat_body,
+         lambda owner, body, message, number: _messages_api.reply(body, message, number,
+                                                                  _messages_api.threads(owner)),
+         _messages_api.error),
+)
+
+
+def api_for(path: str) -> _Api | None:
+    """The API a request to `path` speaks, if the endpoint serves it."""
+    return next((api for api in APIS if path.endswith(api.path)), None)
 
 
 def fault_response(turn: FaultTurn, request: httpx.Request,
@@ -180,17 +224,18 @@ def fault_response(turn: FaultTurn, request: httpx.Request,
         raise httpx.ReadTimeout("scripted timeout", request=request)
     if turn.fault == "connection":
         raise httpx.ConnectError("scripted connection reset", request=request)
-    status, headers, payload = _status_fault(turn)
+    status, headers, payload = _status_fault(turn, api_for(request.url.path) or APIS[0])
     return httpx.Response(status, headers=headers, json=payload)
 
 
-def _status_fault(turn: FaultTurn) -> tuple[int, dict[str, str], dict[str, Any]]:
-    """A fault turn's HTTP status, its Retry-After, and an error body that says what failed in
-    words, never the status code: an error that merely quotes the body must not name the status
-    by chance, since NET-1 asks the client itself to name it."""
+def _status_fault(turn: FaultTurn, api: _Api) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """A fault turn's HTTP status, its Retry-After, and the API's error body (the real API's error
+    type for the status) that says what failed in words, never the status code: an error that
+    merely quotes the body must not name the status by chance, since NET-1 asks the client itself
+    to name it."""
     status = int(turn.fault)
     headers = {"Retry-After": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
-    return status, headers, {"error": {"message": f"scripted fault: {HTTPStatus(status).phrase}"}}
+    return status, headers, api.error(status, f"scripted fault: {HTTPStatus(status).phrase}")
 
 
 def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
@@ -206,22 +251,26 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             body = self._body()
             if body is None:
                 return
-            if not urlsplit(self.path).path.endswith("/chat/completions"):
+            api = api_for(urlsplit(self.path).path)
+            if api is None:
                 return self._json(404, {"error": {"message": f"no route {self.path}"}})
             try:
-                call = server.call_for(body)
+                body = api.read(server, body)
+                call = server.call_for(api.chat_body(body))
+            except _messages_api.Refused as exc:
+                return self._json(exc.status, exc.body)
             except (AttributeError, TypeError, ValueError) as exc:
-                return self._refuse(400, f"the body is not a chat-completions request: {exc!r}")
+                return self._refuse(400, f"the body is not a {api.name} request: {exc!r}", api)
             with server._lock:
                 server.received += 1
                 number = server.received
             try:
                 turn = server.model.answer(call)
             except UnexpectedModelCall as exc:  # 400: not transient, so no client retries it
-                return self._json(400, {"error": {"message": str(exc), "type": "unexpected_call"}})
+                return self._refuse(400, str(exc), api, "unexpected_call")
             if isinstance(turn, FaultTurn):
-                return self._fault(turn)
-            content_type, payload = completion(body, call, turn, number)
+                return self._fault(turn, api)
+            content_type, payload = api.reply(server, body, _message(turn, call, number), number)
             self._send(200, content_type, payload)
 
         def _body(self) -> dict[str, Any] | None:
@@ -279,17 +328,20 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 return None
             return body
 
-        def _refuse(self, status: int, message: str) -> None:
-            self._json(status, {"error": {"message": message, "type": "invalid_request"}})
+        def _refuse(self, status: int, message: str, api: _Api = APIS[0],
+                    kind: str = "invalid_request") -> None:
+            # Chat completions keep the suite's own error types; the other APIs use their own.
+            payload = api.error(status, message)
+            self._json(status, {"error": {**payload["error"], "type": kind}} if api is APIS[0] else payload)
 
-        def _fault(self, turn: FaultTurn) -> None:
+        def _fault(self, turn: FaultTurn, api: _Api) -> None:
             if turn.fault == "connection":
                 self.close_connection = True  # hang up without a response
                 return
             if turn.fault in ("timeout", "hang"):  # a real socket: the slow reply stands for both
                 time.sleep(server.slow_seconds)
-                return self._json(504, {"error": {"message": "scripted slow reply"}})
-            status, headers, payload = _status_fault(turn)
+                return self._json(504, api.error(504, "scripted slow reply"))
+            status, headers, payload = _status_fault(turn, api)
             self._json(status, payload, headers)
 
         def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -324,17 +376,13 @@ def _chunks(message: dict[str, Any], number: int) -> Iterator[dict[str, Any]]:
     yield chunk({}, "tool_calls" if message.get("tool_calls") else "stop")
 
 
-#: The one path the in-memory seam serves: OpenAI's chat completions, under any base URL.
-SERVED_PATH = "/chat/completions"
-
-
 def unserved(path: str) -> str:
     """Why the seam refuses a request to `path`: the binding pointed its library at an API it
-    does not serve (the Responses API, Anthropic's Messages), so the reply is not the library's to
-    read."""
-    return (f"the binding's seam got a request to {path!r}, but it serves only {SERVED_PATH!r} "
-            "(OpenAI chat completions): configure the library's client for the chat-completions "
-            "API, or answer that API's requests in the binding")
+    does not serve, so the reply is not the library's to read."""
+    served = ", ".join(f"{api.path!r} ({api.name})" for api in APIS)
+    return (f"the binding's seam got a request to {path!r}, but it serves only {served}: "
+            "configure the library's client for one of these APIs, or answer that API's requests "
+            "in the binding")
 
 
 def handler(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] = request_call
@@ -345,19 +393,27 @@ def handler(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] =
     client retries; the scripted model remembers it for the scenario."""
 
     def handle(request: httpx.Request) -> httpx.Response:
-        if not request.url.path.endswith(SERVED_PATH):
+        api = api_for(request.url.path)
+        if api is None:
             refusal = unserved(request.url.path)
             model.binding_fault = model.binding_fault or refusal
             return httpx.Response(404, json={"error": {"message": refusal}})
-        body = json.loads(request.content)
-        call = call_for(body)
+        try:
+            body = api.read(model, json.loads(request.content))
+            chat = api.chat_body(body)
+        except _messages_api.Refused as exc:
+            return httpx.Response(exc.status, json=exc.body)
+        except ValueError as exc:
+            return httpx.Response(400, json=api.error(400, str(exc)))
+        call = call_for(chat)
         try:
             turn = model.answer(call)
         except UnexpectedModelCall as exc:
-            return httpx.Response(400, json={"error": {"message": str(exc)}})
+            return httpx.Response(400, json=api.error(400, str(exc)))
         if isinstance(turn, FaultTurn):
             return fault_response(turn, request, model)
-        content_type, payload = completion(body, call, turn, len(model.calls))
+        number = len(model.calls)
+        content_type, payload = api.reply(model, body, _message(turn, call, number), number)
         return httpx.Response(200, headers={"Content-Type": content_type}, content=payload)
 
     return handle

@@ -1316,15 +1316,16 @@ class LeavesAnAsyncAuxiliaryCallUnnamed(ReferenceBinding):
         return await super().arun(agent, call, model)
 
 
-class PointsTheLibraryAtTheResponsesAPI(ReferenceBinding):
-    """Its library asks the Responses API (`/responses`), which the seam does not serve; the library
-    then fails on the refusal (as one reading a chat-completion body would): the binding's fault."""
+class PointsTheLibraryAtAnUnservedAPI(ReferenceBinding):
+    """Its library asks the legacy completions API (`/completions`), which the seam does not serve;
+    the library then fails on the refusal (as one reading a chat-completion body would): the
+    binding's fault."""
 
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         from conformance import server
 
         with httpx.Client(transport=httpx.MockTransport(server.handler(model))) as client:
-            client.post(f"{server.IN_MEMORY_URL}/responses", json={"input": "?"})
+            client.post(f"{server.IN_MEMORY_URL}/completions", json={"prompt": "?"})
         return Outcome(error=ErrorInfo(type="TypeError", message="'NoneType' object is not iterable"))
 
 

@@ -221,7 +221,7 @@ def test_native_call_for_an_agent_without_tools_logs_every_request_as_a_step() -
     assert server.native_call_for(False)(body).kind == "step"
 
 
-@pytest.mark.parametrize("path", ["/responses", "/messages"])
+@pytest.mark.parametrize("path", ["/completions", "/embeddings"])
 def test_a_path_the_seam_does_not_serve_is_refused_naming_it_as_the_bindings_fault(path: str) -> None:
     model = ScriptedModel([STEP])
     transport = server.ServingTransport(server.native_call)

@@ -311,14 +311,14 @@ def test_an_unnamed_auxiliary_call_in_concurrent_runs_is_a_binding_error(run_sui
 
 
 def test_a_request_to_a_path_the_seam_does_not_serve_is_the_bindings_error(run_suite: RunSuite) -> None:
-    # The seam once answered a Responses-API request with a chat-completion body: the library then
-    # failed (TypeError) and the scenario was blamed on it.
-    run = run_suite(f"{B}:PointsTheLibraryAtTheResponsesAPI", "-k", "finish")
+    # The seam once answered a Responses-API request (served since) with a chat-completion body: the
+    # library then failed (TypeError) and the scenario was blamed on it.
+    run = run_suite(f"{B}:PointsTheLibraryAtAnUnservedAPI", "-k", "finish")
     assert run.report is not None, run.output[-3000:]
     verdicts = {s["verdict"] for s in run.report["scenarios"] if s["verdict"] != "not-claimed"}
     messages = [s["message"] for s in run.report["scenarios"] if s["verdict"] == "errored"]
     assert verdicts == {"errored"} and messages, run.output[-3000:]
-    assert any("'/v1/responses'" in m and "'/chat/completions'" in m for m in messages), messages
+    assert any("'/v1/completions'" in m and "'/chat/completions'" in m for m in messages), messages
 
 
 # -- attribution: a cause another requirement judges blocks by its owner (conformance._attribution) --
