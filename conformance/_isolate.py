@@ -49,6 +49,20 @@ class RemoteModel(ScriptedModel):
     def holds_a_fault(self) -> bool:
         return self.scripted_fault
 
+    @property
+    def binding_fault(self) -> str | None:
+        return self._binding_fault
+
+    @binding_fault.setter
+    def binding_fault(self, fault: str | None) -> None:
+        """Set by the seam (`server.handler`) on a request it refuses: the suite's model of the run
+        is told, as the one that judges the scenario."""
+        changed = fault is not None and fault != getattr(self, "_binding_fault", None)
+        self._binding_fault = fault
+        if changed:
+            assert fault is not None
+            self.worker.send(p.BindingFault(run=self.run, message=fault))
+
     def _log(self, call: LMCall, turn: Turn | None) -> None:
         with self._lock:
             self.calls.append(call)

@@ -319,6 +319,8 @@ class _Harness:
                 self._answer(message)
             elif isinstance(message, p.Sleep | p.Hang):
                 self._clock(message)
+            elif isinstance(message, p.BindingFault):
+                self._binding_fault(message)
             else:
                 self._deliver(message)
         if self._speaks_on(channel):
@@ -353,16 +355,29 @@ class _Harness:
 
     def _clock(self, notice: p.Sleep | p.Hang) -> None:
         """A wait the library asked for, or a hung request's timeout, on the run's model clock."""
-        with self._state_lock:
-            route = self._runs.get(notice.run)
-        if route is None:
-            self.fail(f"sent a {notice.type!r} notice for run {notice.run!r}, which is not running")
+        model = self._notified(notice)
+        if model is None:
             return
-        model, _ = route
         if isinstance(notice, p.Sleep):
             model.sleep(notice.seconds)
         else:
             model.hang(notice.timeout)
+
+    def _binding_fault(self, notice: p.BindingFault) -> None:
+        """The binding's fault its seam saw during a run: the run's model holds it, as in process,
+        and the scenario is errored (the first fault a model saw is the one it reports)."""
+        model = self._notified(notice)
+        if model is not None:
+            model.binding_fault = model.binding_fault or notice.message
+
+    def _notified(self, notice: p.Sleep | p.Hang | p.BindingFault) -> ScriptedModel | None:
+        """The model of the run `notice` names, or None (the harness fails: no such run)."""
+        with self._state_lock:
+            route = self._runs.get(notice.run)
+        if route is None:
+            self.fail(f"sent a {notice.type!r} notice for run {notice.run!r}, which is not running")
+            return None
+        return route[0]
 
     def _answer(self, request: p.ModelRequest | p.ToolRequest | p.ApprovalRequest) -> None:
         with self._state_lock:

@@ -119,3 +119,19 @@ def test_an_isolated_binding_that_hangs_fails_its_scenarios_as_in_process(tmp_pa
     assert len(hung) >= 2 and {s["verdict"] for s in hung} == {"failed"}, hung
     assert [(s["verdict"], s["message"]) for s in isolated.report["scenarios"]] == [
         (s["verdict"], s["message"]) for s in in_process.report["scenarios"]]
+
+
+def test_an_isolated_seam_s_refusal_is_the_binding_s_error_as_in_process(tmp_path: Path) -> None:
+    # The worker's model kept the seam's refusal (a request to a path it does not serve) to
+    # itself: the suite's model never held it, so the library's failure on the refusal was judged
+    # as the library's, where in process the scenario is errored as the binding's.
+    args = ("-k", "finish")
+    (tmp_path / "in").mkdir(), (tmp_path / "iso").mkdir()
+    in_process = suite_run(tmp_path / "in", f"{B}:PointsTheLibraryAtTheResponsesAPI", *args)
+    isolated = suite_run(tmp_path / "iso", f"{B}:PointsTheLibraryAtTheResponsesAPI", *args,
+                         "--conformance-isolate")
+    assert isolated.report is not None and in_process.report is not None, isolated.output[-3000:]
+    refused = [s for s in isolated.report["scenarios"] if "'/v1/responses'" in s["message"]]
+    assert refused and {s["verdict"] for s in refused} == {"errored"}, isolated.output[-3000:]
+    assert [(s["verdict"], s["message"]) for s in isolated.report["scenarios"]] == [
+        (s["verdict"], s["message"]) for s in in_process.report["scenarios"]]
