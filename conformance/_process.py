@@ -40,7 +40,7 @@ from typing import IO, Any, ClassVar, TextIO, TypedDict, TypeVar, cast
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from conformance import _protocol as p
-from conformance._guard import BindingError, ImplementationHung, RunawayRun
+from conformance._guard import BindingError, ImplementationHung, RunawayRun, ran_out
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance._tools import SuiteTool
 from conformance._values import loads_deep
@@ -251,6 +251,13 @@ class _Harness:
                           "stderr")
             else:  # a log: the rest of it, read as it comes
                 self._read_stderr(stream)
+        except Exception as exc:
+            # The suite short of a resource (a line it could not decode, a reply it could not
+            # build): this reader would end, and the waiting command be reported hung.
+            exhausted = ran_out("could not be read: the suite", exc)
+            if exhausted is None:
+                raise
+            self.fail(exhausted.removesuffix("."))
         finally:
             self._done[channel].set()
             stream.close()

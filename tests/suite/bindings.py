@@ -1505,3 +1505,30 @@ class RunsOutOfResources(ReferenceBinding):
         if "8" in str(call.inputs):
             raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
         return super().run(agent, call, model)
+
+
+class _OutcomeTooBigToRead(Outcome):
+    """An outcome the suite runs out of memory reading, as one of gigabytes would."""
+
+    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise MemoryError()
+
+
+class _OutcomeTooDeepToRead(Outcome):
+    """An outcome the suite runs out of stack reading, as one nested past the limit would."""
+
+    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise RecursionError("maximum recursion depth exceeded")
+
+
+class ReturnsWhatRunsOutOfResourcesToRead(ReferenceBinding):
+    """Returns, in two scenarios, an outcome that the suite runs out of memory reading (after the
+    binding call, in the suite's own step) or of stack (a result nested past the limit)."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        outcome = super().run(agent, call, model)
+        if "7" in str(call.inputs):
+            return _OutcomeTooBigToRead.model_construct(**dict(outcome))
+        if "How far" in str(call.inputs):
+            return _OutcomeTooDeepToRead.model_construct(**dict(outcome))
+        return outcome
