@@ -174,16 +174,19 @@ def _exhausted(exc: BaseException) -> str | None:
     return None
 
 
-def ran_out(who: str, exc: BaseException) -> str | None:
+#: What `ran_out` advises: a process of its own for each scenario.
+ISOLATE_ADVICE = ("The rest of this process may be short of it too: run with --conformance-isolate, "
+                  "which runs each scenario in a process of its own.")
+
+
+def ran_out(who: str, exc: BaseException, advice: str = ISOLATE_ADVICE) -> str | None:
     """What to say when `who` (`binding.run`, "the scenario") ran out of a resource of the process
     with `exc`, or None if `exc` says nothing ran out."""
     resource = _exhausted(exc)
     if resource is None:
         return None
     said = f": {exc}" if str(exc) else ""
-    return (f"{who} ran out of {resource} ({type(exc).__name__}{said}). The rest of this process "
-            "may be short of it too: run with --conformance-isolate, which runs each scenario in a "
-            "process of its own.")
+    return f"{who} ran out of {resource} ({type(exc).__name__}{said}). {advice}"
 
 
 def _binding_error(operation: str, exc: BaseException) -> BindingError:

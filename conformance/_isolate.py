@@ -33,6 +33,10 @@ from conformance._report import dependency_versions
 from conformance._tools import SuiteTool
 from conformance.binding import Binding, CallRequest, ErrorInfo, LMCall, Outcome, ToolSpec, Turn
 
+#: What a binding that ran out of a resource leaves: already in a process of its own, one whose
+#: next scenarios may fail the same way.
+WORKER_SHORT = "Its worker process may be short of it too, for the scenarios that follow."
+
 
 class RemoteModel(ScriptedModel):
     """The suite's model of a run and its resumes: every request goes to the suite, which answers
@@ -198,7 +202,9 @@ class Worker:
         except BaseException as exc:  # every escape is reported; none ends us
             escaped = f"{type(exc).__name__}: {exc}" if isinstance(exc, Exception) \
                 else f"{type(exc).__name__}({exc})"
-            self.send(p.Failed(id=command.id, message=f"binding.{command.type} raised {escaped}"))
+            exhausted = _guard.ran_out(f"binding.{command.type}", exc, advice=WORKER_SHORT)
+            self.send(p.Failed(id=command.id,
+                               message=exhausted or f"binding.{command.type} raised {escaped}"))
 
     def remote_tool(self, agent: str, spec: ToolSpec) -> SuiteTool:
         """The suite's tool `spec`, run on the suite's side, for the agent `agent`."""

@@ -135,3 +135,14 @@ def test_an_isolated_seam_s_refusal_is_the_binding_s_error_as_in_process(tmp_pat
     assert refused and {s["verdict"] for s in refused} == {"errored"}, isolated.output[-3000:]
     assert [(s["verdict"], s["message"]) for s in isolated.report["scenarios"]] == [
         (s["verdict"], s["message"]) for s in in_process.report["scenarios"]]
+
+
+def test_an_isolated_binding_that_runs_out_of_memory_says_what_ran_out(tmp_path: Path) -> None:
+    # The worker reported "binding.run raised MemoryError: ", where in process the scenario says
+    # what ran out.
+    run = suite_run(tmp_path, f"{B}:RunsOutOfResources", "-k", "not_text", "--conformance-isolate")
+    assert run.report is not None, run.output[-3000:]
+    messages = [s["message"] for s in run.report["scenarios"] if s["verdict"] == "errored"]
+    assert len(messages) == 1, run.output[-3000:]
+    assert "binding.run ran out of memory (MemoryError)" in messages[0], messages
+    assert "Its worker process may be short of it too" in messages[0], messages
