@@ -95,12 +95,15 @@ _CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def shown(argv: Sequence[str]) -> str:
-    """`argv` as a message or report quotes it: a path inside the checkout relative to it, a
-    program found on PATH by its name (a published report names no folder of the machine it ran on)."""
+    """`argv` as a message or report quotes it: the suite's own interpreter (an isolated worker's)
+    as `python`, a path inside the checkout relative to it, a program found on PATH by its name (a
+    published report names no folder of the machine it ran on)."""
     words = []
     for arg in argv:
         path = Path(arg)
-        if path.is_absolute() and path.is_relative_to(_CHECKOUT):
+        if sys.executable and arg == sys.executable:
+            arg = "python"
+        elif path.is_absolute() and path.is_relative_to(_CHECKOUT):
             arg = str(path.relative_to(_CHECKOUT))
         elif path.is_absolute() and shutil.which(path.name) == arg:
             arg = path.name

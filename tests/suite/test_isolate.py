@@ -3,6 +3,7 @@ crash or `os._exit` in it costs the scenario it happened in, not the run."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -146,3 +147,19 @@ def test_an_isolated_binding_that_runs_out_of_memory_says_what_ran_out(tmp_path:
     assert len(messages) == 1, run.output[-3000:]
     assert "binding.run ran out of memory (MemoryError)" in messages[0], messages
     assert "Its worker process may be short of it too" in messages[0], messages
+
+
+def test_an_isolated_worker_s_messages_name_no_folder_of_the_machine(tmp_path: Path) -> None:
+    # The worker's command was quoted whole: every message of a harness failure carried the
+    # interpreter's absolute path (a CI machine's, in a published report).
+    folder = tmp_path / "machine-folder"
+    folder.mkdir()
+    (folder / "python").symlink_to(sys.executable)  # an interpreter on no PATH, out of the checkout
+    (tmp_path / "run").mkdir()
+    run = suite_run(tmp_path / "run", f"{B}:KillsTheProcessInOneScenario", "-k", "exactly",
+                    "--conformance-isolate", "-ra", python=folder / "python")
+    assert run.report is not None, run.output[-3000:]
+    killed = [s["message"] for s in run.report["scenarios"] if s["verdict"] == "errored"]
+    assert killed and "exited with code 7" in killed[0], run.output[-3000:]
+    assert "'python -m conformance._isolate" in killed[0], killed
+    assert str(folder) not in json.dumps(run.report) and str(folder) not in run.output
