@@ -58,7 +58,7 @@ def _candidates(binding: Binding) -> list[tuple[Path, int]]:
             return []
         return _module_candidates(cls.__module__, Path(source) if source else None, line)
     if "conformance._isolate" in argv:  # a Python binding in a worker: its module
-        name = argv[-1]
+        name = argv[argv.index("conformance._isolate") + 1]  # options (`--timeout`) follow it
         module = name.partition(":")[0] if ":" in name else _entry_point_module(name)
         origin = _module_file(module) if module else None
         return _module_candidates(module, Path(origin) if origin else None, 1) if module else []

@@ -227,8 +227,9 @@ def verdict(
                             if hasattr(report, "wasxfail") else "")
                 return "blocked", str(error), declared
             demoted = should_blocks_must(error.requirement, own)
-        if isinstance(error, _guard.BindingError):
-            # Before the known-failure check too: a broken binding is no verdict on the library.
+        if isinstance(error, _guard.BindingError | _guard.ResourceExhausted):
+            # Before the known-failure check too: a broken binding, or a process short of memory,
+            # is no verdict on the library.
             return "errored", str(error), ""
         if hasattr(report, "wasxfail"):
             reason = str(report.wasxfail).removeprefix("known failure: ")

@@ -23,6 +23,12 @@ class BindingError(Exception):
     """The binding raised, or returned something that is not what the contract says: a binding bug."""
 
 
+class ResourceExhausted(Exception):
+    """The scenario ran out of a resource of the process (memory, stack, file descriptors) out of
+    the binding's calls, in the suite's own steps: errored, no verdict on the library (`ran_out`
+    says what ran out; a binding call that runs out is a BindingError)."""
+
+
 class Blocked(Exception):
     """A scenario's precondition, which another requirement asks for, did not happen: the scenario
     cannot judge its own requirement, and is reported `blocked` by that one, never `passed`."""
@@ -168,15 +174,26 @@ def _exhausted(exc: BaseException) -> str | None:
     return None
 
 
+#: What `ran_out` advises: a process of its own for each scenario.
+ISOLATE_ADVICE = ("The rest of this process may be short of it too: run with --conformance-isolate, "
+                  "which runs each scenario in a process of its own.")
+
+
+def ran_out(who: str, exc: BaseException, advice: str = ISOLATE_ADVICE) -> str | None:
+    """What to say when `who` (`binding.run`, "the scenario") ran out of a resource of the process
+    with `exc`, or None if `exc` says nothing ran out."""
+    resource = _exhausted(exc)
+    if resource is None:
+        return None
+    said = f": {exc}" if str(exc) else ""
+    return f"{who} ran out of {resource} ({type(exc).__name__}{said}). {advice}"
+
+
 def _binding_error(operation: str, exc: BaseException) -> BindingError:
     name = type(exc).__name__
-    resource = _exhausted(exc)
-    if resource is not None:
-        return BindingError(
-            f"binding.{operation} ran out of {resource} ({name}{': ' + str(exc) if str(exc) else ''}). "
-            "The rest of this process may be short of it too: run with --conformance-isolate, "
-            "which runs each scenario in a process of its own."
-        )
+    exhausted = ran_out(f"binding.{operation}", exc)
+    if exhausted is not None:
+        return BindingError(exhausted)
     escaped = f"{name}: {exc}" if isinstance(exc, Exception) else f"{name}({exc})"
     return BindingError(
         f"binding.{operation} raised {escaped}. A binding must report the library's exceptions "

@@ -33,6 +33,10 @@ from conformance._report import dependency_versions
 from conformance._tools import SuiteTool
 from conformance.binding import Binding, CallRequest, ErrorInfo, LMCall, Outcome, ToolSpec, Turn
 
+#: What a binding that ran out of a resource leaves: already in a process of its own, one whose
+#: next scenarios may fail the same way.
+WORKER_SHORT = "Its worker process may be short of it too, for the scenarios that follow."
+
 
 class RemoteModel(ScriptedModel):
     """The suite's model of a run and its resumes: every request goes to the suite, which answers
@@ -48,6 +52,20 @@ class RemoteModel(ScriptedModel):
 
     def holds_a_fault(self) -> bool:
         return self.scripted_fault
+
+    @property
+    def binding_fault(self) -> str | None:
+        return self._binding_fault
+
+    @binding_fault.setter
+    def binding_fault(self, fault: str | None) -> None:
+        """Set by the seam (`server.handler`) on a request it refuses: the suite's model of the run
+        is told, as the one that judges the scenario."""
+        changed = fault is not None and fault != getattr(self, "_binding_fault", None)
+        self._binding_fault = fault
+        if changed:
+            assert fault is not None
+            self.worker.send(p.BindingFault(run=self.run, message=fault))
 
     def _log(self, call: LMCall, turn: Turn | None) -> None:
         with self._lock:
@@ -185,7 +203,9 @@ class Worker:
         except BaseException as exc:  # every escape is reported; none ends us
             escaped = f"{type(exc).__name__}: {exc}" if isinstance(exc, Exception) \
                 else f"{type(exc).__name__}({exc})"
-            self.send(p.Failed(id=command.id, message=f"binding.{command.type} raised {escaped}"))
+            exhausted = _guard.ran_out(f"binding.{command.type}", exc, advice=WORKER_SHORT)
+            self.send(p.Failed(id=command.id,
+                               message=exhausted or f"binding.{command.type} raised {escaped}"))
 
     def remote_tool(self, agent: str, spec: ToolSpec) -> SuiteTool:
         """The suite's tool `spec`, run on the suite's side, for the agent `agent`."""

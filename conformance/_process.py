@@ -40,7 +40,7 @@ from typing import IO, Any, ClassVar, TextIO, TypedDict, TypeVar, cast
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from conformance import _protocol as p
-from conformance._guard import BindingError, ImplementationHung, RunawayRun
+from conformance._guard import BindingError, ImplementationHung, RunawayRun, ran_out
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance._tools import SuiteTool
 from conformance._values import loads_deep
@@ -95,12 +95,15 @@ _CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def shown(argv: Sequence[str]) -> str:
-    """`argv` as a message or report quotes it: a path inside the checkout relative to it, a
-    program found on PATH by its name (a published report names no folder of the machine it ran on)."""
+    """`argv` as a message or report quotes it: the suite's own interpreter (an isolated worker's)
+    as `python`, a path inside the checkout relative to it, a program found on PATH by its name (a
+    published report names no folder of the machine it ran on)."""
     words = []
     for arg in argv:
         path = Path(arg)
-        if path.is_absolute() and path.is_relative_to(_CHECKOUT):
+        if sys.executable and arg == sys.executable:
+            arg = "python"
+        elif path.is_absolute() and path.is_relative_to(_CHECKOUT):
             arg = str(path.relative_to(_CHECKOUT))
         elif path.is_absolute() and shutil.which(path.name) == arg:
             arg = path.name
@@ -251,6 +254,13 @@ class _Harness:
                           "stderr")
             else:  # a log: the rest of it, read as it comes
                 self._read_stderr(stream)
+        except Exception as exc:
+            # The suite short of a resource (a line it could not decode, a reply it could not
+            # build): this reader would end, and the waiting command be reported hung.
+            exhausted = ran_out("could not be read: the suite", exc)
+            if exhausted is None:
+                raise
+            self.fail(exhausted.removesuffix("."))
         finally:
             self._done[channel].set()
             stream.close()
@@ -319,6 +329,8 @@ class _Harness:
                 self._answer(message)
             elif isinstance(message, p.Sleep | p.Hang):
                 self._clock(message)
+            elif isinstance(message, p.BindingFault):
+                self._binding_fault(message)
             else:
                 self._deliver(message)
         if self._speaks_on(channel):
@@ -353,16 +365,29 @@ class _Harness:
 
     def _clock(self, notice: p.Sleep | p.Hang) -> None:
         """A wait the library asked for, or a hung request's timeout, on the run's model clock."""
-        with self._state_lock:
-            route = self._runs.get(notice.run)
-        if route is None:
-            self.fail(f"sent a {notice.type!r} notice for run {notice.run!r}, which is not running")
+        model = self._notified(notice)
+        if model is None:
             return
-        model, _ = route
         if isinstance(notice, p.Sleep):
             model.sleep(notice.seconds)
         else:
             model.hang(notice.timeout)
+
+    def _binding_fault(self, notice: p.BindingFault) -> None:
+        """The binding's fault its seam saw during a run: the run's model holds it, as in process,
+        and the scenario is errored (the first fault a model saw is the one it reports)."""
+        model = self._notified(notice)
+        if model is not None:
+            model.binding_fault = model.binding_fault or notice.message
+
+    def _notified(self, notice: p.Sleep | p.Hang | p.BindingFault) -> ScriptedModel | None:
+        """The model of the run `notice` names, or None (the harness fails: no such run)."""
+        with self._state_lock:
+            route = self._runs.get(notice.run)
+        if route is None:
+            self.fail(f"sent a {notice.type!r} notice for run {notice.run!r}, which is not running")
+            return None
+        return route[0]
 
     def _answer(self, request: p.ModelRequest | p.ToolRequest | p.ApprovalRequest) -> None:
         with self._state_lock:

@@ -390,6 +390,18 @@ class Hang(BaseModel):
     timeout: float | None
 
 
+class BindingFault(BaseModel):
+    """The binding's own fault during run `run`, seen by its seam (a request to a path the seam
+    does not serve): the suite records it on the run's model (`ScriptedModel.binding_fault`), so the
+    scenario is errored as the binding's, whatever the library then makes of the refusal. No answer;
+    send it before the run's reply."""
+
+    model_config = _Message
+    type: Literal["binding_fault"] = "binding_fault"
+    run: str
+    message: str
+
+
 #: A command of the suite, which the harness answers with a `Reply`.
 Command = (Hello | Configure | GetGlobalAdapter | Build | Run | Resume | RunConcurrently
            | GetStepToolNames | MutateLastResult | Stop)
@@ -398,7 +410,7 @@ Reply = Welcome | Done | Adapter | Built | Ran | RanAll | Names | Failed
 
 FromHarness = Annotated[
     Welcome | Done | Adapter | Built | Ran | RanAll | Names | Failed | ModelRequest | ToolRequest
-    | ApprovalRequest | Sleep | Hang,
+    | ApprovalRequest | Sleep | Hang | BindingFault,
     Field(discriminator="type"),
 ]
 
@@ -469,7 +481,7 @@ _TO_HARNESS: tuple[type[BaseModel], ...] = (
 )
 _FROM_HARNESS: tuple[type[BaseModel], ...] = (
     Welcome, Done, Adapter, Built, Ran, RanAll, Names, Failed, ModelRequest, ToolRequest,
-    ApprovalRequest, Sleep, Hang,
+    ApprovalRequest, Sleep, Hang, BindingFault,
 )
 _MESSAGES = _TO_HARNESS + _FROM_HARNESS
 

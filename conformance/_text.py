@@ -9,6 +9,7 @@ JUnit, the CI step summary) gets it through here, capped before it is written.
 
 from __future__ import annotations
 
+import html as _html
 import re
 
 #: How long one scenario's message may be anywhere it is shown: terminal, JSON, Markdown, JUnit.
@@ -60,6 +61,14 @@ def name(text: str) -> str:
 def terminal(text: str) -> str:
     """`safe` text, no line of which a CI runner would take for a workflow command."""
     return _WORKFLOW_COMMAND.sub(r"\1\\\2", safe(text))
+
+
+def html(text: str) -> str:
+    """`text` escaped for HTML text and attribute values, no line of which a CI runner reading the
+    file would take for a workflow command: such a line's first character as its character
+    reference, which a browser shows as that character."""
+    escaped = _html.escape(text, quote=True)
+    return _WORKFLOW_COMMAND.sub(lambda m: f"{m[1]}&#{ord(m[2][0])};{m[2][1:]}", escaped)
 
 
 def markdown(text: str) -> str:

@@ -330,6 +330,18 @@ class _Session:
             pytest.skip(f"binding broken: {self.broken}")
 
     @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        except Exception as exc:
+            # Out of a binding call (whose own are BindingErrors): a step reading what the binding
+            # returned. Said as what ran out, in the traceback, -ra and JUnit too.
+            exhausted = _guard.ran_out("the scenario", exc)
+            if exhausted is None or _requirement(item) is None:
+                raise
+            raise _guard.ResourceExhausted(exhausted) from exc
+
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:

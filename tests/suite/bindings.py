@@ -999,7 +999,9 @@ class SpeaksInCommands(ReferenceBinding):
         "parallel-tool-calls": "no\n::stop-commands::halt\n\x1b[31mred\x1b[0m | split | row\n## Forged"}
     known_failures: ClassVar[Mapping[str, str]] = {
         "LOOP-1": "it errs\n::add-mask::known\n::stop-commands::halt",
-        "EXT-1": "it fails\n::add-mask::passes\n##[stop-commands]halt"}
+        "EXT-1": "it fails\n::add-mask::passes\n##[stop-commands]halt",
+        "Every step prompt shows a tool's argument schema, not only its description":
+            "it loses\n::add-mask::known\n::error::forged"}
 
     @property
     def version(self) -> str:
@@ -1008,6 +1010,9 @@ class SpeaksInCommands(ReferenceBinding):
     def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
         if "7" in str(call.inputs):
             raise ValueError("oops\n::stop-commands::halt\n##[add-mask]x\n# Forged | heading | row")
+        if "How far" in str(call.inputs) or "Pay Ann" in str(call.inputs):  # the library's words
+            return Outcome(error=ErrorInfo(
+                type="RuntimeError", message="lost\n::add-mask::failure\n::error::forged\n# Forged"))
         return super().run(agent, call, model)
 
 
@@ -1548,3 +1553,30 @@ class AnswersSomethingElseOnTheCap(ReferenceBinding):
         if outcome.outputs is None or "answer" not in outcome.outputs:
             return outcome
         return outcome.model_copy(update={"outputs": {**outcome.outputs, "answer": "sumpartial later"}})
+
+
+class _OutcomeTooBigToRead(Outcome):
+    """An outcome the suite runs out of memory reading, as one of gigabytes would."""
+
+    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise MemoryError()
+
+
+class _OutcomeTooDeepToRead(Outcome):
+    """An outcome the suite runs out of stack reading, as one nested past the limit would."""
+
+    def model_dump(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise RecursionError("maximum recursion depth exceeded")
+
+
+class ReturnsWhatRunsOutOfResourcesToRead(ReferenceBinding):
+    """Returns, in two scenarios, an outcome that the suite runs out of memory reading (after the
+    binding call, in the suite's own step) or of stack (a result nested past the limit)."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        outcome = super().run(agent, call, model)
+        if "7" in str(call.inputs):
+            return _OutcomeTooBigToRead.model_construct(**dict(outcome))
+        if "How far" in str(call.inputs):
+            return _OutcomeTooDeepToRead.model_construct(**dict(outcome))
+        return outcome

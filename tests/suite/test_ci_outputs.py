@@ -146,3 +146,13 @@ def test_an_annotation_points_at_the_binding_or_harness_file_in_the_repository(t
                           tmp_path)
     assert error == ("::error file=conformance/harness.rb,line=1,title=LOOP-3 failed%3A It stops::"
                      "ran 4 steps%0A(react-conformance scenario loop.feature:12)")
+
+
+def test_an_annotation_of_an_isolated_binding_points_at_its_module() -> None:
+    # The worker's command ends with `--timeout N`: its last word, taken for the binding's name,
+    # was the timeout, and an isolated binding's annotations named no file.
+    from conformance._annotations import binding_location
+    from conformance._loader import load_binding
+
+    binding = load_binding("tests.suite.ci_bindings:NoSizeLimit", isolate=True)
+    assert binding_location(binding, ROOT) == ("tests/suite/ci_bindings.py", 1)

@@ -3,6 +3,7 @@ crash or `os._exit` in it costs the scenario it happened in, not the run."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -119,3 +120,46 @@ def test_an_isolated_binding_that_hangs_fails_its_scenarios_as_in_process(tmp_pa
     assert len(hung) >= 2 and {s["verdict"] for s in hung} == {"failed"}, hung
     assert [(s["verdict"], s["message"]) for s in isolated.report["scenarios"]] == [
         (s["verdict"], s["message"]) for s in in_process.report["scenarios"]]
+
+
+def test_an_isolated_seam_s_refusal_is_the_binding_s_error_as_in_process(tmp_path: Path) -> None:
+    # The worker's model kept the seam's refusal (a request to a path it does not serve) to
+    # itself: the suite's model never held it, so the library's failure on the refusal was judged
+    # as the library's, where in process the scenario is errored as the binding's.
+    args = ("-k", "finish")
+    (tmp_path / "in").mkdir(), (tmp_path / "iso").mkdir()
+    in_process = suite_run(tmp_path / "in", f"{B}:PointsTheLibraryAtAnUnservedAPI", *args)
+    isolated = suite_run(tmp_path / "iso", f"{B}:PointsTheLibraryAtAnUnservedAPI", *args,
+                         "--conformance-isolate")
+    assert isolated.report is not None and in_process.report is not None, isolated.output[-3000:]
+    refused = [s for s in isolated.report["scenarios"] if "'/v1/completions'" in s["message"]]
+    assert refused and {s["verdict"] for s in refused} == {"errored"}, isolated.output[-3000:]
+    assert [(s["verdict"], s["message"]) for s in isolated.report["scenarios"]] == [
+        (s["verdict"], s["message"]) for s in in_process.report["scenarios"]]
+
+
+def test_an_isolated_binding_that_runs_out_of_memory_says_what_ran_out(tmp_path: Path) -> None:
+    # The worker reported "binding.run raised MemoryError: ", where in process the scenario says
+    # what ran out.
+    run = suite_run(tmp_path, f"{B}:RunsOutOfResources", "-k", "not_text", "--conformance-isolate")
+    assert run.report is not None, run.output[-3000:]
+    messages = [s["message"] for s in run.report["scenarios"] if s["verdict"] == "errored"]
+    assert len(messages) == 1, run.output[-3000:]
+    assert "binding.run ran out of memory (MemoryError)" in messages[0], messages
+    assert "Its worker process may be short of it too" in messages[0], messages
+
+
+def test_an_isolated_worker_s_messages_name_no_folder_of_the_machine(tmp_path: Path) -> None:
+    # The worker's command was quoted whole: every message of a harness failure carried the
+    # interpreter's absolute path (a CI machine's, in a published report).
+    folder = tmp_path / "machine-folder"
+    folder.mkdir()
+    (folder / "python").symlink_to(sys.executable)  # an interpreter on no PATH, out of the checkout
+    (tmp_path / "run").mkdir()
+    run = suite_run(tmp_path / "run", f"{B}:KillsTheProcessInOneScenario", "-k", "exactly",
+                    "--conformance-isolate", "-ra", python=folder / "python")
+    assert run.report is not None, run.output[-3000:]
+    killed = [s["message"] for s in run.report["scenarios"] if s["verdict"] == "errored"]
+    assert killed and "exited with code 7" in killed[0], run.output[-3000:]
+    assert "'python -m conformance._isolate" in killed[0], killed
+    assert str(folder) not in json.dumps(run.report) and str(folder) not in run.output

@@ -157,8 +157,9 @@ COMPARED_WHERE_THEY_ARE_TESTED = {
     f"{B}:FailsTheSmokeTierByDesign",  # test_verdicts.py, serially and under -n 2
     f"{B}:ChangesDirectory", f"{B}:BreaksTheMarkdownFolder",  # test_text_safety.py, both ways
     f"{B}:RunsOutOfResources",  # test_runner_faults.py, serially and under -n 2
+    f"{B}:ReturnsWhatRunsOutOfResourcesToRead",  # test_runner_faults.py, serially and under -n 2
     f"{B}:ListsAPassedRequirementById", f"{B}:ListsTheCapById",  # test_known_failures.py
-    f"{B}:PointsTheLibraryAtAnUnservedAPI",  # test_verdicts.py
+    f"{B}:PointsTheLibraryAtAnUnservedAPI",  # test_verdicts.py, test_isolate.py both ways
     # test_isolate.py drives it through the contract, in process and in the isolated worker.
     f"{B}:ReadsTheModelsLog",
     # test_contract.py, serially and under -n 2.

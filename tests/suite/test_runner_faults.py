@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -181,3 +182,54 @@ def test_a_scenario_that_runs_out_of_a_resource_is_errored_and_says_what_ran_out
     assert all("--conformance-isolate" in m for m in messages), messages
     assert "passed" in {s["verdict"] for s in run.report["scenarios"]}  # the others still ran
     assert "ran out of memory (MemoryError)" in run.output and "--conformance-isolate" in run.output
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_resource_that_runs_out_outside_the_binding_call_is_errored_and_says_what_ran_out(
+    run_suite: RunSuite, workers: list[str]
+) -> None:
+    # Out of the binding call (the suite's own step reading what it returned), the scenario was
+    # errored as "MemoryError: " with a suite bug suspected: no word of what ran out, nor of
+    # --conformance-isolate.
+    run = run_suite(f"{B}:ReturnsWhatRunsOutOfResourcesToRead", "-k", "LOOP or not_text or STEP",
+                    *workers)
+    assert run.report is not None and run.report["complete"], run.output[-3000:]
+    messages = {s["message"] for s in run.report["scenarios"] if s["verdict"] == "errored"}
+    assert any(m.startswith("the scenario ran out of memory (MemoryError)") for m in messages), messages
+    assert any(m.startswith("the scenario ran out of stack (recursion depth) (RecursionError")
+               for m in messages), messages
+    assert all("--conformance-isolate" in m and "suite has a bug" not in m for m in messages), messages
+    assert "passed" in {s["verdict"] for s in run.report["scenarios"]}  # the others still ran
+    assert "ran out of memory (MemoryError)" in run.output and "--conformance-isolate" in run.output
+
+
+def test_a_harness_reply_the_suite_runs_out_of_memory_decoding_is_errored_not_hung(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The reader thread died on the MemoryError: the run waited out its time limit and was
+    # reported hung, blamed on the library.
+    import shlex
+    import sys
+
+    from conformance import _protocol
+    from conformance._model import ScriptedModel
+    from conformance._process import process_binding
+    from conformance.binding import AgentSpec, CallRequest, FinalTurn, SignatureSpec
+
+    decode = _protocol.decode
+
+    def short_of_memory(adapter: Any, line: str) -> Any:
+        if '"type":"ran"' in line:
+            raise MemoryError()
+        return decode(adapter, line)
+
+    command = shlex.join([sys.executable, "-m", "conformance._isolate", "reference"])
+    binding = process_binding(command, timeout=5)
+    agent = binding.build(AgentSpec(signature=SignatureSpec(text="question -> answer"), tools=()), [])
+    monkeypatch.setattr(_protocol, "decode", short_of_memory)
+    model = ScriptedModel([FinalTurn(outputs={"answer": "5"})], finish_then_extract=False)
+    with pytest.raises(_guard.BindingError) as raised:
+        binding.run(agent, CallRequest(inputs={"question": "q"}), model)
+    assert not isinstance(raised.value, _guard.ImplementationHung)
+    assert "ran out of memory (MemoryError)" in str(raised.value), raised.value
+    assert "--conformance-isolate" in str(raised.value)

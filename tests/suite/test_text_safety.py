@@ -106,6 +106,49 @@ def test_binding_text_cannot_command_the_ci_runner_or_forge_markdown(
     assert "\x1b" not in json.dumps(run.report, ensure_ascii=False)
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"], ["--conformance-isolate"]],
+                         ids=["serial", "xdist", "isolated"])
+def test_binding_and_library_text_commands_the_ci_runner_on_no_output_path(
+    run_suite: RunSuite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: list[str]
+) -> None:
+    """A library's failure message, a binding's exception, a known-failure and a not-claimed
+    reason, each holding workflow commands, command nothing in the terminal and `-ra`, JUnit, the
+    Markdown report, the step summary, `compare` or the site (the JSON report is data). The
+    site's pages once held each of those messages' lines raw: a `cat` of them in CI obeyed."""
+    summary, markdown, junit = tmp_path / "summary.md", tmp_path / "r.md", tmp_path / "junit.xml"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("CI", "true")  # pytest then prints each failure's whole message in `-ra`'s summary
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    run = run_suite(f"{B}:SpeaksInCommands", "--conformance-markdown", str(markdown), "-ra",
+                    "--junitxml", str(junit), "-o", "junit_logging=all",
+                    "-k", "not_choose or parallel or not_text or ask_to_user or argument_schema",
+                    *workers)
+    assert run.report is not None, run.output[-3000:]
+    said = {s["verdict"]: s["message"] for s in run.report["scenarios"]}
+    assert "\n::add-mask::failure" in said["failed"], said  # the library's own words, in its failure
+    assert "\n::stop-commands::halt" in said["errored"], said  # the binding's exception
+    assert "::add-mask::known" in said["known-failure"], said  # reasons are escaped as declared
+    assert "::stop-commands::halt" in said["not-claimed"], said
+    observed = [s["observed"] for s in run.report["scenarios"] if s["verdict"] == "known-failure"]
+    assert "\n::add-mask::failure" in observed[0], observed
+    site = tmp_path / "site"
+    built = subprocess.run([sys.executable, "-m", "conformance", "site", "--out", str(site),
+                            str(tmp_path / "report.json")],
+                           capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert built.returncode == 0, built.stderr
+    compared = subprocess.run([sys.executable, "-m", "conformance", "compare",
+                               str(tmp_path / "report.json")],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert compared.returncode == 0, compared.stderr
+    pages = sorted(p for p in site.rglob("*") if p.is_file() and p.suffix in (".html", ".md", ".svg"))
+    assert pages, built.stdout
+    outputs = {"terminal": run.output, "compare": compared.stdout, "site": built.stdout + built.stderr}
+    for path in (summary, markdown, junit, *pages):
+        outputs[str(path.relative_to(tmp_path))] = path.read_text(encoding="utf-8")
+    commanding = {name: _workflow_commands(text) for name, text in outputs.items()}
+    assert {name: lines for name, lines in commanding.items() if lines} == {}
+
+
 def _assert_no_forged_markdown(text: str) -> None:
     headings = [line for line in text.splitlines() if line.startswith("#")]
     assert not [h for h in headings if re.match(r"#+ Forged", h)], headings
