@@ -460,7 +460,17 @@ class _Harness:
         lines = text.rstrip("\n").split("\n")[-_STDERR_TAIL:] if text.strip() else []
         if not lines:
             return " Its stderr was empty."
-        return "\nThe tail of its stderr:\n  " + "\n  ".join(lines)
+        return "\nThe tail of its stderr:\n  " + "\n  ".join(unplaced(line) for line in lines)
+
+
+def unplaced(text: str) -> str:
+    """`text` with the machine's folders named relatively: a path in the checkout relative to it, one
+    in the home folder from `~`, as a traceback in a harness's stderr would name them (a published
+    report names no folder of the machine it ran on)."""
+    for folder, shown_as in ((_CHECKOUT, ""), (Path.home(), "~" + os.sep)):
+        if str(folder) not in ("", os.sep):
+            text = text.replace(str(folder) + os.sep, shown_as)
+    return text
 
 
 #: On Linux, each harness runs under `_reaper.py`, which adopts and ends every process the harness

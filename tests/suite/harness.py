@@ -51,6 +51,10 @@ class Harness(Worker):
             run = c.runs[0].run if isinstance(c, p.RunConcurrently) else c.run
             RemoteModel(self, run).answer(LMCall(kind="step", adapter="chat", messages=[]))
             print("harness: something went badly wrong mid-run", file=sys.stderr, flush=True)
+            # A traceback names files by their absolute paths: the checkout's and the home folder's.
+            print(f'  File "{os.path.abspath(__file__)}", line 53, in answer', file=sys.stderr, flush=True)
+            print(f'  File "{os.path.expanduser("~/lib/mylib.py")}", line 9, in run', file=sys.stderr,
+                  flush=True)
             os._exit(3)
         elif self.broken == "stall":
             print("harness: waiting forever", file=sys.stderr, flush=True)
