@@ -358,6 +358,12 @@ class _Session:
             return report
         # Capped and made safe before any writer sees it: the terminal, JUnit, xdist's channel.
         message = _text.safe(message)
+        if report.skipped and isinstance(report.longrepr, tuple) and (found := _template(item)):
+            # pytest places a skip at the test function, pytest-bdd's own file in the machine's
+            # Python installation: `-ra` then names a folder of that machine. The scenario's place
+            # in the catalogue says where it is, on any machine.
+            place = f"features/{Path(found.feature.filename).name}"
+            report.longrepr = (place, found.line_number, report.longrepr[2])
         _tidy_longrepr(report)
         error = call.excinfo.value if call.excinfo is not None and report.when == "call" else None
         blocked_by = _attribution.blocked_by(error, requirement)

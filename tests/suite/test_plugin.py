@@ -64,3 +64,14 @@ def test_a_narrowed_run_does_not_say_the_library_conforms(run_suite: RunSuite) -
     assert re.search(r"reference conformance not judged: \d+ MUST requirement\(s\) of the core and "
                      r"of its claims were not judged \(a run narrowed with -k or node ids\); run the "
                      r"whole suite to judge it", run.output), run.output[-2000:]
+
+
+def test_a_not_claimed_scenario_is_placed_in_its_feature_not_in_the_machine_s_python(
+    run_suite: RunSuite,
+) -> None:
+    # pytest placed the skip at pytest-bdd's scenario.py in the Python installation, so `-ra`
+    # named a folder of the machine.
+    run = run_suite("reference", "-ra", "-k", "parallel")
+    skipped = [line for line in run.output.splitlines() if line.startswith("SKIPPED")]
+    assert skipped and all(" features/loop.feature:" in line for line in skipped), skipped
+    assert "site-packages" not in run.output and "pytest_bdd" not in run.output
