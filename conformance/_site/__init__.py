@@ -20,6 +20,7 @@ from conformance._site._output import SiteOutputError, write_site
 from conformance._site._requirement import requirement
 from conformance._site._score import reason
 from conformance._site._timeline import earlier_report, timeline
+from conformance._site._viewer import viewer
 
 __all__ = ["InputRefused", "SiteOutputError", "SiteReport", "Snapshot", "badge_json", "badge_svg",
            "build_site", "from_git", "load_history", "load_report", "read_report", "reason",
@@ -37,7 +38,7 @@ def build_site(reports: list[SiteReport], out: Path, *, requirements: dict[str, 
                 repository=(data.suite.repository if repository is None else repository).rstrip("/"),
                 base_url=base_url, history=history or [])
     pages: dict[str, str] = {"index.html": index(site), "glossary.html": glossary(site),
-                             "history.html": timeline(site)}
+                             "history.html": timeline(site), "view.html": viewer(site)}
     for report in site.reports:
         slug = site.slugs[report.binding.name]
         pages[f"lib/{slug}.html"] = library(site, report)

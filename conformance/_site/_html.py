@@ -292,7 +292,8 @@ def plain_title(title: str) -> str:
 def page(title: str, body: str, *, script: str = "", up: str = "") -> str:
     """A whole page: the shell, the navigation, the body."""
     nav = (f'<nav class="top" aria-label="Site"><a href="{up}index.html">Scorecard and matrix</a>'
-           f'<a href="{up}history.html">History</a><a href="{up}glossary.html">Glossary</a></nav>\n')
+           f'<a href="{up}history.html">History</a><a href="{up}glossary.html">Glossary</a>'
+           f'<a href="{up}view.html">View a report</a></nav>\n')
     js = f"<script>{script}</script>" if script else ""
     return (
         "<!doctype html>\n"

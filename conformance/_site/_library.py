@@ -218,9 +218,9 @@ the site to the repository's GitHub Pages{", at " + e(base) if base else (
 <th scope="col">HTML</th><th scope="col">Other formats</th>
 </tr></thead><tbody>{"".join(rows)}</tbody></table><p class="sr" role="status" id="kit-status"></p>
 <p>Downloads: <a href="{e(slug)}.json" download>the JSON report</a>, <a href="{e(slug)}.md" download>a
-Markdown summary</a>. To see a report of your own (<code>--conformance-json</code>) as this page
-shows a bundled one: <code>python -m conformance site your-report.json --out site</code>, then open
-<code>site/index.html</code>.</p>
+Markdown summary</a>. To see a report of your own (<code>--conformance-json</code>) as the site
+shows a bundled one: open it in <a href="../view.html">View a report</a>, or build the whole site
+from it with <code>python -m conformance site your-report.json --out site</code>.</p>
 <p>{issue}name the requirement, what the library does and where in its source. Each failure's reason is
 declared by {_binding_link(site, report)}.</p>"""
 

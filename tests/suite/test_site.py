@@ -389,6 +389,7 @@ def test_the_maintainer_kit_gives_badges_snippets_downloads_and_a_way_to_object(
     assert 'href="https://example.org/suite/issues/new?title=Wrong%20verdict%20for%20newlib' in new
     assert 'href="newlib.json" download' in new and 'href="newlib.md" download' in new
     assert "<code>python -m conformance site your-report.json --out site</code>" in new
+    assert '<a href="../view.html">View a report</a>' in new
     assert load_report(tmp_path / "site" / "lib" / "newlib.json").requirements["ERR-1"] == "known-failure"
     md = pages["lib/newlib.md"]
     assert "| ERR-1 | MUST | failed (known) | newlib returns the answer in &lt;b>bold&lt;/b> |" in md
@@ -931,6 +932,30 @@ def test_the_site_in_a_real_browser(tmp_path: Path) -> None:
             phone.wait_for_function(f"document.querySelectorAll('#scorecard tr[data-lib]:not([hidden])')"
                                     f".length === {len(PEERS)}")
             assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+
+            # A report of one's own, opened from disk in view.html: its verdicts, as text.
+            viewer = browser.new_page(viewport={"width": 1400, "height": 1000})
+            viewer.on("pageerror", lambda e: errors.append(str(e)))
+            viewer.goto((out / "view.html").as_uri())
+            mine = json.loads((REPORTS / "ai.json").read_text(encoding="utf-8"))
+            mine["reasons"] = {**mine.get("reasons", {}), "LOOP-1": "<img src=x onerror=alert(1)>"}
+            own = tmp_path / "mine.json"
+            own.write_text(json.dumps(mine), encoding="utf-8")
+            viewer.set_input_files("#report-file", str(own))
+            viewer.wait_for_selector("#report-view table")
+            rows = viewer.locator("#report-view tbody tr")
+            assert rows.count() == len(mine["requirements"])
+            ai = reports[PEERS.index("ai")]
+            must = must_score(ai, catalogue())
+            summary = viewer.locator("#report-view p").first.inner_text()
+            assert f": {must.passed} of {must.total} MUST requirements passed" in summary, summary
+            assert viewer.locator("#report-view img").count() == 0  # a reason is text, never HTML
+            assert "<img src=x onerror=alert(1)>" in viewer.locator("#report-view").inner_text()
+            assert _serious_violations(viewer) == []
+            (tmp_path / "not-a-report.json").write_text('{"scenarios": []}', encoding="utf-8")
+            viewer.set_input_files("#report-file", str(tmp_path / "not-a-report.json"))
+            viewer.wait_for_selector("#report-view .refused")
+            assert 'it has no "requirements" object' in viewer.locator("#report-view").inner_text()
 
             # Without JavaScript the whole matrix shows and the filters, which need it, do not.
             plain = browser.new_context(java_script_enabled=False).new_page()
