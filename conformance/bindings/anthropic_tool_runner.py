@@ -181,9 +181,9 @@ class AnthropicToolRunnerBinding(Binding):
     }
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN
     parity: ClassVar[Mapping[str, str]] = {
-        "stop_reason": f"derived: the runner's own record, its replies: max_iterations replies, the last "
-                       f"a tool_use message, is the cap ({_RUNNER} _should_stop); a reply that ends the "
-                       "turn (stop_reason end_turn) is the finish",
+        "stop_reason": "derived: the runner's own record, its replies: max_iterations replies, the last "
+                       "a tool_use message, is the cap (lib/tools/_beta_runner.py _should_stop); a reply "
+                       "that ends the turn (stop_reason end_turn) is the finish",
         "iterations": "derived: the replies the runner yielded, one per model call",
         "max_iterations": "none: no cap error: on max_iterations the runner returns the last reply",
         "partial_run": "none: no cap error to carry it: the replies are what the runner yielded",
