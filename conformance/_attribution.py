@@ -152,16 +152,23 @@ def asked_late(served: Sequence[tuple[LMCall, Turn | None]], cap: int | None,
             f"{cap} step(s)")
 
 
-def late_step_count(got: int, expected: int, causes: Sequence[str | None]) -> str | None:
+def late_step_count(got: int, expected: int, causes: Sequence[str | None],
+                    agent_cap: int | None = None) -> str | None:
     """Why `got` step calls where the scenario expects `expected` are LOOP-3's, or None: `causes`
     are the counted runs' step-cap defects (`World.early_stops`). A cap that asks a step late makes
     one step call more than its run's script (a cap that stops a step early makes none fewer), so
-    only a count over by at most one per such run is told: any other is the scenario's own (a
-    per-call cap ignored too, say)."""
+    a count over by at most one per such run is told. A count over by more is told for one run
+    whose cap did not stop it (not a resumed one) when the agent's own cap `agent_cap` does not
+    explain it either: a cap that counts something other than model calls (BeeAI's iterations,
+    which ask the model again within one) is LOOP-3's; a per-call cap ignored for the agent's is
+    the scenario's own."""
     told = [cause for cause in causes if cause]
-    if not told or not 0 < got - expected <= len(told):
+    if not told or got <= expected:
         return None
-    return "; ".join(told)
+    if got - expected <= len(told):
+        return "; ".join(told)
+    capped = len(causes) == 1 and told[0].startswith("the step cap of ")
+    return told[0] if capped and agent_cap is not None and got != agent_cap else None
 
 
 def _final(turn: Turn | None) -> bool:

@@ -120,7 +120,7 @@ def _blocked_if_asked_late(world: World, got: int, expected: int, runs: Sequence
     """A step count of the runs `runs` (their step-cap defects, `World.early_stops`) that is wrong
     because a cap asked the model a step late (Genkit's `maxTurns`) is LOOP-3's failure: the
     scenario is blocked by LOOP-3 (LOOP-3's own fails, saying why)."""
-    cause = _attribution.late_step_count(got, expected, runs)
+    cause = _attribution.late_step_count(got, expected, runs, world.max_steps)
     world.blocked_unless(cause is None, _attribution.STEP_CAP, f"{cause} ({what})")
 
 @then(parsers.re(r"the model received (?P<steps>\d+) step calls? and (?P<extracts>\d+) extraction calls?$"))

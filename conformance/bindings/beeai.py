@@ -73,8 +73,6 @@ _CYCLE = ("max_iterations counts iterations, and an iteration whose tool call re
           "at all (_increment_iteration tests it for truth)")
 _KNOWN: dict[str, str] = {
     "LOOP-3": _CYCLE,
-    "LOOP-4": _CYCLE,
-    "EXH-6": _CYCLE,
     "LOOP-6": "the chat model refuses a reply that calls several tools unless "
               "allow_parallel_tool_calls=True: "
               "ChatModelError('The model produced more than one tool call, but parallel tool calls are "

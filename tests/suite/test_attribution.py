@@ -327,3 +327,17 @@ def test_no_must_scenario_names_a_should_requirement_as_its_precondition() -> No
              if levels.get(own, "must") == "must" and levels.get(owner) == "should"]
     assert not wrong, ("a MUST scenario is never blocked by a SHOULD: read what it needs another "
                        "way (REQUIREMENTS.md, \"One cause, one verdict\"):\n" + "\n".join(wrong))
+
+
+def test_a_cap_that_counts_something_else_than_model_calls_is_loop_3_s_unless_the_agent_s_cap_explains_it(
+) -> None:
+    # BeeAI's max_iterations counts iterations, and asks the model again within one: a per-call cap
+    # of 2 let 6 step calls through (agent cap 5). That is LOOP-3's defect, told in LOOP-4's count;
+    # a library that ignored the per-call cap for the agent's (5 calls) fails LOOP-4 on its own.
+    late = "the step cap of 2 did not stop the run: after 2 step call(s) without a final answer ..."
+    assert a.late_step_count(6, 2, [late], agent_cap=5) == late
+    assert a.late_step_count(5, 2, [late], agent_cap=5) is None
+    resumed = "the step cap did not stop the resumed run: ..."
+    assert a.late_step_count(3, 1, [resumed], agent_cap=5) is None  # a resume: HITL-5's own count
+    assert a.late_step_count(3, 2, [late], agent_cap=5) == late  # one step late, as before
+    assert a.late_step_count(1, 2, [late], agent_cap=5) is None  # fewer: never the cap's lateness
