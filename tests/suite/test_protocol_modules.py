@@ -873,8 +873,23 @@ def _ruby_render(folder: Path, out: Path) -> list[str]:
     return ["ruby", "-r", str(ROOT / "harnesses" / "lib" / "protocol.rb"), "-e", RUBY_RENDER, str(out)]
 
 
+ELIXIR_RENDER = """
+alias ReactConformance.Protocol, as: P
+[out] = System.argv()
+cases = P.decode!(IO.read(:stdio, :eof))
+File.write!(out, P.encode!(for c <- cases, do: %{
+  "reply_text" => P.reply_text(c["outputs"]), "user_message" => P.user_message(c["inputs"]),
+  "reply_outputs" => P.reply_outputs(c["signature"], c["reply"]), "json_schema" => P.json_schema(c["tool"])}))
+"""
+
+
+def _elixir_render(folder: Path, out: Path) -> list[str]:
+    module = ROOT / "harnesses" / "lib" / "protocol.ex"
+    return ["elixir", "-r", str(module), "-e", ELIXIR_RENDER, "--", str(out)]
+
+
 # Each program reads RENDER_CASES on stdin and writes what its helpers rendered to the file it is given.
-RENDER_PROGRAMS = {"ruby": (needs_ruby, _ruby_render)}
+RENDER_PROGRAMS = {"ruby": (needs_ruby, _ruby_render), "elixir": (needs_elixir, _elixir_render)}
 
 
 @pytest.mark.parametrize("language", [pytest.param(name, marks=mark)
