@@ -888,8 +888,42 @@ def _elixir_render(folder: Path, out: Path) -> list[str]:
     return ["elixir", "-r", str(module), "-e", ELIXIR_RENDER, "--", str(out)]
 
 
+JAVA_RENDER = """
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import reactconformance.Protocol;
+
+public final class Render {
+    public static void main(String[] args) throws Exception {
+        String cases = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
+        List<Object> out = new ArrayList<>();
+        for (Object c : Protocol.asList(Protocol.parse(cases))) {
+            var k = Protocol.asObject(c);
+            out.add(Protocol.object(
+                "reply_text", Protocol.replyText(Protocol.asObject(k.get("outputs"))),
+                "user_message", Protocol.userMessage(Protocol.asObject(k.get("inputs"))),
+                "reply_outputs", Protocol.replyOutputs(Protocol.asObject(k.get("signature")), k.get("reply")),
+                "json_schema", Protocol.jsonSchema(Protocol.asObject(k.get("tool")))));
+        }
+        Files.writeString(Path.of(args[0]), Protocol.stringify(out));
+    }
+}
+"""
+
+
+def _java_render(folder: Path, out: Path) -> list[str]:
+    (folder / "Render.java").write_text(JAVA_RENDER)
+    built = _javac(folder / "classes", JAVA_MODULE, folder / "Render.java")
+    assert built.returncode == 0, built.stderr
+    return ["java", "-cp", str(folder / "classes"), "Render", str(out)]
+
+
 # Each program reads RENDER_CASES on stdin and writes what its helpers rendered to the file it is given.
-RENDER_PROGRAMS = {"ruby": (needs_ruby, _ruby_render), "elixir": (needs_elixir, _elixir_render)}
+RENDER_PROGRAMS = {"ruby": (needs_ruby, _ruby_render), "elixir": (needs_elixir, _elixir_render),
+                   "java": (needs_java, _java_render)}
 
 
 @pytest.mark.parametrize("language", [pytest.param(name, marks=mark)
