@@ -921,9 +921,30 @@ def _java_render(folder: Path, out: Path) -> list[str]:
     return ["java", "-cp", str(folder / "classes"), "Render", str(out)]
 
 
+RUST_RENDER = """
+use react_conformance_protocol::{self as protocol, json, object, serde_json, Value};
+
+fn main() {
+    let cases: Value = serde_json::from_reader(std::io::stdin()).unwrap();
+    let rendered: Vec<Value> = cases.as_array().unwrap().iter().map(|c| json!({
+        "reply_text": protocol::reply_text(&object(c["outputs"].clone())),
+        "user_message": protocol::user_message(&object(c["inputs"].clone())),
+        "reply_outputs": protocol::reply_outputs(&c["signature"], c["reply"].as_str().unwrap()),
+        "json_schema": protocol::json_schema(&c["tool"]),
+    })).collect();
+    let out = std::env::args().nth(1).unwrap();
+    std::fs::write(out, Value::Array(rendered).to_string()).unwrap();
+}
+"""
+
+
+def _rust_render(folder: Path, out: Path) -> list[str]:
+    return [*_rust_program(folder, RUST_RENDER), str(out)]
+
+
 # Each program reads RENDER_CASES on stdin and writes what its helpers rendered to the file it is given.
 RENDER_PROGRAMS = {"ruby": (needs_ruby, _ruby_render), "elixir": (needs_elixir, _elixir_render),
-                   "java": (needs_java, _java_render)}
+                   "java": (needs_java, _java_render), "rust": (needs_cargo, _rust_render)}
 
 
 @pytest.mark.parametrize("language", [pytest.param(name, marks=mark)
