@@ -253,6 +253,49 @@ defmodule ReactConformance.Protocol do
     _ -> inspect(value)
   end
 
+  @json_types %{"str" => "string", "int" => "integer", "float" => "number", "bool" => "boolean",
+                "list" => "array", "dict" => "object"}
+
+  @doc "A value as the text a message shows: a string as it is, anything else as JSON."
+  def text(value) when is_binary(value), do: value
+  def text(value), do: encode!(value)
+
+  @doc "render.user_message: the one input's text, or `name: value` lines (in key order)."
+  def user_message(inputs) when map_size(inputs) == 1, do: inputs |> Map.values() |> hd() |> text()
+  def user_message(inputs), do: Enum.map_join(inputs, "\n", fn {name, value} -> "#{name}: #{text(value)}" end)
+
+  @doc "FinalTurn.reply_text: the one output's text, or a JSON object of them all."
+  def reply_text(outputs) when map_size(outputs) == 1, do: outputs |> Map.values() |> hd() |> text()
+  def reply_text(outputs), do: encode!(outputs)
+
+  @doc """
+  render.reply_outputs: the reply under the signature's one output name ("answer" when it names
+  none), or the JSON object of several.
+  """
+  def reply_outputs(signature, reply) do
+    names = Enum.map(signature["outputs"] || [], & &1["name"])
+    names = if names == [], do: ["answer"], else: names
+
+    values =
+      if length(names) > 1 and is_binary(reply) do
+        try do
+          decode!(reply)
+        catch
+          _, _ -> nil
+        end
+      end
+
+    if is_map(values), do: values, else: %{hd(names) => json(reply)}
+  end
+
+  @doc "ToolSpec.json_schema: a suite tool's parameters as a JSON schema, every one required."
+  def json_schema(tool) do
+    params = tool["parameters"] || []
+    properties = Map.new(params, &{&1["name"], %{"type" => @json_types[&1["type"]], "description" => &1["description"]}})
+    %{"type" => "object", "properties" => properties, "required" => Enum.map(params, & &1["name"]),
+      "additionalProperties" => false}
+  end
+
   @doc "Serves the suite until it says stop (or closes stdin)."
   def serve(handlers, options \\ []) do
     Code.ensure_loaded!(handlers)
@@ -398,7 +441,8 @@ defmodule ReactConformance.Protocol do
     IO.write(:persistent_term.get({__MODULE__, :out}), [codec().encode!(message), "\n"])
   end
 
-  defp codec, do: :persistent_term.get({__MODULE__, :json})
+  # Outside `serve` (a helper called from a script or a test), the default library.
+  defp codec, do: :persistent_term.get({__MODULE__, :json}, nil) || default_codec()
 
   defp default_codec do
     cond do

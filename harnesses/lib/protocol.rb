@@ -228,6 +228,52 @@ module ReactConformance
         value.to_s
       end
 
+      # A value as the text a message shows: a String as it is, anything else as JSON.
+      def text(value)
+        value.is_a?(String) ? value : JSON.generate(value)
+      end
+
+      # render.user_message: the one input's text, or `name: value` lines in the inputs' order.
+      def user_message(inputs)
+        return text(inputs.values.first) if inputs.size == 1
+
+        inputs.map { |name, value| "#{name}: #{text(value)}" }.join("\n")
+      end
+
+      # FinalTurn.reply_text: the one output's text, or a JSON object of them all.
+      def reply_text(outputs)
+        outputs.size == 1 ? text(outputs.values.first) : JSON.generate(outputs)
+      end
+
+      # render.reply_outputs: the reply under the signature's one output name ("answer" when it
+      # names none), or the JSON object of several.
+      def reply_outputs(signature, reply)
+        names = (signature['outputs'] || []).map { |field| field['name'] }
+        names = ['answer'] if names.empty?
+        if names.size > 1 && reply.is_a?(String)
+          values = begin
+            JSON.parse(reply)
+          rescue JSON::ParserError
+            nil
+          end
+          return values if values.is_a?(Hash)
+        end
+        { names.first => json(reply) }
+      end
+
+      JSON_TYPES = { 'str' => 'string', 'int' => 'integer', 'float' => 'number', 'bool' => 'boolean',
+                     'list' => 'array', 'dict' => 'object' }.freeze
+
+      # ToolSpec.json_schema: a suite tool's parameters as a JSON schema, every one required.
+      def json_schema(tool)
+        params = tool['parameters'] || []
+        { 'type' => 'object',
+          'properties' => params.to_h do |param|
+            [param['name'], { 'type' => JSON_TYPES[param['type']], 'description' => param['description'] }]
+          end,
+          'required' => params.map { |param| param['name'] }, 'additionalProperties' => false }
+      end
+
       # Serves the suite until it says stop (or closes stdin).
       def serve(handlers)
         $stdin.each_line do |line|

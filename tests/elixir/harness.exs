@@ -11,9 +11,6 @@ Code.require_file("loop.ex", __DIR__)
 defmodule Harness do
   alias ReactConformance.Protocol, as: P
 
-  @json_type %{"str" => "string", "int" => "integer", "float" => "number", "bool" => "boolean",
-               "list" => "array", "dict" => "object"}
-
   @claimed ~w[max-steps-return cap-summary per-call-cap repeated-error-stop parallel-tool-calls tool-approval
               approval-edit async]
   @not_claimed %{
@@ -59,7 +56,7 @@ defmodule Harness do
     # Each run its own model seam; the tools and cap are the agent's. The async form calls them in
     # a Task of the loop's own, which knows the run id through `$callers`.
     agent = %{agent | model: seam(), observer: if(observer?(), do: &observe/2), approve: &approve/3}
-    user = user_message(call["inputs"])
+    user = P.user_message(call["inputs"])
 
     try do
       if call["mode"] == "async",
@@ -71,7 +68,7 @@ defmodule Harness do
       result ->
         # The caller's copy of what the call returned, which `mutate_last_result` changes.
         :ets.insert(@agents, {{:last, command["agent"]}, result})
-        outputs = if result.output == nil, do: nil, else: reply_outputs(spec["signature"], result.output)
+        outputs = if result.output == nil, do: nil, else: P.reply_outputs(spec["signature"], result.output)
         %{"outcome" => %{"outputs" => outputs, "trajectory" => Enum.map(result.steps, &step_of/1),
                          "stop_reason" => result.stop_reason, "iterations" => result.steps_used,
                          "fallback" => result.message, "tool_errors" => result.tool_errors}}
@@ -97,41 +94,11 @@ defmodule Harness do
   # The suite's tools, declared in the loop's form; each call goes to the suite.
   defp tools_of(spec) do
     for t <- spec["tools"] do
-      properties = Map.new(t["parameters"], &{&1["name"], %{"type" => Map.fetch!(@json_type, &1["type"]), "description" => &1["description"]}})
-      schema = %{"type" => "object", "properties" => properties,
-                 "required" => Enum.map(t["parameters"], & &1["name"]), "additionalProperties" => false}
+      schema = P.json_schema(t)
       %TinyLoop.Tool{name: t["name"], description: t["description"], schema: schema,
                      function: fn args -> P.call_tool(t["name"], args) end}
     end
   end
-
-  defp text(value) when is_binary(value), do: value
-  defp text(value), do: P.encode!(value)
-
-  # The inputs as the user message: the one input's text, or `name: value` lines (render.user_message).
-  defp user_message(inputs) when map_size(inputs) == 1, do: inputs |> Map.values() |> hd() |> text()
-  defp user_message(inputs), do: Enum.map_join(inputs, "\n", fn {name, value} -> "#{name}: #{text(value)}" end)
-
-  # The final reply as the outputs: under the one output's name, or a JSON object of several.
-  defp reply_outputs(signature, reply) do
-    names = Enum.map(signature["outputs"], & &1["name"])
-    names = if names == [], do: ["answer"], else: names
-
-    values =
-      if length(names) > 1 do
-        try do
-          P.decode!(reply)
-        catch
-          _, _ -> nil
-        end
-      end
-
-    if is_map(values), do: values, else: %{hd(names) => reply}
-  end
-
-  # A final or extract turn as one reply's text (FinalTurn.reply_text).
-  defp reply_text(outputs) when map_size(outputs) == 1, do: outputs |> Map.values() |> hd() |> text()
-  defp reply_text(outputs), do: P.encode!(outputs)
 
   # The loop's model: each request logged as the model saw it, answered from the script.
   defp seam do
@@ -159,7 +126,7 @@ defmodule Harness do
           %TinyLoop.Reply{content: turn["thought"], tool_calls: calls}
 
         kind when kind in ["final", "extract"] ->
-          %TinyLoop.Reply{content: reply_text(turn["outputs"])}
+          %TinyLoop.Reply{content: P.reply_text(turn["outputs"])}
 
         _ ->
           raise RuntimeError, "the model's transport failed: #{turn["fault"]}"

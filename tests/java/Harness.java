@@ -8,7 +8,6 @@
 // Only the translation is written here; the protocol module does the wire.
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,9 +17,6 @@ import reactconformance.Protocol;
 import tinyloop.TinyLoop;
 
 public final class Harness implements Protocol.Handlers {
-    private static final Map<String, String> JSON_TYPE = Map.of("str", "string", "int", "integer",
-            "float", "number", "bool", "boolean", "list", "array", "dict", "object");
-
     private static final List<String> CLAIMED = List.of("max-steps-return", "cap-summary", "per-call-cap",
             "repeated-error-stop", "parallel-tool-calls", "tool-approval", "approval-edit", "async");
 
@@ -70,18 +66,8 @@ public final class Harness implements Protocol.Handlers {
         List<TinyLoop.Tool> out = new ArrayList<>();
         for (Object t : Protocol.asList(spec.get("tools"))) {
             Map<String, Object> tool = Protocol.asObject(t);
-            Map<String, Object> properties = new LinkedHashMap<>();
-            List<Object> required = new ArrayList<>();
-            for (Object p : Protocol.asList(tool.get("parameters"))) {
-                Map<String, Object> param = Protocol.asObject(p);
-                String name = Protocol.asString(param.get("name"));
-                properties.put(name, Protocol.object("type", JSON_TYPE.get(Protocol.asString(param.get("type"))),
-                        "description", param.get("description")));
-                required.add(name);
-            }
             String name = Protocol.asString(tool.get("name"));
-            Map<String, Object> schema = Protocol.object("type", "object", "properties", properties,
-                    "required", required, "additionalProperties", false);
+            Map<String, Object> schema = Protocol.jsonSchema(tool);
             // The loop's async form calls tools on a thread of its own: each call carries the run.
             out.add(new TinyLoop.Tool(name, Protocol.asString(tool.get("description")), schema, args -> {
                 try {
@@ -92,48 +78,6 @@ public final class Harness implements Protocol.Handlers {
             }));
         }
         return out;
-    }
-
-    private static String jsonText(Object value) {
-        return value instanceof String ? (String) value : Protocol.stringify(value);
-    }
-
-    /** The inputs as the user message: the one input's text, or `name: value` lines in the order sent. */
-    private static String userMessage(Map<String, Object> call) {
-        Map<String, Object> inputs = Protocol.asObject(call.get("inputs"));
-        if (inputs.size() == 1) {
-            return jsonText(inputs.values().iterator().next());
-        }
-        List<String> lines = new ArrayList<>();
-        inputs.forEach((name, value) -> lines.add(name + ": " + jsonText(value)));
-        return String.join("\n", lines);
-    }
-
-    /** The final reply as the outputs: under the one output's name, or a JSON object of several. */
-    private static Map<String, Object> replyOutputs(Map<String, Object> signature, String reply) {
-        List<String> names = new ArrayList<>();
-        for (Object f : Protocol.asList(signature.get("outputs"))) {
-            names.add(Protocol.asString(Protocol.asObject(f).get("name")));
-        }
-        if (names.isEmpty()) {
-            names.add("answer");
-        }
-        if (names.size() > 1) {
-            try {
-                Object values = Protocol.parse(reply);
-                if (values instanceof Map) {
-                    return Protocol.asObject(values);
-                }
-            } catch (IllegalArgumentException e) {
-                // not JSON: the reply is the first output's, as with one output
-            }
-        }
-        return Protocol.object(names.get(0), reply);
-    }
-
-    /** A final or extract turn as one reply's text (FinalTurn.reply_text). */
-    private static String replyText(Map<String, Object> outputs) {
-        return outputs.size() == 1 ? jsonText(outputs.values().iterator().next()) : jsonText(outputs);
     }
 
     /** The loop's model: each request logged as the model saw it, answered from the script. */
@@ -161,7 +105,7 @@ public final class Harness implements Protocol.Handlers {
                     for (int i = 0; i < all.size(); i++) {
                         Map<String, Object> call = Protocol.asObject(all.get(i));
                         Object raw = call.get("raw_tool_args");
-                        String args = raw instanceof String ? (String) raw : jsonText(call.get("tool_args"));
+                        String args = raw instanceof String ? (String) raw : Protocol.text(call.get("tool_args"));
                         calls.add(new TinyLoop.ToolCall("call_" + counter[0] + "_" + i,
                                 Protocol.asString(call.get("tool_name")), args));
                     }
@@ -169,7 +113,7 @@ public final class Harness implements Protocol.Handlers {
                 }
                 case "final":
                 case "extract":
-                    return new TinyLoop.Reply(replyText(Protocol.asObject(turn.get("outputs"))), List.of());
+                    return new TinyLoop.Reply(Protocol.replyText(Protocol.asObject(turn.get("outputs"))), List.of());
                 default:
                     throw new IllegalStateException("the model's transport failed: " + turn.get("fault"));
             }
@@ -224,7 +168,7 @@ public final class Harness implements Protocol.Handlers {
             loop.observer = (tool, observation) -> Protocol.withRun(run, () -> observe(tool, observation));
         }
         int perCall = call.get("max_steps") instanceof Number ? ((Number) call.get("max_steps")).intValue() : 0;
-        String user = userMessage(call);
+        String user = Protocol.userMessage(Protocol.asObject(call.get("inputs")));
         TinyLoop.Result result;
         try {
             if ("async".equals(call.get("mode"))) {
@@ -245,7 +189,7 @@ public final class Harness implements Protocol.Handlers {
         List<Object> trajectory = new ArrayList<>();
         result.steps.forEach(s -> trajectory.add(stepOf(s)));
         Object outputs = result.output == null ? null
-                : replyOutputs(Protocol.asObject(spec.get("signature")), result.output);
+                : Protocol.replyOutputs(Protocol.asObject(spec.get("signature")), result.output);
         return Protocol.object("outcome", Protocol.object("outputs", outputs, "trajectory", trajectory,
                 "stop_reason", result.stopReason, "iterations", result.stepsUsed, "fallback", result.message,
                 "tool_errors", result.toolErrors));

@@ -13,9 +13,6 @@ require_relative 'loop'
 
 P = ReactConformance::Protocol
 
-JSON_TYPE = { 'str' => 'string', 'int' => 'integer', 'float' => 'number', 'bool' => 'boolean',
-              'list' => 'array', 'dict' => 'object' }.freeze
-
 CLAIMED = %w[max-steps-return cap-summary per-call-cap repeated-error-stop parallel-tool-calls tool-approval
              approval-edit async].freeze
 NOT_CLAIMED = {
@@ -33,46 +30,9 @@ NOT_CLAIMED = {
 # The suite's tools, declared in the loop's form; each call goes to the suite.
 def tools_of(spec)
   spec['tools'].map do |t|
-    schema = {
-      'type' => 'object',
-      'properties' => t['parameters'].to_h do |p|
-        [p['name'], { 'type' => JSON_TYPE.fetch(p['type']), 'description' => p['description'] }]
-      end,
-      'required' => t['parameters'].map { |p| p['name'] }, 'additionalProperties' => false
-    }
+    schema = P.json_schema(t)
     TinyLoop::Tool.new(t['name'], t['description'], schema, ->(args) { P.call_tool(t['name'], args) })
   end
-end
-
-# The inputs as the user message: the one input's text, or `name: value` lines (render.user_message).
-def user_message(inputs)
-  text = ->(v) { v.is_a?(String) ? v : JSON.generate(v) }
-  return text.call(inputs.values.first) if inputs.size == 1
-
-  inputs.map { |name, v| "#{name}: #{text.call(v)}" }.join("\n")
-end
-
-# The final reply as the outputs: under the one output's name, or a JSON object of several.
-def reply_outputs(signature, reply)
-  names = signature['outputs'].map { |f| f['name'] }
-  names = ['answer'] if names.empty?
-  if names.size > 1
-    values = begin
-      JSON.parse(reply)
-    rescue JSON::ParserError
-      nil
-    end
-    return values if values.is_a?(Hash)
-  end
-  { names.first => reply }
-end
-
-# A final or extract turn as one reply's text (FinalTurn.reply_text).
-def reply_text(outputs)
-  return JSON.generate(outputs) unless outputs.size == 1
-
-  value = outputs.values.first
-  value.is_a?(String) ? value : JSON.generate(value)
 end
 
 # The loop's model: each request logged as the model saw it, answered from the script.
@@ -93,7 +53,7 @@ def seam
       end
       TinyLoop::Reply.new(turn['thought'], calls)
     when 'final', 'extract'
-      TinyLoop::Reply.new(reply_text(turn['outputs']), [])
+      TinyLoop::Reply.new(P.reply_text(turn['outputs']), [])
     else
       raise IOError, "the model's transport failed: #{turn['fault']}"
     end
@@ -147,7 +107,7 @@ class Harness
     agent.observer = OBSERVER ? in_run.call(method(:observe)) : nil
     agent.approve = in_run.call(method(:approve))
     begin
-      user = user_message(call['inputs'])
+      user = P.user_message(call['inputs'])
       result = if call['mode'] == 'async'
                  agent.run_async(user, max_steps: call['max_steps']).value
                else
@@ -157,7 +117,7 @@ class Harness
       return { 'outcome' => { 'error' => P.error_info(e) } }
     end
     entry[:last] = result
-    outputs = result.output.nil? ? nil : reply_outputs(entry[:spec]['signature'], result.output)
+    outputs = result.output.nil? ? nil : P.reply_outputs(entry[:spec]['signature'], result.output)
     { 'outcome' => { 'outputs' => outputs, 'trajectory' => result.steps.map { |s| step_of(s) },
                      'stop_reason' => result.stop_reason, 'iterations' => result.steps_used,
                      'fallback' => result.message, 'tool_errors' => result.tool_errors } }

@@ -811,3 +811,154 @@ def test_the_welcome_names_the_dependencies_locked_or_else_loaded(
         assert isinstance(welcome, p.Welcome), first
         assert welcome.dependencies == expected
         assert [json.loads(line) for line in rest] == [{"type": "done", "id": 99}]
+
+
+# What each module's rendering helpers are held to: conformance.render's and the contract's outputs.
+RENDER_CASES: list[dict[str, object]] = [
+    {"outputs": {"answer": "Paris"}, "inputs": {"question": "Capital of France?"},
+     "signature": {"outputs": [{"name": "answer"}]}, "reply": "Paris",
+     "tool": {"name": "lookup", "description": "d", "parameters": [
+         {"name": "city", "type": "str", "description": "the city"},
+         {"name": "count", "type": "int", "description": ""}]}},
+    {"outputs": {"total": 3.5}, "inputs": {"a": [1, 2], "b": "two"},
+     "signature": {"outputs": [{"name": "x"}, {"name": "y"}]}, "reply": '{"x": 1, "y": [true]}',
+     "tool": {"name": "none", "description": "d", "parameters": []}},
+    {"outputs": {"x": 1, "y": {"z": [None, "é"]}}, "inputs": {"only": {"k": 1}},
+     "signature": {"outputs": [{"name": "x"}, {"name": "y"}]}, "reply": "not json",
+     "tool": {"name": "t", "description": "d", "parameters": [
+         {"name": "flags", "type": "list", "description": "f"},
+         {"name": "on", "type": "bool", "description": ""},
+         {"name": "opts", "type": "dict", "description": ""},
+         {"name": "w", "type": "float", "description": ""}]}},
+    {"outputs": {}, "inputs": {}, "signature": {"outputs": []}, "reply": "hi",
+     "tool": {"name": "t", "description": "d"}},
+]
+
+
+def _rendered_by_python(case: dict[str, object]) -> dict[str, object]:
+    from conformance.binding import FinalTurn, SignatureSpec, ToolSpec
+    from conformance.render import reply_outputs, user_message
+
+    return {
+        "reply_text": FinalTurn(outputs=case["outputs"]).reply_text(),  # type: ignore[arg-type]
+        "user_message": user_message(case["inputs"]),  # type: ignore[arg-type]
+        "reply_outputs": reply_outputs(SignatureSpec.model_validate(case["signature"]), case["reply"]),
+        "json_schema": ToolSpec.model_validate(case["tool"]).json_schema(),
+    }
+
+
+def _same_text(text: object, lines: bool = False) -> object:
+    """A rendered text as what it says: JSON parsed, `name: value` lines as pairs (each language
+    spaces its JSON its own way); text that is not JSON stays as it is, to the byte."""
+    if lines and isinstance(text, str):
+        pairs = (line.partition(": ") for line in text.split("\n"))
+        return [(name, _same_text(value)) for name, _, value in pairs]
+    try:
+        return json.loads(text) if isinstance(text, str) else text
+    except json.JSONDecodeError:
+        return text
+
+
+RUBY_RENDER = """
+P = ReactConformance::Protocol
+File.write(ARGV[0], JSON.generate(JSON.parse($stdin.read).map { |c|
+  { 'reply_text' => P.reply_text(c['outputs']), 'user_message' => P.user_message(c['inputs']),
+    'reply_outputs' => P.reply_outputs(c['signature'], c['reply']),
+    'json_schema' => P.json_schema(c['tool']) }
+}))
+"""
+
+
+def _ruby_render(folder: Path, out: Path) -> list[str]:
+    return ["ruby", "-r", str(ROOT / "harnesses" / "lib" / "protocol.rb"), "-e", RUBY_RENDER, str(out)]
+
+
+ELIXIR_RENDER = """
+alias ReactConformance.Protocol, as: P
+[out] = System.argv()
+cases = P.decode!(IO.read(:stdio, :eof))
+File.write!(out, P.encode!(for c <- cases, do: %{
+  "reply_text" => P.reply_text(c["outputs"]), "user_message" => P.user_message(c["inputs"]),
+  "reply_outputs" => P.reply_outputs(c["signature"], c["reply"]), "json_schema" => P.json_schema(c["tool"])}))
+"""
+
+
+def _elixir_render(folder: Path, out: Path) -> list[str]:
+    module = ROOT / "harnesses" / "lib" / "protocol.ex"
+    return ["elixir", "-r", str(module), "-e", ELIXIR_RENDER, "--", str(out)]
+
+
+JAVA_RENDER = """
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import reactconformance.Protocol;
+
+public final class Render {
+    public static void main(String[] args) throws Exception {
+        String cases = new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
+        List<Object> out = new ArrayList<>();
+        for (Object c : Protocol.asList(Protocol.parse(cases))) {
+            var k = Protocol.asObject(c);
+            out.add(Protocol.object(
+                "reply_text", Protocol.replyText(Protocol.asObject(k.get("outputs"))),
+                "user_message", Protocol.userMessage(Protocol.asObject(k.get("inputs"))),
+                "reply_outputs", Protocol.replyOutputs(Protocol.asObject(k.get("signature")), k.get("reply")),
+                "json_schema", Protocol.jsonSchema(Protocol.asObject(k.get("tool")))));
+        }
+        Files.writeString(Path.of(args[0]), Protocol.stringify(out));
+    }
+}
+"""
+
+
+def _java_render(folder: Path, out: Path) -> list[str]:
+    (folder / "Render.java").write_text(JAVA_RENDER)
+    built = _javac(folder / "classes", JAVA_MODULE, folder / "Render.java")
+    assert built.returncode == 0, built.stderr
+    return ["java", "-cp", str(folder / "classes"), "Render", str(out)]
+
+
+RUST_RENDER = """
+use react_conformance_protocol::{self as protocol, json, object, serde_json, Value};
+
+fn main() {
+    let cases: Value = serde_json::from_reader(std::io::stdin()).unwrap();
+    let rendered: Vec<Value> = cases.as_array().unwrap().iter().map(|c| json!({
+        "reply_text": protocol::reply_text(&object(c["outputs"].clone())),
+        "user_message": protocol::user_message(&object(c["inputs"].clone())),
+        "reply_outputs": protocol::reply_outputs(&c["signature"], c["reply"].as_str().unwrap()),
+        "json_schema": protocol::json_schema(&c["tool"]),
+    })).collect();
+    let out = std::env::args().nth(1).unwrap();
+    std::fs::write(out, Value::Array(rendered).to_string()).unwrap();
+}
+"""
+
+
+def _rust_render(folder: Path, out: Path) -> list[str]:
+    return [*_rust_program(folder, RUST_RENDER), str(out)]
+
+
+# Each program reads RENDER_CASES on stdin and writes what its helpers rendered to the file it is given.
+RENDER_PROGRAMS = {"ruby": (needs_ruby, _ruby_render), "elixir": (needs_elixir, _elixir_render),
+                   "java": (needs_java, _java_render), "rust": (needs_cargo, _rust_render)}
+
+
+@pytest.mark.parametrize("language", [pytest.param(name, marks=mark)
+                                      for name, (mark, _) in RENDER_PROGRAMS.items()])
+def test_a_modules_rendering_helpers_render_as_the_python_ones_do(tmp_path: Path, language: str) -> None:
+    out = tmp_path / "rendered.json"
+    command = RENDER_PROGRAMS[language][1](tmp_path, out)
+    ran = subprocess.run(command, input=json.dumps(RENDER_CASES), capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    for case, rendered in zip(RENDER_CASES, json.loads(out.read_text()), strict=True):
+        expected = _rendered_by_python(case)
+        assert _same_text(rendered["reply_text"]) == _same_text(expected["reply_text"]), case
+        several = len(case["inputs"]) > 1  # type: ignore[arg-type]
+        assert (_same_text(rendered["user_message"], several)
+                == _same_text(expected["user_message"], several)), case
+        assert rendered["reply_outputs"] == expected["reply_outputs"], case
+        assert rendered["json_schema"] == expected["json_schema"], case

@@ -518,6 +518,67 @@ public final class Protocol {
 
     // --- JSON ---------------------------------------------------------------------------------
 
+    private static final Map<String, String> JSON_TYPES = Map.of("str", "string", "int", "integer",
+            "float", "number", "bool", "boolean", "list", "array", "dict", "object");
+
+    /** A value as the text a message shows: a string as it is, anything else as JSON. */
+    public static String text(Object value) {
+        return value instanceof String ? (String) value : stringify(value);
+    }
+
+    /** render.user_message: the one input's text, or {@code name: value} lines in the order sent. */
+    public static String userMessage(Map<String, Object> inputs) {
+        if (inputs.size() == 1) {
+            return text(inputs.values().iterator().next());
+        }
+        List<String> lines = new ArrayList<>();
+        inputs.forEach((name, value) -> lines.add(name + ": " + text(value)));
+        return String.join("\n", lines);
+    }
+
+    /** FinalTurn.reply_text: the one output's text, or a JSON object of them all. */
+    public static String replyText(Map<String, Object> outputs) {
+        return outputs.size() == 1 ? text(outputs.values().iterator().next()) : stringify(outputs);
+    }
+
+    /** render.reply_outputs: the reply under the signature's one output name ("answer" when it
+     *  names none), or the JSON object of several. */
+    public static Map<String, Object> replyOutputs(Map<String, Object> signature, Object reply) {
+        List<String> names = new ArrayList<>();
+        for (Object f : asList(signature.get("outputs"))) {
+            names.add(asString(asObject(f).get("name")));
+        }
+        if (names.isEmpty()) {
+            names.add("answer");
+        }
+        if (names.size() > 1 && reply instanceof String) {
+            try {
+                Object values = parse((String) reply);
+                if (values instanceof Map) {
+                    return asObject(values);
+                }
+            } catch (IllegalArgumentException e) {
+                // not JSON: the reply is the first output's, as with one output
+            }
+        }
+        return object(names.get(0), reply);
+    }
+
+    /** ToolSpec.json_schema: a suite tool's parameters as a JSON schema, every one required. */
+    public static Map<String, Object> jsonSchema(Map<String, Object> tool) {
+        Map<String, Object> properties = new LinkedHashMap<>();
+        List<Object> required = new ArrayList<>();
+        for (Object p : asList(tool.get("parameters"))) {
+            Map<String, Object> param = asObject(p);
+            String name = asString(param.get("name"));
+            properties.put(name, object("type", JSON_TYPES.get(asString(param.get("type"))),
+                    "description", param.get("description")));
+            required.add(name);
+        }
+        return object("type", "object", "properties", properties, "required", required,
+                "additionalProperties", false);
+    }
+
     /** A JSON object of the keys and values given in turn ({@code object("a", 1, "b", 2)}). */
     public static Map<String, Object> object(Object... keysAndValues) {
         Map<String, Object> map = new LinkedHashMap<>();

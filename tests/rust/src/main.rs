@@ -10,7 +10,7 @@ mod tinyloop;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use react_conformance_protocol::{self as protocol, json, object, serde_json, Approval, Error, Object, Run, Value};
+use react_conformance_protocol::{self as protocol, json, object, Approval, Error, Object, Run, Value};
 use tinyloop::{Answer, Reply, RunResult, Step, Tool, ToolCall, ToolFailure};
 
 const CLAIMED: [&str; 8] = [
@@ -43,18 +43,6 @@ fn observing() -> bool {
     std::env::var("OBSERVER").as_deref() == Ok("1")
 }
 
-fn json_type(suite_type: &str) -> &'static str {
-    match suite_type {
-        "str" => "string",
-        "int" => "integer",
-        "float" => "number",
-        "bool" => "boolean",
-        "list" => "array",
-        "dict" => "object",
-        _ => "",
-    }
-}
-
 fn text(value: &Value) -> String {
     value.as_str().unwrap_or_default().to_string()
 }
@@ -63,32 +51,17 @@ fn list(value: &Value) -> &[Value] {
     value.as_array().map(Vec::as_slice).unwrap_or_default()
 }
 
-/// A value as text: a string's own, anything else its JSON.
-fn json_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// The suite's tools, declared in the loop's form; each call goes to the suite through `run`.
 fn tools(run: &Run, spec: &Value) -> Vec<Tool> {
     list(&spec["tools"])
         .iter()
         .map(|tool| {
-            let mut properties = Object::new();
-            let mut required = Vec::new();
-            for param in list(&tool["parameters"]) {
-                let name = text(&param["name"]);
-                properties.insert(name.clone(), json!({"type": json_type(&text(&param["type"])), "description": param["description"]}));
-                required.push(name);
-            }
             let (name, run) = (text(&tool["name"]), run.clone());
             let called = name.clone();
             Tool {
                 name,
                 description: text(&tool["description"]),
-                schema: json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}),
+                schema: protocol::json_schema(tool),
                 function: Arc::new(move |args: &Value| {
                     run.call_tool(&called, args).map_err(|error| match error.downcast_ref::<protocol::ToolError>() {
                         Some(raised) => ToolFailure { kind: raised.kind.clone(), message: raised.message.clone() },
@@ -98,36 +71,6 @@ fn tools(run: &Run, spec: &Value) -> Vec<Tool> {
             }
         })
         .collect()
-}
-
-/// The inputs as the user message: the one input's text, or `name: value` lines (render.user_message).
-fn user_message(inputs: &Object) -> String {
-    if inputs.len() == 1 {
-        return inputs.values().map(json_text).collect();
-    }
-    inputs.iter().map(|(name, value)| format!("{name}: {}", json_text(value))).collect::<Vec<_>>().join("\n")
-}
-
-/// The final reply as the outputs: under the one output's name, or a JSON object of several.
-fn reply_outputs(signature: &Value, reply: &str) -> Value {
-    let mut names: Vec<String> = list(&signature["outputs"]).iter().map(|f| text(&f["name"])).collect();
-    if names.is_empty() {
-        names.push("answer".into());
-    }
-    if names.len() > 1 {
-        if let Ok(Value::Object(values)) = serde_json::from_str::<Value>(reply) {
-            return Value::Object(values);
-        }
-    }
-    json!({ names[0].clone(): reply })
-}
-
-/// A final or extract turn as one reply's text (FinalTurn.reply_text).
-fn reply_text(outputs: &Value) -> String {
-    match outputs.as_object() {
-        Some(one) if one.len() == 1 => one.values().map(json_text).collect(),
-        _ => json_text(outputs),
-    }
 }
 
 /// The loop's model: each request shown as the model saw it, answered from the script.
@@ -158,12 +101,14 @@ fn seam(run: Run) -> tinyloop::Model {
                         name: text(&call["tool_name"]),
                         arguments: call["raw_tool_args"]
                             .as_str()
-                            .map_or_else(|| json_text(&call["tool_args"]), str::to_string),
+                            .map_or_else(|| protocol::text(&call["tool_args"]), str::to_string),
                     })
                     .collect();
                 Ok(Reply { content: text(&turn["thought"]), tool_calls })
             }
-            Some("final" | "extract") => Ok(Reply { content: reply_text(&turn["outputs"]), tool_calls: vec![] }),
+            Some("final" | "extract") => {
+                Ok(Reply { content: protocol::reply_text(&object(turn["outputs"].clone())), tool_calls: vec![] })
+            }
             _ => Err(format!("the model's transport failed: {}", turn["fault"]).into()),
         }
     })
@@ -250,7 +195,7 @@ impl protocol::Handlers for Harness {
             instructions: text(&spec["signature"]["instructions"]),
         };
         let per_call = call["max_steps"].as_u64().unwrap_or(0) as usize;
-        let user = user_message(call["inputs"].as_object().unwrap_or(&Object::new()));
+        let user = protocol::user_message(call["inputs"].as_object().unwrap_or(&Object::new()));
         let result =
             if call["mode"] == "async" { loop_.run_async(user, per_call).recv()? } else { loop_.run(&user, per_call) };
         let result = match result {
@@ -262,7 +207,8 @@ impl protocol::Handlers for Harness {
                 return Ok(object(json!({"outcome": {"error": info}})));
             }
         };
-        let outputs = result.output.as_deref().map(|reply| reply_outputs(&spec["signature"], reply));
+        let outputs =
+            result.output.as_deref().map(|reply| Value::Object(protocol::reply_outputs(&spec["signature"], reply)));
         let outcome = json!({"outputs": outputs, "trajectory": result.steps.iter().map(step_of).collect::<Vec<_>>(),
                              "stop_reason": result.stop_reason, "iterations": result.steps_used,
                              "fallback": result.message, "tool_errors": result.tool_errors});

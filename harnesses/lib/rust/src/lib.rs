@@ -242,11 +242,11 @@ pub struct FaultResponse {
 /// its headers (Retry-After) and an error body that says what failed in words, never the status
 /// code (as server.py does).
 pub fn fault_response(turn: &Object) -> Result<FaultResponse, Error> {
-    let fault = turn.get("fault").map(plain_text).unwrap_or_default();
+    let fault = turn.get("fault").map(text).unwrap_or_default();
     let status: u16 = fault.parse().map_err(|_| format!("a fault turn without an HTTP status: {fault}"))?;
     let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
     if let Some(after) = turn.get("retry_after").filter(|after| !after.is_null()) {
-        headers.push(("retry-after".to_string(), plain_text(after)));
+        headers.push(("retry-after".to_string(), text(after)));
     }
     let reason = match status {
         400 => "Bad Request",
@@ -292,6 +292,58 @@ pub fn wire(value: &Value) -> Value {
         return value.clone();
     }
     Value::String(serde_json::to_string(value).unwrap_or_else(|error| error.to_string()))
+}
+
+/// render.user_message: the one input's text, or `name: value` lines in the order sent.
+pub fn user_message(inputs: &Object) -> String {
+    if inputs.len() == 1 {
+        return inputs.values().map(text).collect();
+    }
+    inputs.iter().map(|(name, value)| format!("{name}: {}", text(value))).collect::<Vec<_>>().join("\n")
+}
+
+/// FinalTurn.reply_text: the one output's text, or a JSON object of them all.
+pub fn reply_text(outputs: &Object) -> String {
+    if outputs.len() == 1 {
+        return outputs.values().map(text).collect();
+    }
+    Value::Object(outputs.clone()).to_string()
+}
+
+/// render.reply_outputs: the reply under the signature's one output name ("answer" when it names
+/// none), or the JSON object of several.
+pub fn reply_outputs(signature: &Value, reply: &str) -> Object {
+    let fields = signature["outputs"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut names: Vec<String> = fields.iter().map(|f| f["name"].as_str().unwrap_or_default().to_string()).collect();
+    if names.is_empty() {
+        names.push("answer".into());
+    }
+    if names.len() > 1 {
+        if let Ok(Value::Object(values)) = serde_json::from_str::<Value>(reply) {
+            return values;
+        }
+    }
+    object(json!({ names[0].clone(): reply }))
+}
+
+/// ToolSpec.json_schema: a suite tool's parameters as a JSON schema, every one required.
+pub fn json_schema(tool: &Value) -> Value {
+    let (mut properties, mut required) = (Object::new(), Vec::new());
+    for param in tool["parameters"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        let kind = match param["type"].as_str().unwrap_or_default() {
+            "str" => "string",
+            "int" => "integer",
+            "float" => "number",
+            "bool" => "boolean",
+            "list" => "array",
+            "dict" => "object",
+            _ => "",
+        };
+        let name = param["name"].as_str().unwrap_or_default().to_string();
+        properties.insert(name.clone(), json!({"type": kind, "description": param["description"]}));
+        required.push(name);
+    }
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
 }
 
 /// `value` as an object (an empty one if it is none).
@@ -348,7 +400,7 @@ fn exit_on(problem: &str) -> ! {
 fn dispatch(handlers: &Arc<dyn Handlers>, message: Object) {
     match message.get("type").and_then(Value::as_str) {
         Some("turn" | "observation" | "approval") => {
-            let id = message.get("id").map(plain_text).unwrap_or_default();
+            let id = message.get("id").map(text).unwrap_or_default();
             let queue = waiting().lock().expect("the waiting list").remove(&id);
             if let Some(queue) = queue {
                 let _ = queue.send(message);
@@ -482,8 +534,9 @@ fn depth(value: &Value, limit: usize) -> usize {
     1 + children.map(|child| depth(child, limit - 1)).max().unwrap_or(0)
 }
 
-/// A string's text, or any other value's JSON text (an id, a status, a Retry-After).
-fn plain_text(value: &Value) -> String {
+/// A value as the text a message shows: a string as it is, anything else as JSON (an id, a
+/// status, a Retry-After, a rendered input).
+pub fn text(value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
         other => other.to_string(),
@@ -493,6 +546,6 @@ fn plain_text(value: &Value) -> String {
 fn text_or(value: Option<&Value>, otherwise: &str) -> String {
     match value {
         None | Some(Value::Null) => otherwise.to_string(),
-        Some(value) => plain_text(value),
+        Some(value) => text(value),
     }
 }
