@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -749,44 +749,43 @@ def _feature_and_name(item: pytest.Item) -> tuple[str, str]:
     return (Path(template.feature.filename).name if template else ""), _scenario_name(item)
 
 
-def _catalogue_names(items: list[pytest.Item]) -> set[str]:
-    """Every scenario's name and test name (an outline's rows too) in the suite module of `items`,
-    collected whole whichever of its tests a run selects."""
+def _scenarios(items: list[pytest.Item]) -> Iterator[tuple[str, Any, list[str]]]:
+    """Every scenario of the suite module of `items`, collected whole whichever of its tests a run
+    selects: its test name, its pytest-bdd template and its Outline rows' test ids (none for a
+    plain scenario)."""
     from pytest_bdd.scenario import collect_example_parametrizations, scenario_wrapper_template_registry
 
-    names: set[str] = set()
     modules = {id(m): m for item in items if (m := item.getparent(pytest.Module)) is not None}
     for module in modules.values():
         for attr, obj in vars(module.obj).items():
             template = scenario_wrapper_template_registry.get(obj) if callable(obj) else None
-            if template is None:
-                continue
-            rows = collect_example_parametrizations(template) or []
-            # An Outline's bare test id names no test: only its rows' ids (`attr[row]`) do.
-            names |= {str(template.name)} | ({f"{attr}[{row.id}]" for row in rows} if rows else {attr})
+            if template is not None:
+                rows = collect_example_parametrizations(template) or []
+                yield attr, template, [f"{attr}[{row.id}]" for row in rows]
+
+
+def _catalogue_names(items: list[pytest.Item]) -> set[str]:
+    """Every scenario's name and test name (an outline's rows too) in the suite module of `items`."""
+    names: set[str] = set()
+    for attr, template, rows in _scenarios(items):
+        # An Outline's bare test id names no test: only its rows' ids (`attr[row]`) do.
+        names |= {str(template.name)} | (set(rows) if rows else {attr})
     return names
 
 
 def _whole_core_requirements(items: list[pytest.Item], listed: set[str]) -> list[str]:
     """The core requirements of which `listed` covers every scenario (by the requirement's ID, a
     scenario's name, or every row of an Outline), in the suite module of `items`."""
-    from pytest_bdd.scenario import collect_example_parametrizations, scenario_wrapper_template_registry
-
     if not listed:
         return []
     covered: dict[str, list[bool]] = {}
-    modules = {id(m): m for item in items if (m := item.getparent(pytest.Module)) is not None}
-    for module in modules.values():
-        for attr, obj in vars(module.obj).items():
-            template = scenario_wrapper_template_registry.get(obj) if callable(obj) else None
-            rid = next((t.partition(":")[2] for t in (template.tags if template else ())
-                        if t.startswith("req:")), None)
-            if template is None or rid is None:
-                continue
-            rows = collect_example_parametrizations(template) or []
-            every_row = bool(rows) and all(f"{attr}[{row.id}]" in listed for row in rows)
-            covered.setdefault(rid, []).append(
-                rid in listed or str(template.name) in listed or attr in listed or every_row)
+    for attr, template, rows in _scenarios(items):
+        rid = next((t.partition(":")[2] for t in template.tags if t.startswith("req:")), None)
+        if rid is None:
+            continue
+        every_row = bool(rows) and all(row in listed for row in rows)
+        covered.setdefault(rid, []).append(
+            rid in listed or str(template.name) in listed or attr in listed or every_row)
     requirements = catalogue()
     return sorted(rid for rid, scenarios in covered.items()
                   if all(scenarios) and rid in requirements and requirements[rid].profile == "core")
