@@ -129,6 +129,11 @@ def stopped_early(outcome: Outcome, served: Sequence[tuple[LMCall, Turn | None]]
     return None
 
 
+#: How `asked_late` begins the defect of a call whose own cap did not stop it (not a resumed run's,
+#: not a runaway's): `late_step_count` tells such a run's larger overcounts by it.
+CAP_MISSED = "the step cap of "
+
+
 def asked_late(served: Sequence[tuple[LMCall, Turn | None]], cap: int | None,
                runaway: str | None = None, resumed: bool = False) -> str | None:
     """Why a run did not stop at its step cap of `cap` (LOOP-3's defect), or None: it never
@@ -147,7 +152,7 @@ def asked_late(served: Sequence[tuple[LMCall, Turn | None]], cap: int | None,
     if resumed:
         return (f"the step cap did not stop the resumed run: the steps before the pause left it "
                 f"{cap} step(s), and it asked the model for step {cap + 1} without a final answer")
-    return (f"the step cap of {cap} did not stop the run: after {cap} step call(s) without a final "
+    return (f"{CAP_MISSED}{cap} did not stop the run: after {cap} step call(s) without a final "
             f"answer it asked the model for step {cap + 1}; a cap of {cap} must stop the loop after "
             f"{cap} step(s)")
 
@@ -167,7 +172,7 @@ def late_step_count(got: int, expected: int, causes: Sequence[str | None],
         return None
     if got - expected <= len(told):
         return "; ".join(told)
-    capped = len(causes) == 1 and told[0].startswith("the step cap of ")
+    capped = len(causes) == 1 and told[0].startswith(CAP_MISSED)
     return told[0] if capped and agent_cap is not None and got != agent_cap else None
 
 
