@@ -108,11 +108,6 @@ public final class Harness implements Protocol.Handlers {
                     + "Jackson refuses comes back as its message alone ('Cannot deserialize value of type `long` "
                     + "from String \"fifty\"...', DefaultToolExecutionExceptionProcessor.process), which names no "
                     + "field",
-            "ARGS-5", "args nested past 500 levels are refused by Jackson 3's default StreamReadConstraints "
-                    + "(maxNestingDepth 500, in MethodToolCallback.extractToolArguments), and the model is shown "
-                    + "Jackson's message alone ('Document nesting depth (501) exceeds the maximum allowed (500...)', "
-                    + "DefaultToolExecutionExceptionProcessor.process), with no error flag (a chat-completions tool "
-                    + "message has none) and no word that marks it an error",
             "ARGS-6", "an argument the tool does not declare is dropped without a word: MethodToolCallback."
                     + "buildMethodArguments reads only the method's own parameters from the args map",
             "ERR-1", "a raising tool's observation is its exception's message alone ('the disk is on fire'): "
