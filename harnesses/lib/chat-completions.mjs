@@ -33,11 +33,13 @@ function completion(body, reply, number) {
   return new Response(events.join(''), { status: 200, headers: { 'content-type': 'text/event-stream' } });
 }
 
-function fault(turn, client) {
+/** A scripted fault beneath `client` (an OpenAI or Anthropic client, whose request timeout a hang
+ * passes): the transport error its fetch throws, or the HTTP status `status(turn)` answers. */
+export function transportFault(turn, client, status = faultResponse) {
   if (turn.fault === 'connection') throw new TypeError('fetch failed: scripted connection reset');
   if (turn.fault === 'hang') {
     // The endpoint never answers: the client's own request timeout (OpenAI `timeout`, its
-    // DEFAULT_TIMEOUT of 600000 ms unless set; neither caller sets a per-request one) passes on
+    // DEFAULT_TIMEOUT of 600000 ms unless set, as Anthropic's; no caller sets a per-request one) passes on
     // the model's clock. Then fetchWithTimeout's timer aborts the request's controller, and fetch
     // rejects as an aborted fetch does: an AbortError, which the client retries (client.ts,
     // makeRequest) and reports as APIConnectionTimeoutError.
@@ -49,7 +51,7 @@ function fault(turn, client) {
     error.name = 'AbortError';
     throw error;
   }
-  return faultResponse(turn);
+  return status(turn);
 }
 
 // How many model requests each run has sent (Event.model_calls).
@@ -73,7 +75,7 @@ async function scripted(init, client) {
     // Not scripted: answer as the suite's endpoint does, 400 (not transient, so not retried).
     return new Response(JSON.stringify({ error: { message: error.message } }), { status: 400, headers: { 'content-type': 'application/json' } });
   }
-  if (turn.kind === 'fault') return fault(turn, client);
+  if (turn.kind === 'fault') return transportFault(turn, client);
   return completion(body, openaiMessage(turn, ++replies), replies);
 }
 
