@@ -3,8 +3,9 @@
 // client's own request building, reply parsing and retries run as in a user's run. Each request is
 // shown to the suite as an LMCall, and the scripted turn comes back as the chat.completion JSON (or
 // server-sent chunks, or the HTTP status) an endpoint would answer (render.openai_message).
-// Used by harnesses/openai-agents (the Agents SDK's chat-completions model) and
-// harnesses/openai-runtools (the client's own runTools loop).
+// Used by harnesses/openai-agents (the Agents SDK's chat-completions model), harnesses/openai-runtools
+// (the client's own runTools loop), harnesses/strands-ts, and harnesses/llamaindex-ts (whose LLM
+// class builds its own client: `scriptedFetch`).
 
 import { askModel, currentRun, faultResponse, notifyHang } from './protocol.mjs';
 import { openaiMessage, shownMessage } from './render.mjs';
@@ -86,6 +87,13 @@ export function toolArgs(text) {
   } catch {
     return text;
   }
+}
+
+/** The `fetch` of an OpenAI client that answers every request from the script; `client` is what
+ * holds the client's request timeout in ms (`timeout`: the client itself, or the library object
+ * that sets it), which a hang passes. */
+export function scriptedFetch(client) {
+  return (url, init) => scripted(init, client);
 }
 
 /** An OpenAI client (`OpenAI`, the constructor of the harness's own `openai`) answered from the

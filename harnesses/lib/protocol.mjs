@@ -95,6 +95,14 @@ export function notifyHang(timeout) {
   send({ type: 'hang', run, timeout });
 }
 
+/** A retry sleep of the library's model client (`seconds`), which the suite passes on the run's
+ * model clock (protocol 3's `sleep` notice): send it instead of sleeping. */
+export function notifySleep(seconds) {
+  const run = runs.getStore();
+  if (run === undefined) throw new Error('a sleep notice outside of any run');
+  send({ type: 'sleep', run, seconds });
+}
+
 /** A scripted HTTP fault (a `fault` turn with a status) as the endpoint answers it: the status, its
  * Retry-After, and an error body that says what failed in words, never the status code, so that
  * an error which merely quotes the body does not name the status by chance (as server.py does);
