@@ -240,7 +240,12 @@ class World:
         try:
             raw = _guard.call(operation, lambda: http.run(run, model) if http else run(model),
                               self.timeout)
-        except _guard.ImplementationHung:
+        except _guard.ImplementationHung as error:
+            # A run that never settled after the model was asked past its cap (a harness whose
+            # library left the script's refusal unhandled): LOOP-3's, as the same call raising is.
+            late = self._asked_late(model, calls, cap, left)
+            if late is not None:
+                self.blocked_unless(False, _attribution.STEP_CAP, f"{late}\n{error}")
             raise
         except Exception as error:
             if model.binding_fault is not None:  # what the library made of the seam's refusal

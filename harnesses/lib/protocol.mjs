@@ -279,6 +279,16 @@ async function carryOut(handlers, command) {
   }
 }
 
+/** The library's call never settles (a rejection it left unhandled, a promise it never resolves):
+ * thrown from a handler, the suite fails the scenario as hung, as it does a Python library's call
+ * that never returns, instead of blaming the harness. */
+export class NeverSettled extends Error {
+  constructor(message) {
+    super(message);
+    this.hung = true;
+  }
+}
+
 /** Serve the suite until it says stop. */
 export function serve(handlers) {
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
@@ -296,7 +306,9 @@ export function serve(handlers) {
     }
     carryOut(handlers, message).then(
       (payload) => send({ type: REPLIES[message.type], id: message.id, ...payload }),
-      (error) => send({ type: 'failed', id: message.id, message: error?.stack ?? String(error) }),
+      (error) => send(error instanceof NeverSettled
+        ? { type: 'failed', id: message.id, message: error.message, hung: true }
+        : { type: 'failed', id: message.id, message: error?.stack ?? String(error) }),
     );
   });
   lines.on('close', () => process.exit(0));

@@ -27,8 +27,10 @@
 // workflow's handlers are async, and @llamaindex/workflow-core's runHandler (its src/core/context.ts)
 // chains `result.then(...)` with no catch, so the rejection is
 // unhandled; run() never settles, and Node ends the process (seen in a direct run). The harness
-// keeps its process alive as an application must, with a process 'unhandledRejection' listener,
-// and ends the runs in flight with that error, its message saying it escaped the run.
+// keeps its process alive with a process 'unhandledRejection' listener and reports the runs in
+// flight as never settled (NeverSettled: the suite fails the scenario as hung, as a Python call
+// that never returns), naming the error that escaped: never as the run raising it, which the
+// caller of run() never sees.
 //
 // The client's retry backoff (the `openai` client's, maxRetries 10: 0.5 s doubling to 8 s, about
 // 48 s in all) is waited on the suite's model clock: a timer the client's sleep
@@ -40,7 +42,7 @@ import { agent, agentStepEvent, agentToolCallResultEvent, stopAgentEvent } from 
 import { tool } from 'llamaindex';
 import { z } from 'zod';
 import { modelCalls, scriptedFetch } from '../lib/chat-completions.mjs';
-import { callTool, currentRun, deepArgsFailures, errorInfo, installedVersion, installedVersions, json, notifySleep, serve, wire } from '../lib/protocol.mjs';
+import { callTool, currentRun, deepArgsFailures, errorInfo, installedVersion, installedVersions, json, NeverSettled, notifySleep, serve, wire } from '../lib/protocol.mjs';
 import { replyOutputs, userMessage, zodObject } from '../lib/render.mjs';
 
 const VERSION = installedVersion(import.meta.url, 'llamaindex');
@@ -84,6 +86,7 @@ const KNOWN_FAILURES = {
   'ARGS-3': `malformed JSON args end the run: OpenAI.streamChat (${LLM}) JSON.parses a call's streamed arguments when the reply finishes, with no catch; the SyntaxError, ${ESCAPES} (seen in a direct run)`,
   "Tool args that break the tool's schema never reach it with a wrong or missing value": `args that break the tool's schema reach it: ${UNCHECKED} (in a direct run the tool ran with amount 'fifty')`,
   'ARGS-6': `an undeclared arg reaches the tool: ${UNCHECKED} (in a direct run the tool ran with memo 'rent' under a z.strictObject)`,
+  'NET-1': `a model error the client gives up on (a 400 or 401 at once, a 5xx or 429 after its retries) never reaches the caller: the OpenAI LLM (${LLM}) throws it in an async workflow handler; ${ESCAPES} (seen in a direct run with a 400)`,
   ...deepArgsFailures(`the tool gets the deep input intact, but the next request is never sent: OpenAI.toOpenAIMessage (${LLM}) JSON.stringifies the call's input, which overflows the stack (RangeError 'Maximum call stack size exceeded'); ${ESCAPES} (seen in a direct run, 5,000 and 100,000 levels)`),
 };
 
@@ -106,10 +109,12 @@ process.on('unhandledRejection', (reason) => {
   for (const end of inFlight) end(reason);
 });
 
-/** An error a workflow handler threw, which reached no caller: its type, and its message saying so. */
-function escaped(reason) {
+/** An error a workflow handler threw, which reached no caller: the run never settles, so the call
+ * hangs (an application's process, without a listener, ends on the rejection). */
+function neverSettled(reason) {
   const info = errorInfo(reason);
-  return { ...info, message: `${info.message} (thrown in a workflow handler, it escaped the run as an unhandled rejection: run() never settled)` };
+  return new NeverSettled(`run() never settled: ${info.type}: ${info.message} was thrown in a workflow handler `
+    + 'and escaped the run as an unhandled rejection (@llamaindex/workflow-core runHandler)');
 }
 
 // -- the tools --------------------------------------------------------------------------------------
@@ -211,8 +216,9 @@ serve({
       events.push({ kind: 'done', model_calls: modelCalls(), stop_reason: out.stop_reason, outputs: out.outputs });
       return { outcome: { ...out, events } };
     } catch (error) {
+      if ('escaped' in error) throw neverSettled(error.escaped);
       const out = { trajectory: trajectory(seen), iterations: seen.filter((e) => agentStepEvent.include(e)).length,
-                    error: 'escaped' in error ? escaped(error.escaped) : errorInfo(error) };
+                    error: errorInfo(error) };
       return { outcome: stream ? { ...out, events } : out };
     } finally {
       inFlight.delete(end);

@@ -218,6 +218,18 @@ class NeverStops(ReferenceBinding):
         return super().build(spec.model_copy(update={"max_steps": 10**9}), tools)
 
 
+class NeverStopsThenHangs(NeverStops):
+    """NeverStops, whose run never settles once the model refuses a call past its script: a library
+    that leaves the error unhandled, as a harness reports a run that never settled."""
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        try:
+            return super().run(agent, call, model)
+        except BaseException:
+            threading.Event().wait()  # never set: the suite's guard abandons this thread
+            raise
+
+
 class HangsOnTheFirstTry(ReferenceBinding):
     """Hangs in the call that ERR-3 needs to stop on repeated errors (its precondition, ERR-2's)."""
 

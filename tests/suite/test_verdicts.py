@@ -200,6 +200,20 @@ def test_a_run_that_never_stops_ends_once_its_script_is_spent_and_fails_saying_s
     assert "did not return within" not in scenario["message"]
 
 
+def test_a_run_that_never_settles_once_asked_past_its_cap_is_blocked_by_loop_3_not_a_hang(
+    run_suite: RunSuite,
+) -> None:
+    # A harness whose library leaves the script's refusal unhandled reports the run as never
+    # settled: what made it hang is the call past the cap, LOOP-3's, as if the refusal had raised.
+    run = run_suite(f"{B}:NeverStopsThenHangs", "--conformance-timeout", "3", "-k",
+                    "never_chooses_finish or run_stopped_by_the_step_cap")
+    assert run.report is not None, run.output[-3000:]
+    assert run.report["requirements"]["LOOP-3"] == "failed"
+    exh4 = [s for s in run.report["scenarios"] if s["requirement"] == "EXH-4"]
+    assert exh4 and all(s["verdict"] == "blocked" and s["blocked_by"] == "LOOP-3" for s in exh4), exh4
+    assert not run.requirements("errored")
+
+
 def test_a_hanging_binding_fails_its_scenario_and_the_run_goes_on(run_suite: RunSuite) -> None:
     # Not the smoke tier: a hang there would (rightly) report the whole binding as broken.
     run = run_suite(f"{B}:Hanging", "--conformance-timeout", "0.2", "-k", "malformed or lacks_a_required")
