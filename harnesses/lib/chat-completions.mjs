@@ -3,8 +3,9 @@
 // client's own request building, reply parsing and retries run as in a user's run. Each request is
 // shown to the suite as an LMCall, and the scripted turn comes back as the chat.completion JSON (or
 // server-sent chunks, or the HTTP status) an endpoint would answer (render.openai_message).
-// Used by harnesses/openai-agents (the Agents SDK's chat-completions model) and
-// harnesses/openai-runtools (the client's own runTools loop).
+// Used by harnesses/openai-agents (the Agents SDK's chat-completions model),
+// harnesses/openai-runtools (the client's own runTools loop), harnesses/strands-ts and
+// harnesses/genkit (the compat-oai plugin, which builds its client itself from these options).
 
 import { askModel, currentRun, faultResponse, notifyHang } from './protocol.mjs';
 import { openaiMessage, shownMessage } from './render.mjs';
@@ -33,7 +34,7 @@ function completion(body, reply, number) {
   return new Response(events.join(''), { status: 200, headers: { 'content-type': 'text/event-stream' } });
 }
 
-function fault(turn, client) {
+function fault(turn, timeout) {
   if (turn.fault === 'connection') throw new TypeError('fetch failed: scripted connection reset');
   if (turn.fault === 'hang') {
     // The endpoint never answers: the client's own request timeout (OpenAI `timeout`, its
@@ -41,7 +42,7 @@ function fault(turn, client) {
     // the model's clock. Then fetchWithTimeout's timer aborts the request's controller, and fetch
     // rejects as an aborted fetch does: an AbortError, which the client retries (client.ts,
     // makeRequest) and reports as APIConnectionTimeoutError.
-    notifyHang(typeof client.timeout === 'number' ? client.timeout / 1000 : null);
+    notifyHang(typeof timeout === 'number' ? timeout / 1000 : null);
     throw new DOMException('This operation was aborted', 'AbortError');
   }
   if (turn.fault === 'timeout') {
@@ -61,7 +62,7 @@ export function modelCalls() {
 }
 
 // The OpenAI client's fetch: each chat-completions request, answered from the script.
-async function scripted(init, client) {
+async function scripted(init, timeout) {
   const body = JSON.parse(init.body);
   sent.set(currentRun(), (sent.get(currentRun()) ?? 0) + 1);
   const call = { kind: 'step', adapter: 'native', messages: body.messages.map(shownMessage),
@@ -73,7 +74,7 @@ async function scripted(init, client) {
     // Not scripted: answer as the suite's endpoint does, 400 (not transient, so not retried).
     return new Response(JSON.stringify({ error: { message: error.message } }), { status: 400, headers: { 'content-type': 'application/json' } });
   }
-  if (turn.kind === 'fault') return fault(turn, client);
+  if (turn.kind === 'fault') return fault(turn, timeout());
   return completion(body, openaiMessage(turn, ++replies), replies);
 }
 
@@ -86,11 +87,19 @@ export function toolArgs(text) {
   }
 }
 
+/** The options of an OpenAI client answered from the script, or, with a `baseURL` (an `http`
+ * scenario's CallRequest.base_url), pointed at it: for a library that builds the client itself from
+ * options. `timeout()` is the request timeout in ms of the client they build (the script's hang
+ * passes it on the model's clock). */
+export function openAIOptions(baseURL, timeout) {
+  if (baseURL != null) return { apiKey: 'placeholder-key', baseURL };
+  return { apiKey: 'scripted', baseURL: 'http://scripted.invalid/v1', fetch: (url, init) => scripted(init, timeout) };
+}
+
 /** An OpenAI client (`OpenAI`, the constructor of the harness's own `openai`) answered from the
- * script, or, with a `baseURL` (an `http` scenario's CallRequest.base_url), pointed at it. */
+ * script, or, with a `baseURL`, pointed at it. */
 export function openAIClient(OpenAI, baseURL) {
-  if (baseURL != null) return new OpenAI({ apiKey: 'placeholder-key', baseURL });
   // The scripted fetch reads the request timeout of the client it serves.
-  const client = new OpenAI({ apiKey: 'scripted', baseURL: 'http://scripted.invalid/v1', fetch: (url, init) => scripted(init, client) });
+  const client = new OpenAI(openAIOptions(baseURL, () => client.timeout));
   return client;
 }
