@@ -77,13 +77,13 @@ def package(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", "--impl", "reference", "-q", "-p", "no:cacheprovider")
 
 
-# dspy-ts, ax, ai, openai-agents-js, langgraph-js, mastra, openai-runtools, strands-ts and genkit are Node
-# harnesses: `--impl NAME` installs their locked packages when missing; langchaingo and eino are Go
-# harnesses, built on first use; langchain4j is a Java harness, which `--impl` builds with Maven and
-# javac when its sources changed.
+# dspy-ts, ax, ai, openai-agents-js, langgraph-js, mastra, openai-runtools, strands-ts, genkit and
+# adk-ts are Node harnesses: `--impl NAME` installs their locked packages when missing; langchaingo
+# and eino are Go harnesses, built on first use; langchain4j is a Java harness, which `--impl` builds
+# with Maven and javac when its sources changed.
 PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "openai-agents-js",
          "openai-agents-js+tool-not-found", "langgraph-js", "mastra", "mastra+retries", "openai-runtools",
-         "strands-ts", "genkit", "langchaingo", "eino", "langchain4j", "smolagents", "pydantic-ai",
+         "strands-ts", "genkit", "adk-ts", "langchaingo", "eino", "langchain4j", "smolagents", "pydantic-ai",
          "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found", "langchain",
          "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen", "google-adk",
          "google-adk+reflect-retry", "agno", "strands-agents", "crewai", "agent-framework",
