@@ -148,13 +148,9 @@ function options(state, running, cap) {
   return { model: 'suite/scripted', tools: running.tools, maxTurns: cap, ...(instructions ? { system: instructions } : {}) };
 }
 
-function added(messages, start) {
-  return messages.slice(start);
-}
-
 function outcome(state, response, start, run) {
   const messages = response.messages;
-  const mine = added(messages, start);
+  const mine = messages.slice(start);
   state.last = [mine];
   const trajectory = steps(mine);
   const iterations = mine.filter((m) => m.role === 'model').length;
@@ -176,7 +172,7 @@ function outcome(state, response, start, run) {
 function failed(state, error, start, cap) {
   const response = error?.detail?.response;
   if (response == null) return { error: errorInfo(error) };
-  const mine = added(response.messages, start);
+  const mine = response.messages.slice(start);
   state.last = [mine];
   const trajectory = steps(mine);
   const iterations = mine.filter((m) => m.role === 'model').length;
