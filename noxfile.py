@@ -77,18 +77,18 @@ def package(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", "--impl", "reference", "-q", "-p", "no:cacheprovider")
 
 
-# dspy-ts, ax, ai, openai-agents-js, langgraph-js, mastra, openai-runtools, strands-ts, anthropic-ts and
-# llamaindex-ts are Node harnesses: `--impl NAME` installs their locked packages when missing;
-# langchaingo and eino are Go harnesses, built on first use; langchain4j and spring-ai are Java
-# harnesses, which `--impl` builds with Maven and javac when their sources changed.
+# dspy-ts, ax, ai, openai-agents-js, langgraph-js, mastra, openai-runtools, strands-ts, anthropic-ts,
+# llamaindex-ts, genkit and adk-ts are Node harnesses: `--impl NAME` installs their locked packages
+# when missing; langchaingo and eino are Go harnesses, built on first use; langchain4j and spring-ai
+# are Java harnesses, which `--impl` builds with Maven and javac when their sources changed.
 PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "openai-agents-js",
          "openai-agents-js+tool-not-found", "langgraph-js", "mastra", "mastra+retries", "openai-runtools",
-         "strands-ts", "anthropic-ts", "langchaingo", "eino", "langchain4j", "spring-ai", "smolagents",
-         "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found", "langchain",
+         "strands-ts", "anthropic-ts", "llamaindex-ts", "genkit", "adk-ts", "langchaingo", "eino",
+         "langchain4j", "spring-ai", "smolagents", "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents",
+         "openai-agents+tool-not-found", "langchain",
          "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen", "google-adk",
          "google-adk+reflect-retry", "agno", "strands-agents", "crewai", "agent-framework",
-         "agent-framework+detailed-errors", "beeai-framework", "anthropic-tool-runner",
-         "llamaindex-ts")
+         "agent-framework+detailed-errors", "beeai-framework", "anthropic-tool-runner")
 #: The bundled bindings whose `http` cassettes ship in cassettes/ (dspy and the Node harnesses claim
 #: `http` too, and run those scenarios live on loopback: vcrpy cannot record them).
 HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents",

@@ -24,7 +24,7 @@ CMD = "cmd:"
 #: The bundled Node harnesses, by name: each directory holds `harness.mjs` and its lock file.
 NODE_HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+tool-not-found",
                   "langgraph-js", "mastra", "mastra+retries", "openai-runtools", "strands-ts",
-                  "anthropic-ts", "llamaindex-ts")
+                  "anthropic-ts", "llamaindex-ts", "genkit", "adk-ts")
 #: The bundled Go harnesses, by name: each directory is a Go module (`harness.go`, go.mod, go.sum).
 GO_HARNESSES = ("langchaingo", "eino")
 #: The bundled Java harnesses, by name: each directory holds its `pom.xml` and its sources, built on

@@ -99,7 +99,9 @@ def _declared(values: list[JsonValue], param: str, types: tuple[str, ...]) -> bo
     for value in values:
         properties = value.get("properties") if isinstance(value, dict) else None
         declared = properties.get(param) if isinstance(properties, dict) else None
-        if isinstance(declared, dict) and str(declared.get("type")) in types:
+        # Gemini's Schema (the OpenAPI subset its API takes, and ADK sends) spells types in
+        # capitals: "STRING" is JSON Schema's "string".
+        if isinstance(declared, dict) and str(declared.get("type")).lower() in types:
             return True
     return False
 

@@ -4,8 +4,9 @@
 // shown to the suite as an LMCall, and the scripted turn comes back as the chat.completion JSON (or
 // server-sent chunks, or the HTTP status) an endpoint would answer (render.openai_message).
 // Used by harnesses/openai-agents (the Agents SDK's chat-completions model), harnesses/openai-runtools
-// (the client's own runTools loop), harnesses/strands-ts, and harnesses/llamaindex-ts (whose LLM
-// class builds its own client: `scriptedFetch`).
+// (the client's own runTools loop), harnesses/strands-ts, harnesses/llamaindex-ts (whose LLM class
+// builds its own client: `scriptedFetch`) and harnesses/genkit (the compat-oai plugin, which builds
+// its client itself from options: `openAIOptions`).
 
 import { askModel, currentRun, faultResponse, notifyHang } from './protocol.mjs';
 import { openaiMessage, shownMessage } from './render.mjs';
@@ -44,7 +45,7 @@ export function transportFault(turn, client, status = faultResponse) {
     // the model's clock. Then fetchWithTimeout's timer aborts the request's controller, and fetch
     // rejects as an aborted fetch does: an AbortError, which the client retries (client.ts,
     // makeRequest) and reports as APIConnectionTimeoutError.
-    notifyHang(typeof client.timeout === 'number' ? client.timeout / 1000 : null);
+    notifyHang(typeof timeout === 'number' ? timeout / 1000 : null);
     throw new DOMException('This operation was aborted', 'AbortError');
   }
   if (turn.fault === 'timeout') {
@@ -64,7 +65,7 @@ export function modelCalls() {
 }
 
 // The OpenAI client's fetch: each chat-completions request, answered from the script.
-async function scripted(init, client) {
+async function scripted(init, timeout) {
   const body = JSON.parse(init.body);
   sent.set(currentRun(), (sent.get(currentRun()) ?? 0) + 1);
   const call = { kind: 'step', adapter: 'native', messages: body.messages.map(shownMessage),
@@ -96,11 +97,20 @@ export function scriptedFetch(client) {
   return (url, init) => scripted(init, client);
 }
 
+/** The options of an OpenAI client answered from the script, or, with a `baseURL` (an `http`
+ * scenario's CallRequest.base_url), pointed at it: for a library that builds the client itself from
+ * options. `timeout()` is the request timeout in ms of the client they build (the script's hang
+ * passes it on the model's clock). */
+export function openAIOptions(baseURL, timeout) {
+  if (baseURL != null) return { apiKey: 'placeholder-key', baseURL };
+  return { apiKey: 'scripted', baseURL: 'http://scripted.invalid/v1',
+           fetch: scriptedFetch({ get timeout() { return timeout(); } }) };
+}
+
 /** An OpenAI client (`OpenAI`, the constructor of the harness's own `openai`) answered from the
- * script, or, with a `baseURL` (an `http` scenario's CallRequest.base_url), pointed at it. */
+ * script, or, with a `baseURL`, pointed at it. */
 export function openAIClient(OpenAI, baseURL) {
-  if (baseURL != null) return new OpenAI({ apiKey: 'placeholder-key', baseURL });
   // The scripted fetch reads the request timeout of the client it serves.
-  const client = new OpenAI({ apiKey: 'scripted', baseURL: 'http://scripted.invalid/v1', fetch: (url, init) => scripted(init, client) });
+  const client = new OpenAI(openAIOptions(baseURL, () => client.timeout));
   return client;
 }

@@ -1,7 +1,8 @@
 """The bundled Node harnesses: `--impl dspy-ts`, `ax`, `ai`, `openai-agents-js`, `langgraph-js`, `mastra`,
-`openai-runtools`, `strands-ts`, `anthropic-ts`, `llamaindex-ts` and the opt-in configurations, and the
-Java harnesses, reproduce their committed reports (tests/suite/test_java_harnesses.py checks the Java
-build and pins; the Go harnesses are compared in tests/suite/test_go_harnesses.py).
+`openai-runtools`, `strands-ts`, `anthropic-ts`, `llamaindex-ts`, `genkit`, `adk-ts` and the opt-in
+configurations, and the Java harnesses, reproduce their committed reports
+(tests/suite/test_java_harnesses.py checks the Java build and pins; the Go harnesses are compared in
+tests/suite/test_go_harnesses.py).
 
 The first run installs each harness's locked packages (`npm install --no-save`), as `--impl` does
 for a user; Node.js 20 and npm must be on PATH.

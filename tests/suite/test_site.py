@@ -331,8 +331,7 @@ def test_the_glossary_and_the_libraries_are_explained(tmp_path: Path, features: 
         assert info.what or info.turns_on, name
         assert lines.library(name).language in ("Python", "TypeScript", "Go", "Java"), name
     for name in ("ax", "ai", "dspy-ts", "langgraph-js", "mastra", "openai-agents-js", "mastra+retries",
-                 "openai-runtools", "strands-ts", "anthropic-ts",
-                 "llamaindex-ts"):
+                 "openai-runtools", "strands-ts", "anthropic-ts", "llamaindex-ts", "genkit", "adk-ts"):
         assert lines.library(name).language == "TypeScript", name  # their packages' sources are .ts
     for name in GO_HARNESSES:
         assert lines.library(name).language == "Go", name
