@@ -72,6 +72,10 @@ const THROWS = "a tool that throws ends the run: resolveToolRequest (generate/re
 const INVALID = "args that break the tool's input schema end the run: the tool action validates its input (parseSchema in @genkit-ai/core's action.ts) and throws ValidationError INVALID_ARGUMENT 'Schema validation failed', which resolveToolRequest (generate/resolve-tool-requests.ts) rethrows, so the model is never told (seen in a direct run; the tool does not run)";
 const MALFORMED = "tool args that are not JSON end the run: the compat-oai plugin's fromOpenAIToolCall (compat-oai's model.ts) JSON.parses the call's arguments unguarded and the SyntaxError escapes generate; the tool does not run and the model is never told (seen in a direct run)";
 const DEEP = "args nested 5,000 levels deep end the run with RangeError 'Maximum call stack size exceeded' before the tool runs: the model action records its reply in its trace span with JSON.stringify (action(), @genkit-ai/core's action.ts), which overflows the stack on the call's input (seen in a direct run)";
+// What Genkit's resume cannot be asked to do at all: reported not claimed with the reason, not run.
+const CANNOT_EXPRESS = {
+  'An edit that names no tool never runs anything, and the person or the agent is told': "an approval edit is tool.restart's replaceInput, which re-runs the interrupted call's own tool with new input (restartTool, tool.ts): an edit cannot name another tool",
+};
 const REPLAY = "a pause is the messages of the response (response.messages) and holds no record that its interrupt was answered: a generate that resumes the same messages again with tool.restart runs the tool again (in a direct run delete_file ran on each of two resumes of one saved pause)";
 const KNOWN_FAILURES = {
   'The step cap stops a loop that never chooses finish': OFF_BY_ONE,
@@ -220,7 +224,8 @@ async function generate(state, running, request, stream, run, start) {
 
 serve({
   hello: () => ({ protocol: PROTOCOL, name: NAME, version: VERSION, dependencies: installedVersions(import.meta.url),
-                  capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED, known_failures: KNOWN_FAILURES, parity: PARITY }),
+                  capabilities: CAPABILITIES, not_claimed: NOT_CLAIMED, known_failures: KNOWN_FAILURES,
+                  cannot_express: CANNOT_EXPRESS, parity: PARITY }),
   configure: () => ({}),
   global_adapter: () => ({ adapter: null }),
   build({ agent, spec }) {
@@ -251,6 +256,7 @@ serve({
     try {
       resume = answer(running, tool, interrupt, String(request.response));
     } catch (error) {
+      if (error instanceof HarnessCannot) throw error; // the harness's fault: errored, not a refusal
       return { outcome: { error: errorInfo(error) } };
     }
     const messages = JSON.parse(pause.messages);
@@ -268,6 +274,9 @@ serve({
   },
 });
 
+/** A person's answer the harness cannot put to Genkit (CANNOT_EXPRESS): never the library's doing. */
+class HarnessCannot extends Error {}
+
 // The person's answer as Genkit's resume option: approve restarts the call, an edit restarts it
 // with replaced input (validated by restart against the tool's schema), anything else answers it
 // with the person's message as its output, without running it.
@@ -280,8 +289,10 @@ function answer(running, tool, interrupt, text) {
     if (edit && typeof edit === 'object') {
       // tool.restart re-runs the pending call's own tool (restartTool, tool.ts): an edit can replace
       // its input, not the tool it names.
+      // So an edit naming another tool is in CANNOT_EXPRESS; one reaching here is the harness's
+      // fault, never the library refusing.
       if ((edit.name ?? interrupt.toolRequest.name) !== interrupt.toolRequest.name) {
-        throw new Error(`the edit names ${edit.name}, but Genkit's tool.restart runs only the pending call's own tool, ${interrupt.toolRequest.name}`);
+        throw new HarnessCannot(`the edit names ${edit.name}, but Genkit's tool.restart runs only the pending call's own tool, ${interrupt.toolRequest.name}`);
       }
       return { restart: [tool.restart(interrupt, { approved: true }, { replaceInput: edit.args ?? {} })] };
     }

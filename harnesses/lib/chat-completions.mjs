@@ -45,7 +45,7 @@ export function transportFault(turn, client, status = faultResponse) {
     // the model's clock. Then fetchWithTimeout's timer aborts the request's controller, and fetch
     // rejects as an aborted fetch does: an AbortError, which the client retries (client.ts,
     // makeRequest) and reports as APIConnectionTimeoutError.
-    notifyHang(typeof timeout === 'number' ? timeout / 1000 : null);
+    notifyHang(typeof client.timeout === 'number' ? client.timeout / 1000 : null);
     throw new DOMException('This operation was aborted', 'AbortError');
   }
   if (turn.fault === 'timeout') {
@@ -65,7 +65,7 @@ export function modelCalls() {
 }
 
 // The OpenAI client's fetch: each chat-completions request, answered from the script.
-async function scripted(init, timeout) {
+async function scripted(init, client) {
   const body = JSON.parse(init.body);
   sent.set(currentRun(), (sent.get(currentRun()) ?? 0) + 1);
   const call = { kind: 'step', adapter: 'native', messages: body.messages.map(shownMessage),
