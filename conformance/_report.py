@@ -76,6 +76,9 @@ class BindingInfo(BaseModel):
     auxiliary_calls: dict[str, str] = Field(default_factory=dict)
     #: How the binding fills each derivable contract field (`conformance.binding.PARITY`).
     parity: dict[str, str] = Field(default_factory=dict)
+    #: Set when the run was made outside CI, saying why (`--conformance-run-outside-ci`): a library
+    #: CI cannot install, whose committed report CI does not regenerate.
+    run_outside_ci: Message | None = None
 
 
 class Report(BaseModel):
@@ -281,6 +284,7 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
         f"{md(', '.join(b.capabilities)) or 'none'}.",
         *(["", "Installed: " + md(", ".join(f"{d} {v}" for d, v in b.dependencies.items())) + "."]
           if b.dependencies else []),
+        *(["", f"**{md(b.run_outside_ci)}**."] if b.run_outside_ci else []),
         *(["", f"**This is a partial report**: {md(report.stopped_by or 'the run did not finish')}. "
                "Only requirements whose every scenario ran have a verdict."]
           if not report.complete else []),
@@ -362,6 +366,11 @@ def comparison(reports: list[Report], catalogue: dict[str, Requirement]) -> str:
               "claims passed), its MUST and SHOULD tallies, and when its report was generated:", "",
               *(f"- {md(conformance_line(r, catalogue))} ({md(r.generated or 'date unknown')}, "
                 f"suite {md(r.suite_version)})" for r in reports)]
+    outside = [(name, r.binding.run_outside_ci) for r, name in zip(reports, names, strict=True)
+               if r.binding.run_outside_ci]
+    if outside:
+        lines += ["", "Reports made outside CI (CI cannot install the library, so it does not regenerate "
+                  "them):", "", *(f"- **{name}**: {md(why)}" for name, why in outside)]
     for report, name in zip(reports, names, strict=True):
         if report.binding.not_claimed:
             lines += ["", f"Not claimed by **{name}**:", "",

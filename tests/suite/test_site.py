@@ -355,6 +355,20 @@ def test_a_partial_run_is_marked_and_never_conforms(tmp_path: Path, features: Pa
             in pages["lib/newlib.html"])
 
 
+def test_a_report_made_outside_ci_says_so_on_its_page_and_in_the_list_of_libraries(
+        tmp_path: Path, features: Path) -> None:
+    why = "run outside CI: the library's registry is not reachable here"
+    data = {**V2, "binding": {**V2["binding"], "run_outside_ci": why}}
+    path = tmp_path / "newlib.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    pages = _build([path], tmp_path / "site", features)
+    assert f"<dt>Where it ran</dt><dd>{html.escape(why)}</dd>" in pages["lib/newlib.html"]
+    assert f"{why}." in pages["lib/newlib.md"].splitlines()
+    assert f'<span class="muted">{html.escape(why)}</span>' in pages["index.html"]
+    plain = _build([_all(tmp_path)[1]], tmp_path / "plain", features)
+    assert "Where it ran" not in plain["lib/newlib.html"] and "outside CI" not in plain["index.html"]
+
+
 def test_every_peer_is_introduced_and_published() -> None:
     workflow = (ROOT / ".github" / "workflows" / "site.yml").read_text(encoding="utf-8")
     for name in PEERS:
