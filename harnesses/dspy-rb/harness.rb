@@ -28,7 +28,8 @@
 
 require 'json'
 require 'open3'
-require_relative '../lib/protocol'
+# The suite's Ruby protocol module: beside this file in a library's repository, else the suite's own.
+require_relative File.exist?(File.join(__dir__, 'protocol.rb')) ? 'protocol' : '../lib/protocol'
 
 # DSPy.rb logs every event to log/development.log under the working directory (dspy.rb
 # create_logger) unless DSPY_LOG names another stream: not into the repository the suite runs in.
@@ -87,11 +88,12 @@ module DspyRbHarness
               'this harness does not load: its model seam is a DSPy::LM::Adapter'
   }.freeze
   PARITY = {
-    'stop_reason' => "derived: ReAct#call returns a prediction only when the model chose finish; on the cap it " \
-                     'raises MaxIterationsError (re_act.rb create_enhanced_result)',
-    'iterations' => "the library's own: the prediction's `iterations`, and MaxIterationsError#iterations",
-    'max_iterations' => "the library's own: MaxIterationsError#max_iterations",
-    'partial_run' => "from the error: MaxIterationsError's history, tools_used and last_observation",
+    'stop_reason' => 'derived: ReAct#call returns a prediction only when the model chose finish, and raises ' \
+                     'MaxIterationsError on the step cap (re_act.rb create_enhanced_result)',
+    'iterations' => "library: the prediction's iterations, and MaxIterationsError#iterations (re_act.rb)",
+    'max_iterations' => 'library: MaxIterationsError#max_iterations (re_act.rb build_max_iterations_error)',
+    'partial_run' => "library: MaxIterationsError's history, tools_used and last_observation (re_act.rb " \
+                     'build_max_iterations_error)',
     'concurrency' => 'shared'
   }.freeze
   AUXILIARY = {
@@ -184,22 +186,34 @@ module DspyRbHarness
       'build_max_iterations_error without one (re_act.rb); only a forced finish passes one'
   }.freeze
 
+  # The gems DSPy::ReAct runs on: each with the file that defines its version, and the constant.
+  GEMS = { 'dspy' => ['dspy/version', 'DSPy::VERSION'], 'dspy-schema' => ['dspy/schema/version', 'DSPy::Schema::VERSION'],
+           'sorbet-toon' => ['sorbet/toon/version', 'Sorbet::Toon::VERSION'],
+           'sorbet-runtime' => [nil, nil], 'sorbet-schema' => ['sorbet-schema/version', 'SorbetSchema::VERSION'],
+           'sorbet-baml' => ['sorbet_baml/version', 'SorbetBaml::VERSION'],
+           'dry-configurable' => ['dry/configurable/version', 'Dry::Configurable::VERSION'],
+           'dry-logger' => ['dry/logger/version', 'Dry::Logger::VERSION'], 'async' => ['async/version', 'Async::VERSION'],
+           'io-event' => ['io/event/version', 'IO::Event::VERSION'],
+           'concurrent-ruby' => ['concurrent/version', 'Concurrent::VERSION'] }.freeze
+
   # The versions of DSPy.rb and of the gems its loop runs on: Bundler's, where it loaded them; else
-  # each gem's own VERSION constant (gems put on the load path by hand have no spec).
+  # each gem's own VERSION constant (gems put on the load path by hand have no spec), and the
+  # commit of a DSPy.rb checkout.
   def dependencies
-    names = %w[dspy async sorbet-runtime dry-configurable dry-logger concurrent-ruby sorbet-schema sorbet-baml]
-    loaded = Gem.loaded_specs.slice(*names).transform_values { |spec| spec.version.to_s }
-    constants = { 'dspy' => 'DSPy::VERSION', 'async' => 'Async::VERSION', 'dry-configurable' => 'Dry::Configurable::VERSION',
-                  'dry-logger' => 'Dry::Logger::VERSION', 'concurrent-ruby' => 'Concurrent::VERSION',
-                  'sorbet-baml' => 'SorbetBaml::VERSION' }
-    found = constants.to_h { |name, constant| [name, loaded[name] || constant_version(constant)] }.compact
+    found = GEMS.to_h do |name, (feature, constant)|
+      spec = Gem.loaded_specs[name]
+      [name, spec ? spec.version.to_s : constant_version(feature, constant)]
+    end.compact
     found['dspy'] = "#{found['dspy']} (commit #{commit})" if commit
     found.merge('ruby' => RUBY_VERSION)
   end
 
-  def constant_version(name)
-    Object.const_get(name).to_s
-  rescue NameError
+  def constant_version(feature, constant)
+    return nil if feature.nil?
+
+    require feature
+    Object.const_get(constant).to_s
+  rescue LoadError, NameError
     nil
   end
 
@@ -288,12 +302,29 @@ module DspyRbHarness
       'stop_reason' => 'finish', 'iterations' => prediction.iterations, 'error' => nil }
   end
 
+  # An exception as the protocol's ErrorInfo, its message naming no folder of this machine: Sorbet's
+  # TypeError names the caller's and the method's files (`Caller: .../call_validation.rb:145`), shown
+  # from the gem's folder (`sorbet-runtime/lib/...`) or the suite's checkout, as the suite shows a
+  # harness's stderr.
+  def error_info(error, **kwargs)
+    P.error_info(error, **kwargs).merge('message' => unplaced(error.message.to_s))
+  end
+
+  CHECKOUT = File.expand_path('../..', __dir__)
+
+  def unplaced(text)
+    gem_folders = $LOAD_PATH.map(&:to_s).grep(%r{/lib\z}).map { |lib| File.dirname(lib, 2) }
+    folders = [[CHECKOUT, ''], *gem_folders.uniq.map { |folder| [folder, ''] }, [Dir.home, '~/']]
+    folders.reject { |folder, _| ['', '/'].include?(folder) }.sort_by { |folder, _| -folder.length }
+           .reduce(text) { |shown, (folder, as)| shown.gsub("#{folder}/", as) }
+  end
+
   def cap_error(error)
     fields = { 'iterations' => error.iterations, 'max_iterations' => error.max_iterations,
                'tools_used' => error.tools_used, 'history' => error.history.map { |entry| step(entry) },
                'last_observation' => P.wire(P.json(error.last_observation)),
                'partial_final_answer' => P.json(error.partial_final_answer) }
-    P.error_info(error, kind: 'max-iterations', fields: fields)
+    error_info(error, kind: 'max-iterations', fields: fields)
   end
 end
 
@@ -422,7 +453,7 @@ class Harness
     @lock.synchronize { @agents[agent_id] = { agent: agent, spec: spec, last: nil } }
     { 'error' => nil }
   rescue StandardError, ScriptError => e
-    { 'error' => P.error_info(e) }
+    { 'error' => DspyRbHarness.error_info(e) }
   end
 
   def run(command)
@@ -439,7 +470,7 @@ class Harness
       return { 'outcome' => { 'error' => DspyRbHarness.cap_error(e) } }
     rescue StandardError => e
       entry[:last] = nil
-      return { 'outcome' => { 'error' => P.error_info(e) } }
+      return { 'outcome' => { 'error' => DspyRbHarness.error_info(e) } }
     end
     entry[:last] = prediction
     { 'outcome' => DspyRbHarness.outcome_of(prediction, entry[:spec]) }
