@@ -82,10 +82,12 @@ module DspyRbHarness
                    'an instrumentation bus with no end-of-run event)',
     'parallel-tool-calls' => "each step's reply names one action (the thought signature's `action`, " \
                              're_act.rb create_thought_signature)',
-    'lm-retry' => "DSPy::LM makes each request once (lm.rb, 'no retry, no fallback'); retries belong to a " \
-                  "provider gem's client, which this harness does not load: its model seam is an LM adapter",
-    'http' => "DSPy.rb's HTTP clients are its provider gems' (dspy-openai over the openai gem), which " \
-              'this harness does not load: its model seam is a DSPy::LM::Adapter'
+    'lm-retry' => "DSPy::LM sends each request once (lm.rb, 'no retry, no fallback'): retries are the provider " \
+                  "gem's HTTP client's (dspy-openai's over the openai gem), beneath the DSPy::LM::Adapter this " \
+                  'harness replaces',
+    'http' => "DSPy.rb's HTTP clients are its provider gems' (dspy-openai's adapters over the openai gem), and " \
+              "ReAct's reply is its own JSON object (thought, action, tool_input, final_answer): the suite's " \
+              "endpoint answers in DSPy's chat or JSON adapter formats or native tool calls, none of which it parses"
   }.freeze
   PARITY = {
     'stop_reason' => 'derived: ReAct#call returns a prediction only when the model chose finish, and raises ' \
