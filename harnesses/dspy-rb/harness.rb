@@ -259,7 +259,7 @@ module DspyRbHarness
   def tool_class(agent, index, tool)
     params = tool['parameters'] || []
     odd = params.map { |p| p['name'] }.grep_v(IDENTIFIER)
-    raise ArgumentError, "the harness cannot declare parameters #{odd.inspect} as Ruby keywords" unless odd.empty?
+    raise ArgumentError, "the harness cannot declare #{odd.inspect} as Ruby keyword parameters" unless odd.empty?
 
     klass = Class.new(DSPy::Tools::Base) do
       extend T::Sig
@@ -276,6 +276,8 @@ module DspyRbHarness
         P.call_tool(#{tool['name'].inspect}, { #{args} })
       rescue P::ToolError => e
         raise DspyRbHarness.tool_error(e)
+      rescue StandardError => e
+        raise HarnessFault, "the harness's tool failed: \#{e.class}: \#{e.message}"
       end
     RUBY
     DspyRbAgents.const_set(constant(agent, "Tool#{index}"), klass)
@@ -334,6 +336,12 @@ module DspyRbAgents
   module Errors; end
 end
 
+# A failure of the harness's own code inside a run (its model seam, its tools): not a StandardError,
+# so neither DSPy.rb nor the harness's `run` reports it as the library's; the command fails, and the
+# scenario is errored.
+class HarnessFault < Exception # rubocop:disable Lint/InheritException -- past every `rescue StandardError`
+end
+
 # The model seam: an LM adapter (the interface of DSPy.rb's provider adapters) that asks the
 # suite for each reply of one run.
 class ScriptedAdapter < DSPy::LM::Adapter
@@ -348,6 +356,10 @@ class ScriptedAdapter < DSPy::LM::Adapter
 
     content = P.with_run(@run) { reply(messages, signature) }
     DSPy::LM::Response.new(content: content, usage: nil, metadata: { provider: 'scripted', model: model })
+  rescue P::UnexpectedModelCall, DSPy::LM::AdapterError
+    raise # the model call fails, as the script asks
+  rescue StandardError => e
+    raise HarnessFault, "the harness's model seam failed: #{e.class}: #{e.message}"
   end
 
   private
@@ -448,14 +460,17 @@ class Harness
   def build(command)
     agent_id = command['agent']
     spec = command['spec']
-    signature = DspyRbHarness.signature(agent_id, spec['signature'])
+    # The tool classes are the harness's own writing: a failure there is the harness's (errored).
     tools = spec['tools'].each_with_index.map { |t, i| DspyRbHarness.tool_class(agent_id, i, t).new }
     options = spec['max_steps'].nil? ? {} : { max_iterations: spec['max_steps'] }
-    agent = DSPy::ReAct.new(signature, tools: tools, **options)
+    begin
+      signature = DspyRbHarness.signature(agent_id, spec['signature'])
+      agent = DSPy::ReAct.new(signature, tools: tools, **options)
+    rescue StandardError => e # DSPy.rb refused the signature or the agent: reported as data
+      return { 'error' => DspyRbHarness.error_info(e) }
+    end
     @lock.synchronize { @agents[agent_id] = { agent: agent, spec: spec, last: nil } }
     { 'error' => nil }
-  rescue StandardError, ScriptError => e
-    { 'error' => DspyRbHarness.error_info(e) }
   end
 
   def run(command)
