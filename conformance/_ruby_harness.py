@@ -32,18 +32,21 @@ def command(name: str, directory: Path) -> str:
     command = [ruby, *(f"-I{p}" for p in paths)]
     library = LIBRARIES[name]
     try:
-        loaded = subprocess.run([*command, "-e", f"require {library!r}"], capture_output=True, text=True,
-                                timeout=_LOAD_TIMEOUT, check=False)
+        loaded = subprocess.run([*command, "-e", f"puts RUBY_VERSION; require {library!r}"],
+                                capture_output=True, text=True, timeout=_LOAD_TIMEOUT, check=False)
     except subprocess.TimeoutExpired:
         raise pytest.UsageError(
             f"--impl {name}: loading {library!r} took over {_LOAD_TIMEOUT:g} s.") from None
     if loaded.returncode != 0:
         where = f"the directories {variable} names" if paths else f"Ruby's load path ({variable} is not set)"
-        said = "\n  ".join(loaded.stderr.strip().splitlines()[-6:])
+        # Ruby's error comes first, then its backtrace (`\tfrom ...` lines): the error is the news.
+        said = "\n  ".join([line for line in loaded.stderr.strip().splitlines()
+                            if not line.lstrip().startswith("from ")][:4])
+        version = loaded.stdout.strip() or "?"
         here = f"harnesses/{directory.name}"  # as the checkout names it, not as this machine does
         raise pytest.UsageError(
-            f"--impl {name}: Ruby cannot load {library!r} from {where}:\n  {said}\nSet {variable} to the "
-            f"library's lib/ and its gems' lib/ directories ({os.pathsep}-separated, as RUBYLIB), or run "
-            f"the harness under Bundler with --impl \"cmd:bundle exec ruby {here}/harness.rb\"; see "
-            f"{here}/README.md.")
+            f"--impl {name}: Ruby {version} cannot load {library!r} from {where}:\n  {said}\nUse a Ruby the "
+            f"library supports, and set {variable} to the library's lib/ and its gems' lib/ directories "
+            f"({os.pathsep}-separated, as RUBYLIB), or run the harness under Bundler with --impl "
+            f"\"cmd:bundle exec ruby {here}/harness.rb\"; see {here}/README.md.")
     return shlex.join([*command, str(directory / "harness.rb")])
