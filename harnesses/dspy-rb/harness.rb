@@ -118,7 +118,9 @@ module DspyRbHarness
   NO_CHECK = 'DSPy.rb signatures are classes whose input and output blocks (signature.rb StructBuilder#const) ' \
              'keep fields in a hash by name, and nothing checks them'
   KNOWN_FAILURES = {
-    'ERR-1' => "a tool's exception reaches ReAct#call: execute_tool_with_instrumentation has no rescue, #{CRASHES}",
+    'ERR-1' => "a tool's exception propagates out of ReAct#call: execute_tool_with_instrumentation has no rescue " \
+               'and execute_action says "let errors propagate" (re_act.rb): the run ends with it, and the model ' \
+               'never sees an error observation',
     'LOOP-5' => "an action that is not a tool fails Predict's coercion to the ActionEnum of the thought signature " \
                 "(re_act.rb create_action_enum_class): Predict raises PredictionInvalidError \"Type Mismatch in 'action'\" " \
                 '(predict.rb create_prediction_result), and no error observation reaches the model',
