@@ -78,8 +78,9 @@ module DspyRbHarness
     'durable-approvals' => "#{REACT} runs the chosen tool at once: no pause to serialise",
     'async' => 'DSPy.rb has no async form of ReAct: its docs (advanced/concurrent-predictions.md) leave ' \
                'concurrency to the application, around the blocking call',
-    'streaming' => 'ReAct#call returns the whole prediction: no event stream of the run (DSPy.events is ' \
-                   'an instrumentation bus with no end-of-run event)',
+    'streaming' => 'ReAct#call returns the whole prediction; its instrumentation bus (DSPy.events) reports a ' \
+                   'tool step as react.iteration_complete, but neither the step that finishes nor the end of the ' \
+                   'run (re_act.rb execute_single_iteration)',
     'parallel-tool-calls' => "each step's reply names one action (the thought signature's `action`, " \
                              're_act.rb create_thought_signature)',
     'lm-retry' => "DSPy::LM sends each request once (lm.rb, 'no retry, no fallback'): retries are the provider " \
