@@ -77,17 +77,19 @@ def package(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", "--impl", "reference", "-q", "-p", "no:cacheprovider")
 
 
-# dspy-ts, ax, ai, openai-agents-js, langgraph-js, mastra, openai-runtools and strands-ts are Node
-# harnesses: `--impl NAME` installs their locked packages when missing; langchaingo and eino are Go
-# harnesses, built on first use; langchain4j is a Java harness, which `--impl` builds with Maven and
-# javac when its sources changed; dspy-rb is a Ruby harness, run with DSPy.rb on Ruby's load path.
+# dspy-ts, ax, ai, openai-agents-js, langgraph-js, mastra, openai-runtools, strands-ts, anthropic-ts and
+# llamaindex-ts are Node harnesses: `--impl NAME` installs their locked packages when missing;
+# langchaingo and eino are Go harnesses, built on first use; langchain4j and spring-ai are Java
+# harnesses, which `--impl` builds with Maven and javac when their sources changed; dspy-rb is a Ruby
+# harness, run with DSPy.rb on Ruby's load path.
 PEERS = ("reference", "dspy", "udspy", "dspy-ts", "dspy-rb", "ax", "ai", "openai-agents-js",
          "openai-agents-js+tool-not-found", "langgraph-js", "mastra", "mastra+retries", "openai-runtools",
-         "strands-ts", "langchaingo", "eino", "langchain4j", "smolagents", "pydantic-ai",
-         "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found", "langchain",
-         "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen", "google-adk",
-         "google-adk+reflect-retry", "agno", "strands-agents", "crewai", "agent-framework",
-         "agent-framework+detailed-errors", "beeai-framework", "anthropic-tool-runner")
+         "strands-ts", "anthropic-ts", "langchaingo", "eino", "langchain4j", "spring-ai", "smolagents",
+         "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found",
+         "langchain", "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen",
+         "google-adk", "google-adk+reflect-retry", "agno", "strands-agents", "crewai", "agent-framework",
+         "agent-framework+detailed-errors", "beeai-framework", "anthropic-tool-runner",
+         "llamaindex-ts")
 #: The peers whose library CI cannot install (its registry is not reachable from CI's machines):
 #: `nox -s peers` leaves their committed reports as they are, and `nox -s peer-<library>`, run where
 #: the library is on hand (harnesses/dspy-rb/README.md), writes one marked as run outside CI.

@@ -15,6 +15,9 @@ import pytest
 
 #: The Java protocol module every Java harness compiles beside its own sources.
 PROTOCOL = Path(__file__).resolve().parent.parent / "harnesses" / "lib" / "java" / "Protocol.java"
+#: The helpers the bundled Java harnesses share (their tool classes, the scripted chat-completions
+#: endpoint), compiled beside each one's sources too.
+SHARED = PROTOCOL.parent / "shared"
 _POM = "{http://maven.apache.org/POM/4.0.0}"
 
 
@@ -49,11 +52,17 @@ def _sources(directory: Path) -> list[Path]:
     return sorted((directory / "src").rglob("*.java"))
 
 
+def _library() -> list[Path]:
+    """The protocol module and the shared helpers."""
+    return [PROTOCOL, *sorted(SHARED.glob("*.java"))]
+
+
 def _fingerprint(directory: Path) -> str:
-    """What the build depends on: the pom, the harness's sources and the protocol module."""
+    """What the build depends on: the pom, the harness's sources, the protocol module and the
+    shared helpers."""
     digest = hashlib.sha256()
-    named = {"<protocol>": PROTOCOL, **{str(p.relative_to(directory)): p
-                                        for p in [directory / "pom.xml", *_sources(directory)]}}
+    named = {**{f"<library>/{p.name}": p for p in _library()},
+             **{str(p.relative_to(directory)): p for p in [directory / "pom.xml", *_sources(directory)]}}
     for name, path in named.items():
         digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -77,7 +86,7 @@ def _build(name: str, directory: Path, target: Path, javac: str, mvn: str) -> No
                      f"-Dmdep.outputFile={target / 'classpath.txt'}"])
         classpath = (target / "classpath.txt").read_text(encoding="utf-8").strip()
         _step(name, [javac, "-parameters", "-encoding", "UTF-8", "-cp", classpath, "-d",
-                     str(target / "classes"), str(PROTOCOL), *map(str, _sources(directory))])
+                     str(target / "classes"), *map(str, _library()), *map(str, _sources(directory))])
         built.write_text(fingerprint, encoding="utf-8")
 
 

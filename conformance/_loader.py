@@ -23,12 +23,13 @@ GROUP = "react_conformance.bindings"
 CMD = "cmd:"
 #: The bundled Node harnesses, by name: each directory holds `harness.mjs` and its lock file.
 NODE_HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+tool-not-found",
-                  "langgraph-js", "mastra", "mastra+retries", "openai-runtools", "strands-ts")
+                  "langgraph-js", "mastra", "mastra+retries", "openai-runtools", "strands-ts",
+                  "anthropic-ts", "llamaindex-ts")
 #: The bundled Go harnesses, by name: each directory is a Go module (`harness.go`, go.mod, go.sum).
 GO_HARNESSES = ("langchaingo", "eino")
 #: The bundled Java harnesses, by name: each directory holds its `pom.xml` and its sources, built on
 #: first use (conformance/_java_harness.py).
-JAVA_HARNESSES = ("langchain4j",)
+JAVA_HARNESSES = ("langchain4j", "spring-ai")
 #: The bundled Ruby harnesses, by name: each directory holds `harness.rb`, which Ruby runs with the
 #: library on its load path (conformance/_ruby_harness.py).
 RUBY_HARNESSES = ("dspy-rb",)

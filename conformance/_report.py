@@ -76,6 +76,10 @@ class BindingInfo(BaseModel):
     auxiliary_calls: dict[str, str] = Field(default_factory=dict)
     #: How the binding fills each derivable contract field (`conformance.binding.PARITY`).
     parity: dict[str, str] = Field(default_factory=dict)
+    #: A digest of the binding's source (`sha256:` and 16 hex digits): its Python module, or a
+    #: harness's files and protocol modules. Two runs of one library release with different digests
+    #: ran different bindings; "" when the source could not be read.
+    digest: Name = ""
     #: Set when the run was made outside CI, saying why (`--conformance-run-outside-ci`): a library
     #: CI cannot install, whose committed report CI does not regenerate.
     run_outside_ci: Message | None = None

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from conformance import _attribution, _guard, _http, _known_failures, _report, _report_paths, _text
+from conformance import _attribution, _guard, _http, _identity, _known_failures, _report, _report_paths, _text
 from conformance._features import catalogue
 from conformance._fixtures import WORLD
 from conformance._loader import CMD, HARNESSES, load_binding
@@ -90,6 +90,9 @@ class _Session:
         self.config = config
         self.binding = binding
         self.capabilities = effective_capabilities(binding)
+        #: What ran, as the report's `binding.digest` records it (`conformance._identity`).
+        self.digest = _identity.binding_digest(str(config.getoption("impl")), binding,
+                                               in_process=not _in_another_process(binding))
         #: The reports that could not be written (each said once, not after every scenario).
         self.unwritable: set[str] = set()
         self.results: dict[str, ScenarioResult] = {}
@@ -452,6 +455,7 @@ class _Session:
                 cannot_express=dict(sorted(getattr(b, "cannot_express", {}).items())),
                 dependencies=_report.dependency_versions(b),
                 auxiliary_calls=dict(b.auxiliary_calls), parity=dict(b.parity),
+                digest=self.digest,
                 run_outside_ci=self.config.getoption("conformance_run_outside_ci"),
             ),
             suite_version=_suite_version(),

@@ -41,6 +41,8 @@ class Snapshot(BaseModel):
     source: str = "run"
     requirements: dict[str, SiteVerdict]
     levels: dict[str, Level] = Field(default_factory=dict)
+    #: The digest of the binding that ran ("" for a report from before reports recorded it).
+    binding_digest: str = ""
     #: The whole report of a run against an earlier release, for the site to offer for download;
     #: never written into a history file (the report file itself is the record).
     report: SiteReport | None = Field(default=None, exclude=True, repr=False)
@@ -50,7 +52,8 @@ class Snapshot(BaseModel):
         """A report's snapshot."""
         return cls(library=report.binding.name, version=report.binding.version,
                    suite_version=report.suite_version, generated=report.generated or "",
-                   source=source, requirements=report.requirements, levels=report.levels)
+                   source=source, requirements=report.requirements, levels=report.levels,
+                   binding_digest=report.binding.digest)
 
     def as_report(self) -> SiteReport:
         """The snapshot as a report without scenarios, for scoring."""

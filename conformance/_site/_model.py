@@ -27,6 +27,8 @@ class SiteBinding(BaseModel):
     contract_version: int | None = None
     #: The installed versions of the distributions the binding names (newer reports).
     dependencies: dict[str, str] = Field(default_factory=dict)
+    #: The digest of the binding's source (newer reports; `conformance._report.BindingInfo`).
+    digest: str = ""
     #: Why the run was made outside CI, when it was (newer reports).
     run_outside_ci: str | None = None
 

@@ -23,9 +23,8 @@ def _row(site: Site, s: Snapshot, before: Snapshot | None, current: bool) -> str
         what = f"suite {e(before.suite_version)} → {e(s.suite_version)}: {what or 'no verdict changed'}"
     elif before and before.version == s.version and moved:
         # Same library release, same suite release: what moved is the binding's (or the suite's
-        # unreleased code's) doing, never the library's.
-        what = (f"not a library change ({e(s.version)} both times): the binding or the suite's code "
-                f"changed: {what}")
+        # unreleased code's) doing, never the library's; the binding's digest tells which.
+        what = f"not a library change ({e(s.version)} both times): {_whose(before, s)} changed: {what}"
     source = e("this site's report") if current else (
         "a run against this release" if s.source == "run" else f"committed report ({_commit(site, s)})")
     if s.report is not None and not current:
@@ -36,6 +35,16 @@ def _row(site: Site, s: Snapshot, before: Snapshot | None, current: bool) -> str
             f'<td data-label="Conforms">{"yes" if conforms(r, site.requirements) else "no"}</td>'
             f'<td data-label="Changed">{what or ("first run shown" if before is None else "nothing")}</td>'
             f'<td data-label="From">{source}</td></tr>')
+
+
+def _whose(before: Snapshot, after: Snapshot) -> str:
+    """Who changed a verdict of one library release under one suite release: the binding (its
+    digest differs), the suite's code (the same binding), or either (a report without a digest)."""
+    if not (before.binding_digest and after.binding_digest):
+        return "the binding or the suite's code"
+    if before.binding_digest != after.binding_digest:
+        return "the binding"
+    return "the suite's code (the same binding)"
 
 
 def earlier_report(site: Site, s: Snapshot) -> str:

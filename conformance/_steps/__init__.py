@@ -40,7 +40,9 @@ def parse_json(text: str) -> JsonValue:
 #: zod's "Unrecognized key", which a TypeScript library shows the model as it is).
 ERROR_WORDS = re.compile(
     r"error|invalid|unknown|unrecognized|not (?:a |an )?(?:valid|allowed|available|found|exist)|could not|"
-    r"cannot|can't|failed|refused|reject|not in|not part of|missing required|unexpected argument|malformed",
+    r"cannot|can't|failed|refused|reject|not in|not part of|missing required|unexpected argument|malformed|"
+    # A limit the call broke, in a parser's words (Jackson: "... exceeds the maximum allowed (500)").
+    r"exceed(?:s|ed)? the (?:maxim|limit)",
     re.IGNORECASE,
 )
 

@@ -3,8 +3,9 @@
 // client's own request building, reply parsing and retries run as in a user's run. Each request is
 // shown to the suite as an LMCall, and the scripted turn comes back as the chat.completion JSON (or
 // server-sent chunks, or the HTTP status) an endpoint would answer (render.openai_message).
-// Used by harnesses/openai-agents (the Agents SDK's chat-completions model) and
-// harnesses/openai-runtools (the client's own runTools loop).
+// Used by harnesses/openai-agents (the Agents SDK's chat-completions model), harnesses/openai-runtools
+// (the client's own runTools loop), harnesses/strands-ts, and harnesses/llamaindex-ts (whose LLM
+// class builds its own client: `scriptedFetch`).
 
 import { askModel, currentRun, faultResponse, notifyHang } from './protocol.mjs';
 import { openaiMessage, shownMessage } from './render.mjs';
@@ -33,11 +34,13 @@ function completion(body, reply, number) {
   return new Response(events.join(''), { status: 200, headers: { 'content-type': 'text/event-stream' } });
 }
 
-function fault(turn, client) {
+/** A scripted fault beneath `client` (an OpenAI or Anthropic client, whose request timeout a hang
+ * passes): the transport error its fetch throws, or the HTTP status `status(turn)` answers. */
+export function transportFault(turn, client, status = faultResponse) {
   if (turn.fault === 'connection') throw new TypeError('fetch failed: scripted connection reset');
   if (turn.fault === 'hang') {
     // The endpoint never answers: the client's own request timeout (OpenAI `timeout`, its
-    // DEFAULT_TIMEOUT of 600000 ms unless set; neither caller sets a per-request one) passes on
+    // DEFAULT_TIMEOUT of 600000 ms unless set, as Anthropic's; no caller sets a per-request one) passes on
     // the model's clock. Then fetchWithTimeout's timer aborts the request's controller, and fetch
     // rejects as an aborted fetch does: an AbortError, which the client retries (client.ts,
     // makeRequest) and reports as APIConnectionTimeoutError.
@@ -49,7 +52,7 @@ function fault(turn, client) {
     error.name = 'AbortError';
     throw error;
   }
-  return faultResponse(turn);
+  return status(turn);
 }
 
 // How many model requests each run has sent (Event.model_calls).
@@ -73,7 +76,7 @@ async function scripted(init, client) {
     // Not scripted: answer as the suite's endpoint does, 400 (not transient, so not retried).
     return new Response(JSON.stringify({ error: { message: error.message } }), { status: 400, headers: { 'content-type': 'application/json' } });
   }
-  if (turn.kind === 'fault') return fault(turn, client);
+  if (turn.kind === 'fault') return transportFault(turn, client);
   return completion(body, openaiMessage(turn, ++replies), replies);
 }
 
@@ -84,6 +87,13 @@ export function toolArgs(text) {
   } catch {
     return text;
   }
+}
+
+/** The `fetch` of an OpenAI client that answers every request from the script; `client` is what
+ * holds the client's request timeout in ms (`timeout`: the client itself, or the library object
+ * that sets it), which a hang passes. */
+export function scriptedFetch(client) {
+  return (url, init) => scripted(init, client);
 }
 
 /** An OpenAI client (`OpenAI`, the constructor of the harness's own `openai`) answered from the

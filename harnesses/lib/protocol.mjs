@@ -95,14 +95,23 @@ export function notifyHang(timeout) {
   send({ type: 'hang', run, timeout });
 }
 
+/** A retry sleep of the library's model client (`seconds`), which the suite passes on the run's
+ * model clock (protocol 3's `sleep` notice): send it instead of sleeping. */
+export function notifySleep(seconds) {
+  const run = runs.getStore();
+  if (run === undefined) throw new Error('a sleep notice outside of any run');
+  send({ type: 'sleep', run, seconds });
+}
+
 /** A scripted HTTP fault (a `fault` turn with a status) as the endpoint answers it: the status, its
  * Retry-After, and an error body that says what failed in words, never the status code, so that
- * an error which merely quotes the body does not name the status by chance (as server.py does). */
-export function faultResponse(turn) {
+ * an error which merely quotes the body does not name the status by chance (as server.py does);
+ * `errorBody(status, message)` shapes the body as the API spoken (chat completions' by default). */
+export function faultResponse(turn, errorBody = (status, message) => ({ error: { message } })) {
   const status = Number(turn.fault);
   const headers = { 'content-type': 'application/json' };
   if (turn.retry_after != null) headers['retry-after'] = String(turn.retry_after);
-  const body = { error: { message: `scripted fault: ${STATUS_CODES[status]}` } };
+  const body = errorBody(status, `scripted fault: ${STATUS_CODES[status]}`);
   return new Response(JSON.stringify(body), { status, headers });
 }
 

@@ -331,7 +331,8 @@ def test_the_glossary_and_the_libraries_are_explained(tmp_path: Path, features: 
         assert info.what or info.turns_on, name
         assert lines.library(name).language in ("Python", "TypeScript", "Go", "Java", "Ruby"), name
     for name in ("ax", "ai", "dspy-ts", "langgraph-js", "mastra", "openai-agents-js", "mastra+retries",
-                 "openai-runtools", "strands-ts"):
+                 "openai-runtools", "strands-ts", "anthropic-ts",
+                 "llamaindex-ts"):
         assert lines.library(name).language == "TypeScript", name  # their packages' sources are .ts
     for name in GO_HARNESSES:
         assert lines.library(name).language == "Go", name
@@ -524,6 +525,18 @@ def test_history_tells_a_binding_s_change_from_the_library_s_and_lists_every_lib
     assert ("not a library change (2.0 both times): the binding or the suite's code changed: "
             "LOOP-2: failed → passed") in newlib
     assert 'git <a href="https://example.org/suite/commit/0123456789"><code>0123456789</code></a>' in newlib
+    # Reports that record the binding's digest tell the binding's change from the suite's code's.
+    for before, after, whose in (("sha256:aa", "sha256:bb", "the binding changed"),
+                                 ("sha256:aa", "sha256:aa", "the suite's code (the same binding) changed")):
+        earlier = SiteReport.model_validate({**same.model_dump(), "binding": {
+            **same.binding.model_dump(), "digest": before}})
+        current = {**V2, "binding": {**V2["binding"], "digest": after}}
+        (tmp_path / "digest").mkdir(exist_ok=True)
+        (tmp_path / "digest" / "newlib.json").write_text(json.dumps(current), encoding="utf-8")
+        built = _build([tmp_path / "digest" / "newlib.json"], tmp_path / f"site-{whose[:5]}", features,
+                       history=[Snapshot.of(earlier, "git 0123456789")])
+        assert f"not a library change (2.0 both times): {whose}: LOOP-2: failed → passed" in (
+            built["history.html"]), whose
     # A library with one run is still listed, and says why there is no table.
     oldlib = page[page.index('id="h-oldlib"'):]
     assert oldlib.index("One run so far") < oldlib.index("</h2>") + 80

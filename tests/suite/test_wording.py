@@ -33,11 +33,15 @@ def test_a_tool_s_result_is_not_read_as_a_refusal(text: str) -> None:
     "Invalid input: expected number, received string",
     "Error executing transfer: the disk is on fire",
     'Invalid tool_call: "nope". Available options are: "add". Please try again',
+    # Jackson's refusal of deep args, which Spring AI shows the model as the tool's result (ARGS-5)
+    "Document nesting depth (501) exceeds the maximum allowed (500, from "
+    "`StreamReadConstraints.getMaxNestingDepth()`)",
 ])
 def test_a_library_s_words_of_error_mark_an_observation_as_one(text: str) -> None:
     assert ERROR_WORDS.search(text)
 
 
-@pytest.mark.parametrize("text", ["5555", "sent 50 to Ann", '{"recipient": "Ann", "amount": 50}'])
+@pytest.mark.parametrize("text", ["5555", "sent 50 to Ann", '{"recipient": "Ann", "amount": 50}',
+                                  "the total exceeds 100"])
 def test_a_tool_s_result_is_not_read_as_an_error(text: str) -> None:
     assert not ERROR_WORDS.search(text)

@@ -30,6 +30,8 @@ import dev.langchain4j.service.tool.ToolExecutionResult;
 import dev.langchain4j.invocation.InvocationContext;
 
 import reactconformance.Protocol;
+import reactconformance.shared.ToolClasses;
+import reactconformance.shared.Snapshots;
 
 /** LangChain4j's AiServices, bound at its ChatModel interface, with the suite's tools as @Tool methods. */
 public final class Harness implements Protocol.Handlers {
@@ -118,6 +120,29 @@ public final class Harness implements Protocol.Handlers {
                     + "ToolArgumentsErrorHandler rethrows",
             "ARGS-6", "an argument the tool does not declare is dropped without a word: DefaultToolExecutor."
                     + "prepareArguments reads only the method's own parameters from the args map");
+
+    /** LangChain4j's primary tool form: {@code @Tool(name, value)} methods with {@code @P} parameters. */
+    private static final ToolClasses.Annotations TOOL_ANNOTATIONS = new ToolClasses.Annotations() {
+        @Override
+        public String library() {
+            return "LangChain4j";
+        }
+
+        @Override
+        public String imports() {
+            return "import dev.langchain4j.agent.tool.P;\nimport dev.langchain4j.agent.tool.Tool;\n";
+        }
+
+        @Override
+        public String tool(String name, String description) {
+            return "@Tool(name = " + name + ", value = " + description + ")";
+        }
+
+        @Override
+        public String parameter(String description) {
+            return "@P(" + description + ")";
+        }
+    };
 
     private record Agent(Map<String, Object> spec) {}
 
@@ -280,7 +305,7 @@ public final class Harness implements Protocol.Handlers {
         List<Object> declared = Protocol.asList(spec.get("tools"));
         if (!declared.isEmpty()) { // AiServices refuses an object without @Tool methods
             builder.tools(ToolClasses.instance(declared,
-                    (name, args) -> Protocol.withRun(run, () -> Protocol.callTool(name, args))));
+                    (name, args) -> Protocol.withRun(run, () -> Protocol.callTool(name, args)), TOOL_ANNOTATIONS));
         }
         String instructions = Protocol.asString(Protocol.asObject(spec.get("signature")).get("instructions"));
         if (!instructions.isEmpty()) {
@@ -376,25 +401,15 @@ public final class Harness implements Protocol.Handlers {
         }
         Result<String> result = last.get();
         List<Object> changed = new ArrayList<>();
-        changed.add(mutated("Result.toolExecutions() (" + result.toolExecutions().size() + " executions)",
+        changed.add(Snapshots.mutated("Result.toolExecutions() (" + result.toolExecutions().size() + " executions)",
                 result.toolExecutions(), ToolExecution.builder()
                         .request(ToolExecutionRequest.builder().name(Protocol.asString(command.get("marker"))).build())
                         .result(ToolExecutionResult.builder().resultText(Protocol.asString(command.get("marker"))).build())
                         .invocationContext(InvocationContext.builder().build()).build()));
-        changed.add(mutated("Result.intermediateResponses() (" + result.intermediateResponses().size() + " responses)",
+        changed.add(Snapshots.mutated("Result.intermediateResponses() (" + result.intermediateResponses().size() + " responses)",
                 result.intermediateResponses(), ChatResponse.builder()
                         .aiMessage(AiMessage.from(Protocol.asString(command.get("marker")))).build()));
         return Protocol.object("changed", changed);
-    }
-
-    /** Adds {@code marker} to the caller's {@code list}: the line the suite reads, or the refusal. */
-    private static <T> String mutated(String container, List<T> list, T marker) {
-        try {
-            list.add(marker);
-            return container;
-        } catch (UnsupportedOperationException e) {
-            return "refused: " + container + ": " + e;
-        }
     }
 
     public static void main(String[] args) {

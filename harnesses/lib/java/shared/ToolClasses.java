@@ -1,4 +1,4 @@
-package lc4jharness;
+package reactconformance.shared;
 
 import java.io.IOException;
 import java.net.URL;
@@ -18,15 +18,31 @@ import javax.tools.ToolProvider;
 import reactconformance.Protocol;
 
 /**
- * The suite's tools in LangChain4j's documented primary form: a class of {@code @Tool} methods,
- * one per tool, each parameter a Java parameter with its {@code @P} description (named by javac's
- * -parameters, as LangChain4j reads it). The suite's tools are known only at `build`, so the class
- * is written then and compiled with the JDK's compiler.
+ * The suite's tools in a JVM library's documented primary form: a class of annotated methods, one
+ * per tool, each parameter a Java parameter with its own annotated description (named by javac's
+ * -parameters, as LangChain4j and Spring AI read them). The suite's tools are known only at
+ * `build`, so the class is written then and compiled with the JDK's compiler; the library's own
+ * annotations are given by an {@link Annotations}.
  */
 public final class ToolClasses {
     /** What each generated method calls: the suite's tool, by name, with its args by name. */
     public interface Bridge {
         Object call(String tool, Map<String, Object> args);
+    }
+
+    /** How the library declares a tool method and its parameters, as Java source. */
+    public interface Annotations {
+        /** The library's name, for errors. */
+        String library();
+
+        /** The import lines the annotations need. */
+        String imports();
+
+        /** The annotation of a tool's method ({@code name} and {@code description} as Java string literals). */
+        String tool(String name, String description);
+
+        /** The annotation of a tool's parameter ({@code description} as a Java string literal). */
+        String parameter(String description);
     }
 
     private static final Map<String, String> JAVA_TYPE = Map.of("str", "String", "int", "long",
@@ -36,14 +52,14 @@ public final class ToolClasses {
 
     private ToolClasses() {}
 
-    /** An instance of a new class of @Tool methods for {@code tools}, each calling {@code bridge}. */
-    static Object instance(List<Object> tools, Bridge bridge) throws Exception {
+    /** An instance of a new class of tool methods for {@code tools}, each calling {@code bridge}. */
+    public static Object instance(List<Object> tools, Bridge bridge, Annotations annotations) throws Exception {
         String name = "Tools" + NEXT.incrementAndGet();
-        StringBuilder source = new StringBuilder("package lc4jgenerated;\n\n"
-                + "import dev.langchain4j.agent.tool.P;\nimport dev.langchain4j.agent.tool.Tool;\n\n"
+        StringBuilder source = new StringBuilder("package reactconformance.generated;\n\n"
+                + annotations.imports() + "\n"
                 + "public final class " + name + " {\n"
-                + "    private final lc4jharness.ToolClasses.Bridge bridge;\n\n"
-                + "    public " + name + "(lc4jharness.ToolClasses.Bridge bridge) { this.bridge = bridge; }\n");
+                + "    private final reactconformance.shared.ToolClasses.Bridge bridge;\n\n"
+                + "    public " + name + "(reactconformance.shared.ToolClasses.Bridge bridge) { this.bridge = bridge; }\n");
         int index = 0;
         for (Object t : tools) {
             Map<String, Object> tool = Protocol.asObject(t);
@@ -53,17 +69,17 @@ public final class ToolClasses {
                 Map<String, Object> param = Protocol.asObject(p);
                 String paramName = Protocol.asString(param.get("name"));
                 if (!SourceVersion.isName(paramName)) {
-                    throw new IllegalArgumentException("LangChain4j names a @Tool method's parameters by their Java "
-                            + "names: " + paramName + " is not a Java name");
+                    throw new IllegalArgumentException(annotations.library() + " names a tool method's parameters by "
+                            + "their Java names: " + paramName + " is not a Java name");
                 }
                 String type = JAVA_TYPE.get(Protocol.asString(param.get("type")));
-                params.add("@P(" + Protocol.stringify(Protocol.asString(param.get("description"))) + ") " + type + " "
-                        + paramName);
+                params.add(annotations.parameter(Protocol.stringify(Protocol.asString(param.get("description")))) + " "
+                        + type + " " + paramName);
                 args.add(Protocol.stringify(paramName) + ", " + paramName);
             }
-            source.append("\n    @Tool(name = ").append(Protocol.stringify(Protocol.asString(tool.get("name"))))
-                    .append(", value = ").append(Protocol.stringify(Protocol.asString(tool.get("description"))))
-                    .append(")\n    public Object tool").append(index++).append('(').append(String.join(", ", params))
+            source.append("\n    ").append(annotations.tool(Protocol.stringify(Protocol.asString(tool.get("name"))),
+                    Protocol.stringify(Protocol.asString(tool.get("description")))))
+                    .append("\n    public Object tool").append(index++).append('(').append(String.join(", ", params))
                     .append(") {\n        java.util.Map<String, Object> args = new java.util.LinkedHashMap<>();\n");
             for (String arg : args) {
                 source.append("        args.put(").append(arg).append(");\n");
@@ -72,8 +88,8 @@ public final class ToolClasses {
                     .append(", args);\n    }\n");
         }
         source.append("}\n");
-        Path folder = Files.createTempDirectory("lc4j-tools");
-        Path file = folder.resolve("lc4jgenerated").resolve(name + ".java");
+        Path folder = Files.createTempDirectory("harness-tools");
+        Path file = folder.resolve("reactconformance").resolve("generated").resolve(name + ".java");
         Files.createDirectories(file.getParent());
         Files.writeString(file, source, StandardCharsets.UTF_8);
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
@@ -81,12 +97,12 @@ public final class ToolClasses {
         int status = javac.run(null, errors, errors, "-parameters", "-proc:none", "-cp",
                 System.getProperty("java.class.path"), "-d", folder.toString(), file.toString());
         if (status != 0) {
-            throw new IOException("the @Tool class did not compile: " + errors.toString(StandardCharsets.UTF_8)
+            throw new IOException("the tool class did not compile: " + errors.toString(StandardCharsets.UTF_8)
                     + "\n" + source);
         }
         @SuppressWarnings("resource") // kept open: the class lives as long as the agent
         URLClassLoader loader = new URLClassLoader(new URL[] {folder.toUri().toURL()}, ToolClasses.class.getClassLoader());
-        Object instance = loader.loadClass("lc4jgenerated." + name).getConstructor(Bridge.class).newInstance(bridge);
+        Object instance = loader.loadClass("reactconformance.generated." + name).getConstructor(Bridge.class).newInstance(bridge);
         // The class is defined now (it has no nested classes to load later): its files can go.
         try (java.util.stream.Stream<Path> files = Files.walk(folder)) {
             for (Path path : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
