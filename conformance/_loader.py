@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import _guard, _java_harness
+from conformance import _guard, _java_harness, _ruby_harness
 from conformance._known_failures import PLACEHOLDER, placeholders
 from conformance.binding import CAPABILITIES, CONTRACT_VERSION, V1_CAPABILITIES, Binding
 
@@ -30,8 +30,11 @@ GO_HARNESSES = ("langchaingo", "eino")
 #: The bundled Java harnesses, by name: each directory holds its `pom.xml` and its sources, built on
 #: first use (conformance/_java_harness.py).
 JAVA_HARNESSES = ("langchain4j", "spring-ai")
+#: The bundled Ruby harnesses, by name: each directory holds `harness.rb`, which Ruby runs with the
+#: library on its load path (conformance/_ruby_harness.py).
+RUBY_HARNESSES = ("dspy-rb",)
 #: Every bundled harness, by name.
-HARNESSES = NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES
+HARNESSES = NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES + RUBY_HARNESSES
 #: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
 #: `openai-agents-js` (the JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names
 #: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in, as
@@ -60,6 +63,8 @@ def harness_command(name: str) -> str:
         return shlex.join([str(_go_build(name, directory)), *arguments])
     if name in JAVA_HARNESSES:
         return _java_harness.command(name, directory)
+    if name in RUBY_HARNESSES:
+        return _ruby_harness.command(name, directory)
     if not (directory / "harness.mjs").is_file():
         raise pytest.UsageError(
             f"--impl {name}: the bundled harness is not here ({directory} has no harness.mjs). The "

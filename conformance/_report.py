@@ -80,6 +80,9 @@ class BindingInfo(BaseModel):
     #: harness's files and protocol modules. Two runs of one library release with different digests
     #: ran different bindings; "" when the source could not be read.
     digest: Name = ""
+    #: Set when the run was made outside CI, saying why (`--conformance-run-outside-ci`): a library
+    #: CI cannot install, whose committed report CI does not regenerate.
+    run_outside_ci: str | None = None
 
 
 class Report(BaseModel):
@@ -285,6 +288,7 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
         f"{md(', '.join(b.capabilities)) or 'none'}.",
         *(["", "Installed: " + md(", ".join(f"{d} {v}" for d, v in b.dependencies.items())) + "."]
           if b.dependencies else []),
+        *(["", f"**{md(b.run_outside_ci)}**."] if b.run_outside_ci else []),
         *(["", f"**This is a partial report**: {md(report.stopped_by or 'the run did not finish')}. "
                "Only requirements whose every scenario ran have a verdict."]
           if not report.complete else []),
@@ -366,6 +370,11 @@ def comparison(reports: list[Report], catalogue: dict[str, Requirement]) -> str:
               "claims passed), its MUST and SHOULD tallies, and when its report was generated:", "",
               *(f"- {md(conformance_line(r, catalogue))} ({md(r.generated or 'date unknown')}, "
                 f"suite {md(r.suite_version)})" for r in reports)]
+    outside = [(name, r.binding.run_outside_ci) for r, name in zip(reports, names, strict=True)
+               if r.binding.run_outside_ci]
+    if outside:
+        lines += ["", "Reports made outside CI (CI cannot install the library, so it does not regenerate "
+                  "them):", "", *(f"- **{name}**: {md(why)}" for name, why in outside)]
     for report, name in zip(reports, names, strict=True):
         if report.binding.not_claimed:
             lines += ["", f"Not claimed by **{name}**:", "",

@@ -75,6 +75,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-debug", metavar="PATH", default=None, type=Path,
                     help="for a harness process (--impl cmd:...): validate every message in both "
                          "directions against the protocol and append the transcript to PATH")
+    group.addoption("--conformance-run-outside-ci", metavar="WHY", default=None,
+                    help="mark the report as made outside CI, saying why (a library CI cannot "
+                         "install): the report, the comparison and the site show it")
     group.addoption("--conformance-isolate", action="store_true", default=False,
                     help="run a Python binding in a worker process that speaks the harness "
                          "protocol, so a crash or os._exit in it costs one scenario, not the run")
@@ -453,6 +456,7 @@ class _Session:
                 dependencies=_report.dependency_versions(b),
                 auxiliary_calls=dict(b.auxiliary_calls), parity=dict(b.parity),
                 digest=self.digest,
+                run_outside_ci=self.config.getoption("conformance_run_outside_ci"),
             ),
             suite_version=_suite_version(),
             generated=datetime.now(UTC).isoformat(timespec="seconds"),

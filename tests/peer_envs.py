@@ -37,6 +37,16 @@ def peers() -> tuple[str, ...]:
     return peers
 
 
+def outside_ci() -> tuple[str, ...]:
+    """The peers whose library CI cannot install (noxfile.OUTSIDE_CI): their committed reports come
+    from runs made outside CI."""
+    text = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+    found = re.search(r"^OUTSIDE_CI = (\(.*?\))", text, re.S | re.M)
+    assert found, "noxfile.py lost its OUTSIDE_CI tuple"
+    names: tuple[str, ...] = ast.literal_eval(found.group(1))
+    return names
+
+
 class PeerEnvError(RuntimeError):
     """The environment of a peer could not be built (no network, a pin that does not resolve)."""
 

@@ -224,6 +224,8 @@ def _libraries(site: Site) -> str:
             what = f"{info.variant_of} with an opt-in: {info.turns_on}"
         package = info.package or b.name
         home = f' (<a href="{e(info.home)}">home</a>)' if info.home else ""
+        if b.run_outside_ci:
+            home += f'<br><span class="muted">{e(b.run_outside_ci)}</span>'
         rows.append(f'<tr{_lib_cell_attrs(site, r)}><th scope="row">'
                     f'<a href="lib/{e(site.slugs[b.name])}.html">'
                     f"{e(b.name)}</a></th><td data-label=\"What it is\">{inline(what)}</td>"

@@ -30,7 +30,8 @@ def _setup(site: Site, report: SiteReport) -> str:
     """What to install, in a clone of the suite, before the Reproduce commands run: a Python
     library's own extra (named after the library, as every bundled one is), the suite alone for a
     Node.js harness (which installs its locked packages on its first run), with a JDK and Maven for
-    a Java harness (built on its first run), and for the baseline; nothing for a library the data
+    a Java harness (built on its first run), with Ruby and the library for a Ruby harness, and for
+    the baseline; nothing for a library the data
     file does not know."""
     info = site.library(report.binding.name)
     if site.is_baseline(report):
@@ -44,6 +45,9 @@ def _setup(site: Site, report: SiteReport) -> str:
     elif info.language == "Java":
         command = ("<code>pip install -e .</code>, a JDK 17 and Maven (the harness resolves its pinned "
                    "artifacts and compiles on its first run)")
+    elif info.language == "Ruby":
+        command = ("<code>pip install -e .</code> and Ruby with the library on its load path (the "
+                   "harness's README.md says how)")
     elif info.language == "Python":
         extra = info.variant_of or report.binding.name.partition("+")[0]
         install = f"pip install -e '.[{extra}]'"
@@ -252,6 +256,8 @@ def library(site: Site, report: SiteReport) -> str:
     cannot = "".join(f"<li><code>{e(c)}</code>: {e(why)}</li>" for c, why in b.cannot_express.items())
     installed = ", ".join(f"{name} {version}" for name, version in b.dependencies.items())
     deps = f"<dt>Dependencies installed</dt><dd>{e(installed)}</dd>" if installed else ""
+    if b.run_outside_ci:
+        deps += f"<dt>Where it ran</dt><dd>{e(b.run_outside_ci)}</dd>"
     counted = must_failures(report, site.requirements)
     failures = f' <a href="#causes-h">{e(counted)}</a>.' if counted and not ok else ""
     sections = []
@@ -294,7 +300,8 @@ def markdown(site: Site, report: SiteReport) -> str:
     lines = [f"# {cell(b.name)} {cell(b.version)}", "",
              f"{'Conforms' if ok else 'Does not conform'}: "
              f"{must.passed} of {must.total} MUST requirements passed"
-             f"{'' if ok or not counted else '; ' + counted} (suite {cell(report.suite_version)}).", ""]
+             f"{'' if ok or not counted else '; ' + counted} (suite {cell(report.suite_version)}).", "",
+             *([f"{cell(b.run_outside_ci)}.", ""] if b.run_outside_ci else [])]
     found = causes(report)
     if found:
         lines += ["## Causes", "", DEFINITION, ""]

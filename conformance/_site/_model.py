@@ -29,6 +29,8 @@ class SiteBinding(BaseModel):
     dependencies: dict[str, str] = Field(default_factory=dict)
     #: The digest of the binding's source (newer reports; `conformance._report.BindingInfo`).
     digest: str = ""
+    #: Why the run was made outside CI, when it was (newer reports).
+    run_outside_ci: str | None = None
 
 
 class SiteScenario(BaseModel):
@@ -102,7 +104,8 @@ def capped_report(report: SiteReport) -> SiteReport:
         "capabilities": [_short(c) for c in b.capabilities],
         "not_claimed": {_short(k): capped(v) for k, v in b.not_claimed.items()},
         "cannot_express": {_short(k): capped(v) for k, v in b.cannot_express.items()},
-        "dependencies": {_short(k): _short(v) for k, v in b.dependencies.items()}})
+        "dependencies": {_short(k): _short(v) for k, v in b.dependencies.items()},
+        "run_outside_ci": capped(b.run_outside_ci) if b.run_outside_ci else b.run_outside_ci})
     scenarios = [s.model_copy(update={
         "id": _short(s.id), "feature": _short(s.feature), "name": _short(s.name),
         "requirement": _short(s.requirement), "message": capped(s.message),

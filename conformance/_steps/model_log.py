@@ -75,19 +75,28 @@ def step_calls_show_tool(world: World, name: str) -> None:
                 f"{'its type' if key else 'the key'} is missing from:\n{_show(shown, 3000)}"
             )
 
+#: A fenced code block of a prompt written in Markdown (DSPy.rb's prompts show their inputs, tools
+#: among them, as one JSON object in a ```json block).
+_FENCED = re.compile(r"```[a-z]*[ \t]*\n(.*?)\n[ \t]*```", re.S)
+
+
 def _json_values(value: JsonValue) -> list[JsonValue]:
     """`value` and every JSON value inside it, including those written as JSON text in a string
-    (a tool declaration whose schema is a JSON string, a message holding a JSON object)."""
+    (a tool declaration whose schema is a JSON string, a message holding a JSON object, or a JSON
+    object in a fenced block of a message)."""
     found: list[JsonValue] = [value]
     if isinstance(value, dict):
         items = list(value.values())
     elif isinstance(value, list):
         items = list(value)
-    elif isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
-        try:
-            items = [json.loads(value)]
-        except ValueError:
-            items = []
+    elif isinstance(value, str):
+        texts = [value] if value.lstrip()[:1] in ("{", "[") else _FENCED.findall(value)
+        items = []
+        for text in texts:
+            try:
+                items.append(json.loads(text))
+            except ValueError:
+                pass
     else:
         items = []
     for item in items:

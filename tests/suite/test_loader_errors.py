@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from conformance import _loader, _ruby_harness
 from tests.suite.conftest import ROOT
 
 
@@ -79,3 +84,25 @@ def test_a_harness_message_names_no_folder_of_the_machine(tmp_path: Path) -> Non
     err = _usage_error(_pytest(tmp_path, "--impl", f"cmd:{sys.executable} {harness}"))
     quoted = err.partition("the harness '")[2].partition("'")[0]  # the command the message quotes
     assert quoted.endswith(" harnesses/no-such-harness.py") and str(ROOT) not in quoted, err
+
+
+@pytest.mark.skipif(shutil.which("ruby") is None, reason="needs Debian's ruby (.ci/run installs it)")
+def test_the_dspy_rb_harness_without_dspy_rb_on_the_load_path_is_a_usage_error(tmp_path: Path) -> None:
+    # DSPy.rb is not in a registry CI reaches: `--impl dspy-rb` says how to put it on Ruby's load path.
+    missing = tmp_path / "no-dspy-here"
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--impl", "dspy-rb"], cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "DSPY_RB_LOAD_PATH": str(missing)},
+        capture_output=True, text=True, timeout=300)
+    err = _usage_error(result)
+    said = r"Ruby \d+\.\d+\.\d+ cannot load 'dspy' from the directories DSPY_RB_LOAD_PATH names"
+    assert re.search(said, err), err
+    assert "\tfrom " not in err, err  # Ruby's error, not its backtrace
+    assert "cannot load such file -- dspy" in err and "harnesses/dspy-rb/README.md" in err, err
+    assert "cmd:bundle exec ruby harnesses/dspy-rb/harness.rb" in err, err
+
+
+def test_the_dspy_rb_harness_without_ruby_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_ruby_harness.shutil, "which", lambda program: None)
+    with pytest.raises(pytest.UsageError, match=r"--impl dspy-rb: the harness needs Ruby on PATH"):
+        _loader.harness_command("dspy-rb")

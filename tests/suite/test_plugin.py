@@ -75,3 +75,11 @@ def test_a_not_claimed_scenario_is_placed_in_its_feature_not_in_the_machine_s_py
     skipped = [line for line in run.output.splitlines() if line.startswith("SKIPPED")]
     assert skipped and all(" features/loop.feature:" in line for line in skipped), skipped
     assert "site-packages" not in run.output and "pytest_bdd" not in run.output
+
+
+def test_a_run_made_outside_ci_is_marked_in_its_report_and_only_then(run_suite: RunSuite) -> None:
+    why = "run outside CI: the library's registry is not reachable here"
+    marked = run_suite("reference", "-k", "choosing_finish_stops", f"--conformance-run-outside-ci={why}")
+    assert marked.report is not None and marked.report["binding"]["run_outside_ci"] == why, marked.output
+    plain = run_suite("reference", "-k", "choosing_finish_stops")
+    assert plain.report is not None and plain.report["binding"]["run_outside_ci"] is None, plain.output

@@ -81,6 +81,19 @@ def test_the_markdown_report_lists_reasons_and_what_is_not_claimed() -> None:
     assert "| ERR-3 | MUST | repeated-error-stop | ⛔ blocked | blocked by ERR-2" in text
 
 
+def test_a_report_made_outside_ci_says_so_in_its_markdown_and_in_the_comparison() -> None:
+    report = _report("lib", RESULTS, {})
+    assert "outside CI" not in markdown(report, catalogue())
+    assert "outside CI" not in comparison([report], catalogue())
+    why = "run outside CI: the library's registry is not reachable here"
+    report.binding.run_outside_ci = why
+    assert f"**{why}**." in markdown(report, catalogue())
+    table = comparison([report, _report("other", RESULTS, {})], catalogue())
+    listed = table.partition("Reports made outside CI (CI cannot install the library, so it does not "
+                             "regenerate them):\n\n")[2].partition("\n\n")[0]
+    assert listed == f"- **lib 1**: {why}"
+
+
 def test_the_markdown_report_says_when_concurrent_runs_use_an_agent_per_run() -> None:
     report = _report("lib", RESULTS, {})
     assert "Concurrent runs" not in markdown(report, catalogue())

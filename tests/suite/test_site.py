@@ -32,7 +32,7 @@ from conformance._site import (
 )
 from conformance._site._badges import must_score
 from conformance._site._meta import meta
-from tests.peer_envs import extra_of, peers
+from tests.peer_envs import extra_of, outside_ci, peers
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "docs" / "conformance"
@@ -329,12 +329,13 @@ def test_the_glossary_and_the_libraries_are_explained(tmp_path: Path, features: 
     lines = meta()
     for name, info in lines.libraries.items():  # every bundled library and variant is introduced
         assert info.what or info.turns_on, name
-        assert lines.library(name).language in ("Python", "TypeScript", "Go", "Java"), name
+        assert lines.library(name).language in ("Python", "TypeScript", "Go", "Java", "Ruby"), name
     for name in ("ax", "ai", "dspy-ts", "langgraph-js", "mastra", "openai-agents-js", "mastra+retries",
                  "openai-runtools", "strands-ts", "anthropic-ts", "llamaindex-ts", "genkit", "adk-ts"):
         assert lines.library(name).language == "TypeScript", name  # their packages' sources are .ts
     for name in GO_HARNESSES:
         assert lines.library(name).language == "Go", name
+    assert lines.library("dspy-rb").language == "Ruby"
     assert meta().library("langchain+tool-errors").turns_on.startswith("ToolErrorMiddleware")
     assert lines.library("langchain+tool-errors").package == "langchain"
     ids = [rid for t in lines.topics for rid in t.requirements]
@@ -355,6 +356,20 @@ def test_a_partial_run_is_marked_and_never_conforms(tmp_path: Path, features: Pa
             in pages["lib/newlib.html"])
 
 
+def test_a_report_made_outside_ci_says_so_on_its_page_and_in_the_list_of_libraries(
+        tmp_path: Path, features: Path) -> None:
+    why = "run outside CI: the library's registry is not reachable here"
+    data = {**V2, "binding": {**V2["binding"], "run_outside_ci": why}}
+    path = tmp_path / "newlib.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    pages = _build([path], tmp_path / "site", features)
+    assert f"<dt>Where it ran</dt><dd>{html.escape(why)}</dd>" in pages["lib/newlib.html"]
+    assert f"{why}." in pages["lib/newlib.md"].splitlines()
+    assert f'<span class="muted">{html.escape(why)}</span>' in pages["index.html"]
+    plain = _build([_all(tmp_path)[1]], tmp_path / "plain", features)
+    assert "Where it ran" not in plain["lib/newlib.html"] and "outside CI" not in plain["index.html"]
+
+
 def test_every_peer_is_introduced_and_published() -> None:
     workflow = (ROOT / ".github" / "workflows" / "site.yml").read_text(encoding="utf-8")
     for name in PEERS:
@@ -362,6 +377,10 @@ def test_every_peer_is_introduced_and_published() -> None:
         assert info.language and info.package and info.binding, name
         assert (ROOT / info.binding).is_file(), (name, info.binding)
         assert info.what or info.turns_on, name
+        if name in outside_ci():  # CI cannot install it: the site job takes its committed report
+            assert "cp \"$report\" reports/" in workflow and "run_outside_ci" in workflow
+            assert f"impl: {name}," not in workflow, f"{name} cannot run in .github/workflows/site.yml"
+            continue
         assert f"impl: {name}," in workflow, f"{name} has no job in .github/workflows/site.yml"
         if info.language == "Python" and name != "reference":  # the extra its page says to install
             assert extra_of(name) == (info.variant_of or name), name
@@ -409,11 +428,13 @@ def test_a_build_without_its_address_gives_relative_snippets_and_no_placeholder_
 
 def test_the_reproduce_commands_start_with_installing_the_library_s_environment(
         tmp_path: Path, features: Path) -> None:
-    for name in ("langchain+tool-errors", "ax", "reference"):
+    names = ("langchain+tool-errors", "ax", "reference", "dspy-rb")
+    for name in names:
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps({**V2, "binding": {**V2["binding"], "name": name}}), encoding="utf-8")
-    pages = _build([tmp_path / f"{n}.json" for n in ("langchain+tool-errors", "ax", "reference")],
-                   tmp_path / "site", features)
+    pages = _build([tmp_path / f"{n}.json" for n in names], tmp_path / "site", features)
+    ruby = "<code>pip install -e .</code> and Ruby with the library on its load path"
+    assert ruby in pages["lib/dspy-rb.html"]
     assert (f"<code>pip install -e &#x27;.[{extra_of('langchain+tool-errors')}]&#x27;</code>"
             in pages["lib/langchain-tool-errors.html"])
     assert "<code>pip install -e .</code> and Node.js" in pages["lib/ax.html"]
