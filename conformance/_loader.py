@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import shlex
 import shutil
 import subprocess
@@ -29,8 +30,15 @@ GO_HARNESSES = ("langchaingo", "eino")
 #: The bundled Java harnesses, by name: each directory holds its `pom.xml` and its sources, built on
 #: first use (conformance/_java_harness.py).
 JAVA_HARNESSES = ("langchain4j",)
+#: The bundled Mix harnesses, by name, each with the environment variable that names the Mix project
+#: it runs in (one that has the library among its dependencies, or the library's own): their
+#: libraries are on Hex, which the suite does not install from.
+MIX_HARNESSES = {"dspy-ex": "DSPY_EX_PROJECT"}
 #: Every bundled harness, by name.
-HARNESSES = NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES
+HARNESSES = NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES + tuple(MIX_HARNESSES)
+#: The bundled harnesses whose committed reports this suite's CI cannot regenerate, with the words
+#: every report of theirs carries (`BindingInfo.run_outside_ci`).
+RUN_OUTSIDE_CI = {"dspy-ex": "run outside CI: the library's registry is not reachable here"}
 #: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
 #: `openai-agents-js` (the JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names
 #: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in, as
@@ -59,6 +67,8 @@ def harness_command(name: str) -> str:
         return shlex.join([str(_go_build(name, directory)), *arguments])
     if name in JAVA_HARNESSES:
         return _java_harness.command(name, directory)
+    if name in MIX_HARNESSES:
+        return _mix_command(name, directory / "harness.exs", MIX_HARNESSES[name])
     if not (directory / "harness.mjs").is_file():
         raise pytest.UsageError(
             f"--impl {name}: the bundled harness is not here ({directory} has no harness.mjs). The "
@@ -125,6 +135,31 @@ def _go_build(name: str, directory: Path) -> Path:
             f"exit {done.returncode}):\n  " + "\n  ".join(done.stderr.splitlines()[:12])
         )
     return program
+
+
+def _mix_command(name: str, harness: Path, variable: str) -> str:
+    """The command that runs the Mix harness `harness` in the Mix project `$variable` names, the
+    project compiled first (`mix compile` writes its progress on stdout, where the suite reads only
+    protocol messages, so the harness runs with `--no-compile`)."""
+    project = os.environ.get(variable, "")
+    if not project or not (Path(project) / "mix.exs").is_file():
+        given = f"it is {project!r}, which has no mix.exs" if project else "it is not set"
+        raise pytest.UsageError(
+            f"--impl {name}: set {variable} to a Mix project that has the library among its "
+            f"dependencies (or the library's own checkout); {given}. See harnesses/{name}/README.md."
+        )
+    mix = shutil.which("mix")
+    if mix is None:
+        raise pytest.UsageError(f"--impl {name}: the harness needs Elixir's mix on PATH.")
+    done = subprocess.run([mix, "compile"], cwd=project, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        output = (done.stderr or done.stdout).splitlines()
+        raise pytest.UsageError(
+            f"--impl {name}: compiling the Mix project {project} failed (mix compile, exit "
+            f"{done.returncode}):\n  " + "\n  ".join(output[-12:])
+        )
+    # `mix run` runs in the project's directory: `cd` there, then the harness by its absolute path.
+    return shlex.join(["sh", "-c", 'cd "$0" && exec "$1" run --no-compile "$2"', project, mix, str(harness)])
 
 
 def load_binding(

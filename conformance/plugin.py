@@ -26,7 +26,7 @@ from _pytest.runner import runtestprotocol
 from conformance import _attribution, _guard, _http, _known_failures, _report, _report_paths, _text
 from conformance._features import catalogue
 from conformance._fixtures import WORLD
-from conformance._loader import CMD, HARNESSES, load_binding
+from conformance._loader import CMD, HARNESSES, RUN_OUTSIDE_CI, load_binding
 from conformance._report import Report, ScenarioResult
 from conformance._steps import MODULES
 from conformance.binding import Binding, effective_capabilities
@@ -449,6 +449,7 @@ class _Session:
                 cannot_express=dict(sorted(getattr(b, "cannot_express", {}).items())),
                 dependencies=_report.dependency_versions(b),
                 auxiliary_calls=dict(b.auxiliary_calls), parity=dict(b.parity),
+                run_outside_ci=RUN_OUTSIDE_CI.get(b.name),
             ),
             suite_version=_suite_version(),
             generated=datetime.now(UTC).isoformat(timespec="seconds"),

@@ -252,6 +252,8 @@ def library(site: Site, report: SiteReport) -> str:
     cannot = "".join(f"<li><code>{e(c)}</code>: {e(why)}</li>" for c, why in b.cannot_express.items())
     installed = ", ".join(f"{name} {version}" for name, version in b.dependencies.items())
     deps = f"<dt>Dependencies installed</dt><dd>{e(installed)}</dd>" if installed else ""
+    if b.run_outside_ci:
+        deps += f"<dt>Run</dt><dd><strong>{e(b.run_outside_ci)}</strong></dd>"
     counted = must_failures(report, site.requirements)
     failures = f' <a href="#causes-h">{e(counted)}</a>.' if counted and not ok else ""
     sections = []
@@ -294,7 +296,8 @@ def markdown(site: Site, report: SiteReport) -> str:
     lines = [f"# {cell(b.name)} {cell(b.version)}", "",
              f"{'Conforms' if ok else 'Does not conform'}: "
              f"{must.passed} of {must.total} MUST requirements passed"
-             f"{'' if ok or not counted else '; ' + counted} (suite {cell(report.suite_version)}).", ""]
+             f"{'' if ok or not counted else '; ' + counted} (suite {cell(report.suite_version)}"
+             f"{'; ' + cell(b.run_outside_ci) if b.run_outside_ci else ''}).", ""]
     found = causes(report)
     if found:
         lines += ["## Causes", "", DEFINITION, ""]

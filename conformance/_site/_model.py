@@ -27,6 +27,8 @@ class SiteBinding(BaseModel):
     contract_version: int | None = None
     #: The installed versions of the distributions the binding names (newer reports).
     dependencies: dict[str, str] = Field(default_factory=dict)
+    #: Why the report was run by hand, outside the suite's CI (newer reports; None: CI checks it).
+    run_outside_ci: str | None = None
 
 
 class SiteScenario(BaseModel):
@@ -100,7 +102,8 @@ def capped_report(report: SiteReport) -> SiteReport:
         "capabilities": [_short(c) for c in b.capabilities],
         "not_claimed": {_short(k): capped(v) for k, v in b.not_claimed.items()},
         "cannot_express": {_short(k): capped(v) for k, v in b.cannot_express.items()},
-        "dependencies": {_short(k): _short(v) for k, v in b.dependencies.items()}})
+        "dependencies": {_short(k): _short(v) for k, v in b.dependencies.items()},
+        "run_outside_ci": capped(b.run_outside_ci) if b.run_outside_ci else b.run_outside_ci})
     scenarios = [s.model_copy(update={
         "id": _short(s.id), "feature": _short(s.feature), "name": _short(s.name),
         "requirement": _short(s.requirement), "message": capped(s.message),

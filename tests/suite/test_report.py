@@ -91,6 +91,16 @@ def test_the_markdown_report_says_when_concurrent_runs_use_an_agent_per_run() ->
             "(agent.py, Agent).") in markdown(report, catalogue())
 
 
+def test_a_report_run_outside_ci_says_so_in_its_page_and_in_the_comparison() -> None:
+    report = _report("lib", RESULTS, {})
+    assert "outside CI" not in markdown(report, catalogue()) + comparison([report], catalogue())
+    report.binding.run_outside_ci = "run outside CI: the library's registry is not reachable here"
+    assert ("**Run outside CI: the library's registry is not reachable here**."
+            in markdown(report, catalogue()))
+    assert ("(date unknown, suite 0; run outside CI: the library's registry is not reachable here)"
+            in comparison([report], catalogue()))
+
+
 def test_a_scenario_blocked_by_a_requirement_that_passed_is_a_failure_of_its_own() -> None:
     results = resolve_blocked([_result("ERR-2", "passed"),
                                _result("ERR-3", "blocked", "blocked by ERR-2: it never stopped",

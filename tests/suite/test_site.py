@@ -1114,3 +1114,20 @@ def test_a_lone_surrogate_in_a_report_never_stops_the_site(tmp_path: Path, featu
     pages = _build([path], tmp_path / "site", features)
     assert "cut inside an emoji: \ufffd" in pages["lib/newlib.html"]
     assert "\x1b" not in pages["lib/newlib.html"]
+
+
+def test_a_report_run_outside_ci_says_so_on_its_page_and_in_the_scorecard(tmp_path: Path,
+                                                                          features: Path) -> None:
+    outside = "run outside CI: the library's registry is not reachable here"
+    path = tmp_path / "newlib.json"
+    binding = {**V2["binding"], "run_outside_ci": outside}
+    path.write_text(json.dumps({**V2, "binding": binding}), encoding="utf-8")
+    pages = _build([path], tmp_path / "site", features)
+    marked = outside.replace("'", "&#x27;")
+    assert f"<dt>Run</dt><dd><strong>{marked}</strong></dd>" in pages["lib/newlib.html"]
+    assert f"(suite 0.3.0; {outside})." in pages["lib/newlib.md"]
+    row = pages["index.html"].split('data-lib="newlib"', 1)[1].split("</tr>", 1)[0]
+    assert f"2.0; {marked}</span>" in row
+    # A report that does not say so shows none of it.
+    path.write_text(json.dumps(V2), encoding="utf-8")
+    assert "outside CI" not in "".join(_build([path], tmp_path / "plain", features).values())
