@@ -161,7 +161,7 @@ defmodule DspyExHarness do
       "dependencies" => dependencies()}
   end
 
-  # The packages of the Mix project (mix.lock, or the applications loaded), dspy.ex's own with the
+  # The packages of the Mix project (mix.lock, or the applications loaded), and dspy.ex's version with the
   # commit of its checkout where it runs from one (a path dependency, or its own repository).
   # Neither the project running the suite (unless it is dspy.ex) nor Mix's own Hex is a dependency.
   defp dependencies do
@@ -170,7 +170,7 @@ defmodule DspyExHarness do
     versions = Map.drop(P.installed_versions(), ["hex" | if(app == :dspy, do: [], else: [to_string(app)])])
 
     case dir && File.exists?(Path.join(dir, ".git")) && System.cmd("git", ["-C", dir, "rev-parse", "HEAD"], stderr_to_stdout: true) do
-      {commit, 0} -> Map.update(versions, "dspy", String.trim(commit), &"#{&1} (git #{String.trim(commit)})")
+      {commit, 0} -> Map.put(versions, "dspy", "#{Application.spec(:dspy, :vsn)} (git #{String.trim(commit)})")
       _ -> versions
     end
   end
