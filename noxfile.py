@@ -81,8 +81,9 @@ def package(session: nox.Session) -> None:
 # llamaindex-ts, genkit and adk-ts are Node harnesses: `--impl NAME` installs their locked packages
 # when missing; langchaingo and eino are Go harnesses, built on first use; langchain4j and spring-ai
 # are Java harnesses, which `--impl` builds with Maven and javac when their sources changed; dspy-rb
-# is a Ruby harness, run with DSPy.rb on Ruby's load path.
-PEERS = ("reference", "dspy", "udspy", "dspy-ts", "dspy-rb", "ax", "ai", "openai-agents-js",
+# is a Ruby harness, run with DSPy.rb on Ruby's load path, and dspy-ex a Mix harness, run in a Mix
+# project that has dspy.ex (DSPY_EX_PROJECT).
+PEERS = ("reference", "dspy", "udspy", "dspy-ts", "dspy-rb", "dspy-ex", "ax", "ai", "openai-agents-js",
          "openai-agents-js+tool-not-found", "langgraph-js", "mastra", "mastra+retries", "openai-runtools",
          "strands-ts", "anthropic-ts", "llamaindex-ts", "genkit", "adk-ts", "langchaingo", "eino",
          "langchain4j", "spring-ai", "smolagents", "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents",
@@ -92,8 +93,9 @@ PEERS = ("reference", "dspy", "udspy", "dspy-ts", "dspy-rb", "ax", "ai", "openai
          "anthropic-tool-runner")
 #: The peers whose library CI cannot install (its registry is not reachable from CI's machines):
 #: `nox -s peers` leaves their committed reports as they are, and `nox -s peer-<library>`, run where
-#: the library is on hand (harnesses/dspy-rb/README.md), writes one marked as run outside CI.
-OUTSIDE_CI = ("dspy-rb",)
+#: the library is on hand (harnesses/dspy-rb/README.md, harnesses/dspy-ex/README.md), writes one
+#: marked as run outside CI.
+OUTSIDE_CI = ("dspy-rb", "dspy-ex")
 RUN_OUTSIDE_CI = "run outside CI: the library's registry is not reachable here"
 #: The bundled bindings whose `http` cassettes ship in cassettes/ (dspy and the Node harnesses claim
 #: `http` too, and run those scenarios live on loopback: vcrpy cannot record them).

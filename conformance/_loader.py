@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import shlex
 import shutil
 import subprocess
@@ -33,8 +34,12 @@ JAVA_HARNESSES = ("langchain4j", "spring-ai")
 #: The bundled Ruby harnesses, by name: each directory holds `harness.rb`, which Ruby runs with the
 #: library on its load path (conformance/_ruby_harness.py).
 RUBY_HARNESSES = ("dspy-rb",)
+#: The bundled Mix harnesses, by name, each with the environment variable that names the Mix project
+#: it runs in (one that has the library among its dependencies, or the library's own): their
+#: libraries are on Hex, which the suite does not install from.
+MIX_HARNESSES = {"dspy-ex": "DSPY_EX_PROJECT"}
 #: Every bundled harness, by name.
-HARNESSES = NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES + RUBY_HARNESSES
+HARNESSES = NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES + RUBY_HARNESSES + tuple(MIX_HARNESSES)
 #: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
 #: `openai-agents-js` (the JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names
 #: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in, as
@@ -65,6 +70,8 @@ def harness_command(name: str) -> str:
         return _java_harness.command(name, directory)
     if name in RUBY_HARNESSES:
         return _ruby_harness.command(name, directory)
+    if name in MIX_HARNESSES:
+        return _mix_command(name, directory / "harness.exs", MIX_HARNESSES[name])
     if not (directory / "harness.mjs").is_file():
         raise pytest.UsageError(
             f"--impl {name}: the bundled harness is not here ({directory} has no harness.mjs). The "
@@ -131,6 +138,31 @@ def _go_build(name: str, directory: Path) -> Path:
             f"exit {done.returncode}):\n  " + "\n  ".join(done.stderr.splitlines()[:12])
         )
     return program
+
+
+def _mix_command(name: str, harness: Path, variable: str) -> str:
+    """The command that runs the Mix harness `harness` in the Mix project `$variable` names, the
+    project compiled first (`mix compile` writes its progress on stdout, where the suite reads only
+    protocol messages, so the harness runs with `--no-compile`)."""
+    project = os.environ.get(variable, "")
+    if not project or not (Path(project) / "mix.exs").is_file():
+        given = f"it is {project!r}, which has no mix.exs" if project else "it is not set"
+        raise pytest.UsageError(
+            f"--impl {name}: set {variable} to a Mix project that has the library among its "
+            f"dependencies (or the library's own checkout); {given}. See harnesses/{name}/README.md."
+        )
+    mix = shutil.which("mix")
+    if mix is None:
+        raise pytest.UsageError(f"--impl {name}: the harness needs Elixir's mix on PATH.")
+    done = subprocess.run([mix, "compile"], cwd=project, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        output = (done.stderr or done.stdout).splitlines()
+        raise pytest.UsageError(
+            f"--impl {name}: compiling the Mix project {project} failed (mix compile, exit "
+            f"{done.returncode}):\n  " + "\n  ".join(output[-12:])
+        )
+    # `mix run` runs in the project's directory: `cd` there, then the harness by its absolute path.
+    return shlex.join(["sh", "-c", 'cd "$0" && exec "$1" run --no-compile "$2"', project, mix, str(harness)])
 
 
 def load_binding(

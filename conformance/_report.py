@@ -329,6 +329,11 @@ def markdown(report: Report, catalogue: dict[str, Requirement]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _sentence(text: str) -> str:
+    """`text` starting with a capital, as the first words of a line."""
+    return text[:1].upper() + text[1:]
+
+
 def comparison(reports: list[Report], catalogue: dict[str, Requirement]) -> str:
     """One table: a row per requirement, a column per implementation; every verdict that is not a
     pass carries a numbered note with its reason (a known failure reads as a failure)."""

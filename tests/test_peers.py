@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance._loader import HARNESSES
-from conformance._report import Report
+from conformance._loader import GO_HARNESSES, HARNESSES, JAVA_HARNESSES, NODE_HARNESSES
+from conformance._report import CANNOT_EXPRESS, Report
 from conformance.binding import CAPABILITIES
 from tests.peer_envs import PeerEnvError, outside_ci, peers, python_of
 from tests.suite.conftest import suite_run
@@ -24,7 +24,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "conformance"
 PEERS = tuple(name for name in peers() if name not in HARNESSES)
 #: The peers whose library CI cannot install, as noxfile.OUTSIDE_CI lists them, each with what its
 #: committed report must say: CI compares no fresh run with these reports; it checks that they say so.
-OUTSIDE_CI = {"dspy-rb": "run outside CI: the library's registry is not reachable here"}
+OUTSIDE_CI = {name: "run outside CI: the library's registry is not reachable here"
+              for name in ("dspy-rb", "dspy-ex")}
 
 
 def _verdicts(report: dict[str, object]) -> dict[str, str]:
@@ -77,13 +78,16 @@ def test_the_committed_report_matches_a_fresh_run_in_the_peer_s_own_environment(
 
 
 def test_the_reports_made_outside_ci_are_listed_and_say_so_instead_of_being_compared() -> None:
-    # DSPy.rb is not in a registry CI reaches: no fresh run can reproduce its report here. It is
-    # listed, not skipped: its report must say it was run outside CI, and no other report may.
+    # DSPy.rb and dspy.ex are not in a registry CI reaches: no fresh run can reproduce their reports
+    # here. They are listed, not skipped: each report must say it was run outside CI, no other report
+    # may, and every other committed report is compared with a fresh run by some test.
     assert outside_ci() == tuple(OUTSIDE_CI), "noxfile.OUTSIDE_CI and this listing must agree"
     reports = {path.stem: Report.model_validate_json(path.read_text(encoding="utf-8"))
                for path in sorted(DOCS.glob("*.json"))}
     marked = {name: r.binding.run_outside_ci for name, r in reports.items() if r.binding.run_outside_ci}
     assert marked == OUTSIDE_CI
+    compared = set(PEERS) | set(NODE_HARNESSES) | set(JAVA_HARNESSES) | set(GO_HARNESSES)
+    assert set(reports) - compared == set(OUTSIDE_CI)
     for name in OUTSIDE_CI:
         assert name in peers() and name not in PEERS  # in the comparison; never compared with a run here
         report = reports[name]
@@ -101,4 +105,8 @@ def test_every_bundled_binding_gives_a_reason_for_each_capability_it_does_not_cl
         f"{report.binding.name}: no reason for {sorted(CAPABILITIES - claimed - set(reasons))}")
     assert all(reason.strip() for reason in reasons.values())
     # Every requirement not passed says why, and a known failure's reason is the binding's own.
-    assert set(report.reasons) == {r for r, v in report.requirements.items() if v != "passed"}
+    # A requirement passed on part of its scenarios says why the library cannot express the others.
+    partly = {s.requirement for s in report.scenarios
+              if s.verdict == "not-claimed" and CANNOT_EXPRESS in s.message}
+    assert set(report.reasons) == {r for r, v in report.requirements.items() if v != "passed"} | (
+        {r for r, v in report.requirements.items() if v == "passed"} & partly)

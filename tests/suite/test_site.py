@@ -329,7 +329,7 @@ def test_the_glossary_and_the_libraries_are_explained(tmp_path: Path, features: 
     lines = meta()
     for name, info in lines.libraries.items():  # every bundled library and variant is introduced
         assert info.what or info.turns_on, name
-        assert lines.library(name).language in ("Python", "TypeScript", "Go", "Java", "Ruby"), name
+        assert lines.library(name).language in ("Python", "TypeScript", "Go", "Java", "Ruby", "Elixir"), name
     for name in ("ax", "ai", "dspy-ts", "langgraph-js", "mastra", "openai-agents-js", "mastra+retries",
                  "openai-runtools", "strands-ts", "anthropic-ts", "llamaindex-ts", "genkit", "adk-ts"):
         assert lines.library(name).language == "TypeScript", name  # their packages' sources are .ts
@@ -1147,3 +1147,18 @@ def test_a_lone_surrogate_in_a_report_never_stops_the_site(tmp_path: Path, featu
     pages = _build([path], tmp_path / "site", features)
     assert "cut inside an emoji: \ufffd" in pages["lib/newlib.html"]
     assert "\x1b" not in pages["lib/newlib.html"]
+
+
+def test_a_report_run_outside_ci_says_so_in_its_scorecard_row(tmp_path: Path,
+                                                                          features: Path) -> None:
+    outside = "run outside CI: the library's registry is not reachable here"
+    path = tmp_path / "newlib.json"
+    binding = {**V2["binding"], "run_outside_ci": outside}
+    path.write_text(json.dumps({**V2, "binding": binding}), encoding="utf-8")
+    pages = _build([path], tmp_path / "site", features)
+    marked = outside.replace("'", "&#x27;")
+    row = pages["index.html"].split('data-lib="newlib"', 1)[1].split("</tr>", 1)[0]
+    assert f"2.0; {marked}</span>" in row
+    # A report that does not say so shows none of it.
+    path.write_text(json.dumps(V2), encoding="utf-8")
+    assert "outside CI" not in "".join(_build([path], tmp_path / "plain", features).values())
