@@ -88,13 +88,15 @@ def _output(message: dict[str, Any], number: int) -> list[dict[str, Any]]:
 
 def _response(body: dict[str, Any], number: int, output: list[dict[str, Any]],
               status: str) -> dict[str, Any]:
+    # No `metadata` (optional in the SDK's `Response`): a cassette keeps no metadata map, which may
+    # hold anything, so replay would serve it redacted.
     return {
         "id": f"resp_{number}", "object": "response", "created_at": 0, "status": status,
         "model": str(body.get("model", "scripted")), "output": output,
         "parallel_tool_calls": body.get("parallel_tool_calls", True),
         "tool_choice": body.get("tool_choice", "auto"), "tools": body.get("tools") or [],
         "instructions": body.get("instructions"), "error": None, "incomplete_details": None,
-        "metadata": {}, "temperature": None, "top_p": None,
+        "temperature": None, "top_p": None,
         "usage": {"input_tokens": 0, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 0,
                   "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 0},
     }

@@ -158,10 +158,13 @@ def test_messages_tool_choice_none_is_the_final_call_and_the_others_are_steps(
     assert [c.kind for c in model.calls] == [kind]
 
 
-@pytest.mark.parametrize(("fault", "kind"), [(FaultTurn(fault="429", retry_after=0), "rate_limit_error"),
-                                             (FaultTurn(fault="500"), "api_error"),
-                                             (FaultTurn(fault="503"), "overloaded_error")])
-def test_the_anthropic_sdk_retries_a_rate_limit_or_server_error(fault: FaultTurn, kind: str) -> None:
+@pytest.mark.parametrize(("fault", "status", "kind", "error"), [
+    (FaultTurn(fault="429", retry_after=0), 429, "rate_limit_error", "RateLimitError"),
+    (FaultTurn(fault="500"), 500, "api_error", "InternalServerError"),
+    # The real API signals an unavailable service as overloaded, 529, never 503.
+    (FaultTurn(fault="503"), 529, "overloaded_error", "OverloadedError")])
+def test_the_anthropic_sdk_retries_a_rate_limit_or_server_error(fault: FaultTurn, status: int, kind: str,
+                                                                error: str) -> None:
     with ScriptedServer(_model([fault, FINAL])) as endpoint:
         reply = _anthropic(endpoint.url).messages.create(model="m", max_tokens=100, tools=MESSAGES_TOOLS,
                                                          messages=[{"role": "user", "content": "?"}])
@@ -171,9 +174,27 @@ def test_the_anthropic_sdk_retries_a_rate_limit_or_server_error(fault: FaultTurn
     with ScriptedServer(_model([fault])) as endpoint, pytest.raises(anthropic.APIStatusError) as raised:
         _anthropic(endpoint.url, retries=0).messages.create(model="m", max_tokens=100,
                                                             messages=[{"role": "user", "content": "?"}])
-    assert raised.value.status_code == int(fault.fault)
+    assert raised.value.status_code == status and type(raised.value).__name__ == error
     assert raised.value.body == {"type": "error", "error": {"type": kind, "message": raised.value.body[
         "error"]["message"]}}
+
+
+def test_a_messages_slow_reply_is_the_real_apis_gateway_timeout() -> None:
+    model = _model([FaultTurn(fault="timeout")])
+    with ScriptedServer(model, slow_seconds=0.0) as endpoint, pytest.raises(
+            anthropic.GatewayTimeoutError) as raised:
+        _anthropic(endpoint.url, retries=0).messages.create(model="m", max_tokens=100,
+                                                            messages=[{"role": "user", "content": "?"}])
+    assert raised.value.body["error"]["type"] == "timeout_error"  # type: ignore[index]
+
+
+def test_the_in_memory_seam_answers_a_messages_fault_as_the_endpoint_does() -> None:
+    model = _model([FaultTurn(fault="503", retry_after=0)])
+    with httpx.Client(transport=httpx.MockTransport(server.handler(model, server.native_call))) as client:
+        reply = client.post(f"{server.IN_MEMORY_URL}/messages", json={
+            "model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "?"}]})
+    assert reply.status_code == 529 and reply.json()["error"]["type"] == "overloaded_error"
+    assert reply.headers["retry-after"] == "0"
 
 
 @pytest.mark.parametrize(("status", "error"), [("400", "BadRequestError"), ("401", "AuthenticationError")])
