@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from conformance import _messages_api
+from conformance import _held
 from conformance._keep import REDACTED, Keeper, keep_request, keep_response, readable_text
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.server import api_for, request_call
@@ -283,7 +283,7 @@ def replay_cassette() -> type[Cassette]:
                 # chat-completions form. The cassette owns the threads, as the server did.
                 body = api.read(self, body)
                 call = request_call(api.chat_body(body))
-            except (_messages_api.Refused, AttributeError, TypeError, ValueError):
+            except (_held.Refused, AttributeError, TypeError, ValueError):
                 return response  # the endpoint refused it before its script saw it
             try:
                 self.model.answer(call)

@@ -7,22 +7,18 @@ from __future__ import annotations
 
 import json
 import threading
-import weakref
 from collections.abc import Iterator
 from typing import Any
+
+from conformance._held import Refused, held
+
+__all__ = ["CREATE_ONLY_FIELDS", "PATH", "Refused", "Threads", "chat_body", "error", "replayed", "reply",
+           "status", "threads"]
 
 PATH = "/messages"
 #: The fields a message thread takes from the request that created it (anthropic's
 #: `lib/threads/_thread_state.py` CREATE_ONLY_FIELDS): a `continue` leaves them out.
 CREATE_ONLY_FIELDS = ("system", "tools")
-
-
-class Refused(Exception):
-    """A request the endpoint answers with an error, as the real API would: its status and body."""
-
-    def __init__(self, status: int, body: dict[str, Any]) -> None:
-        super().__init__(body["error"]["message"])
-        self.status, self.body = status, body
 
 
 class Threads:
@@ -45,10 +41,11 @@ class Threads:
         with self._lock:
             held = self._held.get(str(thread.get("previous_message_id")))
         if held is None:
+            message = (f"no thread holds the message {thread.get('previous_message_id')!r}: replay the "
+                       "conversation with thread: {'type': 'create'}")
             raise Refused(404, {"type": "error", "error": {
                 "type": "not_found_error", "details": {"error_code": "thread_not_found"},
-                "message": f"no thread holds the message {thread.get('previous_message_id')!r}: "
-                           "replay the conversation with thread: {'type': 'create'}"}})
+                "message": message}}, message)
         return {**body, **held["fields"], "messages": [*held["messages"], *(body.get("messages") or [])]}
 
     def hold(self, body: dict[str, Any], message: dict[str, Any]) -> None:
@@ -61,14 +58,11 @@ class Threads:
             self._held[message["id"]] = {"fields": fields, "messages": messages}
 
 
-_THREADS: weakref.WeakKeyDictionary[object, Threads] = weakref.WeakKeyDictionary()
-_THREADS_LOCK = threading.Lock()
-
-
 def threads(owner: object) -> Threads:
-    """The threads held for `owner` (an endpoint, or the scripted model an in-memory seam serves)."""
-    with _THREADS_LOCK:
-        return _THREADS.setdefault(owner, Threads())
+    """The threads held for `owner` (an endpoint, the scripted model an in-memory seam serves, a
+    replaying cassette)."""
+    return held(owner, Threads)
+
 
 #: Anthropic's `tool_choice` types in chat-completions form (`tool` names the function).
 _CHOICES = {"auto": "auto", "any": "required", "none": "none"}

@@ -8,8 +8,12 @@ client's request building, its tool-call parsing and openai's retries (2, with b
 user's run. The framework's primary OpenAI client, `OpenAIChatClient`, speaks the Responses API and
 continues each run from the response the service stored (its next request names only
 `previous_response_id` and the new items: `_get_conversation_id`, _chat_client.py, unless
-`store=False`), which the suite's Responses endpoint, storing nothing, refuses: the chat-completions
-client is its documented alternative for any OpenAI-compatible endpoint. Tools are the framework's
+`store=False`), which the suite's endpoint now serves too; this binding still runs the
+chat-completions client, the framework's documented alternative for any OpenAI-compatible endpoint:
+its stream and resume reading are written for that client's updates and session messages (run on
+`OpenAIChatClient` as it is, the binding reports each streamed function call twice and a resumed
+run's trajectory empty, not yet told apart from what the library does), so moving it to the primary
+client is open. Tools are the framework's
 `@tool` over the suite tool's function, its parameters `Annotated` with their descriptions (the form
 its docs show): the decorator builds the pydantic model that validates the model's args.
 

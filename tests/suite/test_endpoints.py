@@ -105,10 +105,39 @@ def test_a_responses_400_is_not_retried_and_has_the_real_error_shape() -> None:
                                  "param": None, "code": None}
 
 
-def test_a_responses_request_continuing_a_stored_response_is_refused_clearly() -> None:
-    with ScriptedServer(_model([FINAL])) as endpoint, pytest.raises(openai.BadRequestError) as raised:
-        _openai(endpoint.url).responses.create(model="m", input="?", previous_response_id="resp_1")
-    assert "stores none" in str(raised.value) and endpoint.received == 0
+def test_a_responses_request_continuing_a_response_the_endpoint_never_stored_is_refused_as_the_api_does(
+) -> None:
+    with ScriptedServer(_model([FINAL])) as endpoint:
+        client = _openai(endpoint.url)
+        unstored = client.responses.create(model="m", input="?", store=False, tools=RESPONSES_TOOLS)
+        for previous in ("resp_9", unstored.id):
+            with pytest.raises(openai.BadRequestError) as raised:
+                client.responses.create(model="m", input="?", previous_response_id=previous,
+                                        tools=RESPONSES_TOOLS)
+            assert raised.value.code == "previous_response_not_found" and previous in str(raised.value)
+    assert endpoint.received == 1
+
+
+def test_a_responses_request_continuing_a_stored_response_shows_the_script_the_whole_conversation(
+) -> None:
+    # The real API stores a response unless told `store: false`; a client that keeps the
+    # conversation there (Agent Framework's OpenAIChatClient) sends only the new items after it. The
+    # endpoint once refused every such request.
+    model = _model([STEP, FINAL])
+    with ScriptedServer(model) as endpoint:
+        client = _openai(endpoint.url)
+        first = client.responses.create(model="m", instructions="Answer.", input="What is 2 + 2?",
+                                        tools=RESPONSES_TOOLS)
+        call = next(item for item in first.output if item.type == "function_call")
+        second = client.responses.create(model="m", previous_response_id=first.id, tools=RESPONSES_TOOLS,
+                                         input=[{"type": "function_call_output", "call_id": call.call_id,
+                                                 "output": "4"}])
+    assert second.output_text == "4"
+    shown = model.calls[1]
+    assert [m["role"] for m in shown.messages] == ["user", "assistant", "tool"]  # no instructions: the
+    assert shown.messages[0]["content"] == "What is 2 + 2?"  # API carries none over
+    assert shown.messages[1]["content"] == 'I will add\ncall add({"a": 2, "b": 2})'
+    assert shown.messages[2]["content"] == "4" and shown.kind == "step"
 
 
 # -- Anthropic's Messages API ------------------------------------------------------------------------

@@ -379,3 +379,38 @@ def test_a_responses_cassette_replays_as_the_endpoint_reads_it(tmp_path: Path) -
     assert [c.model_dump() for c in calls[1]] == [c.model_dump() for c in calls[0]]
     [call] = calls[1]
     assert call.kind == "extract" and call.messages[0] == {"role": "system", "content": "Answer."}
+
+
+def _continued(profile: _http.HttpProfile, model: ScriptedModel) -> list[httpx.Response]:
+    """A Responses client that keeps its conversation on the service: the second request names the
+    first response as its `previous_response_id` and sends only the tool's output."""
+
+    def send(_: ScriptedModel) -> list[httpx.Response]:
+        url = f"{profile.base_url}/responses"
+        tools = [{"type": "function", "name": "add", "parameters": {"type": "object"}}]
+        first = httpx.post(url, timeout=5, json={"model": "m", "tools": tools, "input": "What is 2 + 2?"})
+        call = first.json()["output"][-1]
+        second = httpx.post(url, timeout=5, json={
+            "model": "m", "tools": tools, "previous_response_id": first.json()["id"],
+            "input": [{"type": "function_call_output", "call_id": call["call_id"], "output": "4"}]})
+        return [first, second]
+
+    return profile.run(send, model)
+
+
+def test_a_responses_cassette_replays_a_continuation_of_a_stored_response(tmp_path: Path) -> None:
+    cassette = tmp_path / "mine" / "http" / "scenario.yaml"
+    script = [StepTurn(thought="", tool_name="add", tool_args={"a": 2, "b": 2}),
+              FinalTurn(outputs={"answer": "4"})]
+    models = []
+    modes: tuple[Literal["record", "replay"], ...] = ("record", "replay")
+    for mode in modes:
+        profile = _http.HttpProfile(mode, cassette)
+        models.append(ScriptedModel(script, finish_then_extract=False))
+        replies = _continued(profile, models[-1])
+        profile.close()
+        assert [r.status_code for r in replies] == [200, 200], replies[-1].text
+    recorded, replayed = models
+    assert [c.model_dump() for c in replayed.calls] == [c.model_dump() for c in recorded.calls]
+    assert [m["role"] for m in replayed.calls[1].messages] == ["user", "assistant", "tool"]
+    assert replayed.violation is None
