@@ -100,7 +100,7 @@ RUN_OUTSIDE_CI = "run outside CI: the library's registry is not reachable here"
 #: The bundled bindings whose `http` cassettes ship in cassettes/ (dspy and the Node harnesses claim
 #: `http` too, and run those scenarios live on loopback: vcrpy cannot record them).
 HTTP_BINDINGS = ("reference", "udspy", "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents",
-                 "openai-agents+tool-not-found", "haystack", "smolagents")
+                 "openai-agents+tool-not-found", "haystack", "smolagents", "anthropic-tool-runner")
 
 
 @nox.session

@@ -21,9 +21,10 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from conformance import _held
 from conformance._keep import REDACTED, Keeper, keep_request, keep_response, readable_text
 from conformance._model import ScriptedModel, UnexpectedModelCall
-from conformance.server import request_call
+from conformance.server import api_for, request_call
 
 if TYPE_CHECKING:
     from detect_secrets.plugins.base import RegexBasedDetector
@@ -273,11 +274,26 @@ def replay_cassette() -> type[Cassette]:
         def play_response(self, request: Request) -> Any:
             response = super().play_response(request)
             body = _json_body(request)
-            if self.model is not None and body is not None:
-                try:
-                    self.model.answer(request_call(body))
-                except UnexpectedModelCall:
-                    pass  # the model remembers it as its violation; the recorded reply plays anyway
+            api = api_for(request.path)
+            if self.model is None or body is None or api is None:
+                return response
+            try:
+                # Read as the endpoint reads it: the whole request (an Anthropic thread's `continue`
+                # expanded from the replies this cassette held, as the endpoint held them), in
+                # chat-completions form. The cassette owns the threads, as the server did.
+                body = api.read(self, body)
+                call = request_call(api.chat_body(body))
+            except (_held.Refused, AttributeError, TypeError, ValueError):
+                return response  # the endpoint refused it before its script saw it
+            try:
+                self.model.answer(call)
+            except UnexpectedModelCall:
+                pass  # the model remembers it as its violation; the recorded reply plays anyway
+            if response["status"]["code"] == 200:
+                kind = next((str(v[0] if isinstance(v, list) else v) for k, v in response["headers"].items()
+                             if k.lower() == "content-type"), "")
+                payload = response["body"]["string"]
+                api.replayed(self, body, kind, payload.encode() if isinstance(payload, str) else payload)
             return response
 
     return _ReplayCassette

@@ -9,10 +9,12 @@ So a cassette keeps only what replay and review need, and redacts everything els
 - request headers by name, each value `REDACTED` but `REQUEST_HEADERS`' (the body is compared as
   JSON only with its content type); response headers outside `RESPONSE_HEADERS` are dropped, since
   replay serves them to the client and a placeholder is no valid value of most headers;
-- a JSON body's keys on `JSON_KEYS` (the OpenAI chat-completions request and response shape the
-  matcher reads and replay serves), and inside a JSON schema (`parameters`, `schema`) its keywords
-  and property names; every other key's value becomes `REDACTED` (booleans and null, which carry no
-  secret, stay);
+- a JSON body's keys on `JSON_KEYS` (the request and response shapes of the three APIs the
+  endpoint serves, chat completions, the Responses API and the Messages API, that the matcher reads
+  and replay serves), inside a JSON schema (`parameters`, `schema`, `input_schema`) its keywords and
+  property names, and a Messages `tool_use` block's `input` (the tool's arguments, free-form as a
+  chat-completions call's `arguments` string is) whole; every other key's value becomes `REDACTED`
+  (booleans and null, which carry no secret, stay);
 - a form's field values (urlencoded or multipart) on `QUERY_NAMES`; every other one is `REDACTED`.
 
 Every kept string (a prompt, a tool's arguments, a reply) still goes through `prose`, the detector.
@@ -59,9 +61,23 @@ JSON_KEYS = frozenset({
     # the reply, its stream chunks and its errors
     "object", "created", "choices", "index", "message", "delta", "finish_reason", "logprobs",
     "usage", "prompt_tokens", "completion_tokens", "total_tokens", "system_fingerprint", "error",
+    # the OpenAI Responses API: its request, its `response`, its output items and events, its errors
+    "instructions", "input", "call_id", "output", "status", "annotations", "store", "include",
+    "previous_response_id", "max_output_tokens", "truncation", "reasoning", "effort", "summary",
+    "format", "verbosity", "top_logprobs", "created_at", "incomplete_details", "input_tokens",
+    "input_tokens_details", "cached_tokens", "output_tokens", "output_tokens_details",
+    "reasoning_tokens", "sequence_number", "output_index", "item_id", "content_index", "part", "item",
+    "response", "param",
+    # Anthropic's Messages API: its request (message threads), its `message`, events and errors
+    "system", "input_schema", "tool_use_id", "is_error", "thread", "previous_message_id",
+    "stop_sequences", "top_k", "stop_reason", "stop_sequence", "content_block", "partial_json",
+    "details", "error_code",
 })
-#: The keys whose value is a JSON schema (a tool's parameters, a response format's schema).
-_SCHEMA_KEYS = frozenset({"parameters", "schema"})
+#: The keys whose value is a JSON schema (a tool's parameters, a response format's schema, a
+#: Messages tool's input schema).
+_SCHEMA_KEYS = frozenset({"parameters", "schema", "input_schema"})
+#: The block types whose `input` is a tool's arguments, kept whole (`kept_arguments`).
+_TOOL_USES = frozenset({"tool_use", "server_tool_use"})
 #: JSON Schema's keywords: what a tool's parameters may hold besides its property names.
 SCHEMA_KEYWORDS = frozenset({
     "type", "properties", "required", "items", "prefixItems", "description", "title", "enum",
@@ -304,10 +320,32 @@ def kept_json(value: Any, keeper: Keeper, schema: bool = False) -> Any:
         return value
     kept: dict[str, Any] = {}
     for key, item in value.items():
-        if schema and key in _NAMED_SCHEMAS and isinstance(item, dict):
+        if not schema and key == "input" and value.get("type") in _TOOL_USES:
+            kept[key] = kept_arguments(item, keeper)
+        elif schema and key in _NAMED_SCHEMAS and isinstance(item, dict):
             kept[prose(key)] = {prose(k): kept_json(v, keeper, True) for k, v in item.items()}
         elif key in (SCHEMA_KEYWORDS if schema else JSON_KEYS):
             kept[key] = kept_json(item, keeper, schema or key in _SCHEMA_KEYS)
         else:
             kept[prose(key)] = item if isinstance(item, bool) or item is None else keeper.redact(item)
     return kept
+
+
+def kept_arguments(value: Any, keeper: Keeper) -> Any:
+    """A tool call's arguments given as JSON (a Messages `tool_use` block's `input`), kept as a
+    chat-completions call's `arguments` string is: its JSON text through `prose` whole (so that a
+    credential's name and value, a key and its string, are read together), or `REDACTED` if what
+    `prose` left is no longer JSON. A string (arguments a script wrote as malformed JSON) is prose."""
+    if isinstance(value, str):
+        return keeper.prose(value)
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return keeper.redact(value)
+    kept = keeper.prose(text)
+    if kept == text:
+        return value
+    try:
+        return json.loads(kept)
+    except (ValueError, RecursionError):
+        return keeper.redact(value)

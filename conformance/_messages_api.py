@@ -7,22 +7,18 @@ from __future__ import annotations
 
 import json
 import threading
-import weakref
 from collections.abc import Iterator
 from typing import Any
+
+from conformance._held import Refused, held
+
+__all__ = ["CREATE_ONLY_FIELDS", "PATH", "Refused", "Threads", "chat_body", "error", "replayed", "reply",
+           "status", "threads"]
 
 PATH = "/messages"
 #: The fields a message thread takes from the request that created it (anthropic's
 #: `lib/threads/_thread_state.py` CREATE_ONLY_FIELDS): a `continue` leaves them out.
 CREATE_ONLY_FIELDS = ("system", "tools")
-
-
-class Refused(Exception):
-    """A request the endpoint answers with an error, as the real API would: its status and body."""
-
-    def __init__(self, status: int, body: dict[str, Any]) -> None:
-        super().__init__(body["error"]["message"])
-        self.status, self.body = status, body
 
 
 class Threads:
@@ -45,10 +41,11 @@ class Threads:
         with self._lock:
             held = self._held.get(str(thread.get("previous_message_id")))
         if held is None:
+            message = (f"no thread holds the message {thread.get('previous_message_id')!r}: replay the "
+                       "conversation with thread: {'type': 'create'}")
             raise Refused(404, {"type": "error", "error": {
                 "type": "not_found_error", "details": {"error_code": "thread_not_found"},
-                "message": f"no thread holds the message {thread.get('previous_message_id')!r}: "
-                           "replay the conversation with thread: {'type': 'create'}"}})
+                "message": message}}, message)
         return {**body, **held["fields"], "messages": [*held["messages"], *(body.get("messages") or [])]}
 
     def hold(self, body: dict[str, Any], message: dict[str, Any]) -> None:
@@ -61,14 +58,11 @@ class Threads:
             self._held[message["id"]] = {"fields": fields, "messages": messages}
 
 
-_THREADS: weakref.WeakKeyDictionary[object, Threads] = weakref.WeakKeyDictionary()
-_THREADS_LOCK = threading.Lock()
-
-
 def threads(owner: object) -> Threads:
-    """The threads held for `owner` (an endpoint, or the scripted model an in-memory seam serves)."""
-    with _THREADS_LOCK:
-        return _THREADS.setdefault(owner, Threads())
+    """The threads held for `owner` (an endpoint, the scripted model an in-memory seam serves, a
+    replaying cassette)."""
+    return held(owner, Threads)
+
 
 #: Anthropic's `tool_choice` types in chat-completions form (`tool` names the function).
 _CHOICES = {"auto": "auto", "any": "required", "none": "none"}
@@ -208,15 +202,62 @@ def _events(head: dict[str, Any], content: list[dict[str, Any]], arguments: list
     yield {"type": "message_stop"}
 
 
-#: The error `type` the real API sends with each status (529, its overload status, is not a status
-#: a scenario scripts: a scripted 503 carries the overload type, with its own status kept so that
-#: NET-1 can ask the client to name it).
-_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
-           413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
-           503: "overloaded_error", 504: "api_error", 529: "overloaded_error"}
+#: The error `type` the real API sends with each status (the `anthropic` SDK's `ErrorType` and
+#: `types/shared/error_object.py`: a gateway timeout is `timeout_error`, an overload `overloaded_error`).
+_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+           404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
+           504: "timeout_error", 529: "overloaded_error"}
+#: The status the real API answers in place of one a scenario scripts: it signals an unavailable
+#: (overloaded) service with 529 `overloaded_error`, never 503, and the SDK retries 529 as any 5xx
+#: (`_base_client.py` `_should_retry`: 408, 409, 429, >= 500).
+_STATUSES = {503: 529}
+
+
+def status(scripted: int) -> int:
+    """The status the real API answers with where a scenario scripts `scripted`."""
+    return _STATUSES.get(scripted, scripted)
 
 
 def error(status: int, message: str) -> dict[str, Any]:
     """An error body as the real API shapes it: `{"type": "error", "error": {"type", "message"}}`."""
     kind = _ERRORS.get(status, "api_error" if status >= 500 else "invalid_request_error")
     return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def replayed(held: Threads, body: dict[str, Any], content_type: str, payload: bytes) -> None:
+    """Hold a recorded reply to `body` (as `Threads.expand` returned it) in its thread, as `reply`
+    held it when it was recorded, so that a replayed `continue` expands to the same conversation."""
+    message = _recorded(content_type, payload)
+    if message is not None:
+        held.hold(body, message)
+
+
+def _recorded(content_type: str, payload: bytes) -> dict[str, Any] | None:
+    """The `message` a reply carries: its JSON, or the one its events build (text deltas joined, a
+    `tool_use` block's `input_json_delta`s parsed); None if it carries none."""
+    try:
+        if not content_type.startswith("text/event-stream"):
+            value = json.loads(payload)
+            return value if isinstance(value, dict) and value.get("type") == "message" else None
+        message: dict[str, Any] | None = None
+        partial: dict[int, str] = {}
+        for line in payload.decode().splitlines():
+            if not line.startswith("data:"):
+                continue
+            event = json.loads(line[5:])
+            if event.get("type") == "message_start":
+                message = {**event["message"], "content": []}
+            elif message is not None and event.get("type") == "content_block_start":
+                message["content"].append(dict(event["content_block"]))
+            elif message is not None and event.get("type") == "content_block_delta":
+                block, delta = message["content"][event["index"]], event["delta"]
+                if delta.get("type") == "text_delta":
+                    block["text"] = block.get("text", "") + delta["text"]
+                elif delta.get("type") == "input_json_delta":
+                    partial[event["index"]] = partial.get(event["index"], "") + delta["partial_json"]
+        for index, text in partial.items():
+            assert message is not None
+            message["content"][index]["input"] = _input(text)
+        return message
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None

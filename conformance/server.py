@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import JsonValue
 
-from conformance import _messages_api, _responses_api, render, translate
+from conformance import _held, _messages_api, _responses_api, render, translate
 from conformance._model import ScriptedModel, UnexpectedModelCall
 from conformance.binding import ExtractTurn, FaultTurn, FinalTurn, LMCall, StepTurn
 
@@ -174,9 +174,11 @@ def _chat_reply(body: dict[str, Any], message: dict[str, Any], number: int) -> t
 
 class _Api(NamedTuple):
     """A wire API the endpoint serves: the whole request a body stands for (given the state its
-    `owner`, the endpoint or the in-memory seam's model, holds: Anthropic's message threads), how
+    `owner`, the endpoint, the in-memory seam's model or a replaying cassette, holds: Anthropic's
+    message threads, the Responses API's stored responses), how
     that reads as a chat-completions body, how a chat-completions assistant message is sent back
-    in its form (and held), and its error body."""
+    in its form (and held), its error body, the status it answers a scripted one with, and how a
+    recorded reply (its content type and payload) is held again when a cassette replays it."""
 
     name: str
     path: str
@@ -184,6 +186,8 @@ class _Api(NamedTuple):
     chat_body: Callable[[dict[str, Any]], dict[str, Any]]
     reply: Callable[[object, dict[str, Any], dict[str, Any], int], tuple[str, bytes]]
     error: Callable[[int, str], dict[str, Any]]
+    status: Callable[[int], int] = lambda scripted: scripted
+    replayed: Callable[[object, dict[str, Any], str, bytes], None] = lambda owner, body, kind, payload: None
 
 
 def _chat_error(status: int, message: str) -> dict[str, Any]:
@@ -194,14 +198,20 @@ def _chat_error(status: int, message: str) -> dict[str, Any]:
 APIS = (
     _Api("chat-completions", "/chat/completions", lambda owner, body: body, lambda body: body,
          lambda owner, body, message, number: _chat_reply(body, message, number), _chat_error),
-    _Api("OpenAI Responses API", _responses_api.PATH, lambda owner, body: body, _responses_api.chat_body,
-         lambda owner, body, message, number: _responses_api.reply(body, message, number),
-         _responses_api.error),
+    _Api("OpenAI Responses API", _responses_api.PATH,
+         lambda owner, body: _responses_api.stored(owner).expand(body), _responses_api.chat_body,
+         lambda owner, body, message, number: _responses_api.reply(body, message, number,
+                                                                   _responses_api.stored(owner)),
+         _responses_api.error, lambda scripted: scripted,
+         lambda owner, body, kind, payload: _responses_api.replayed(_responses_api.stored(owner), body, kind,
+                                                                    payload)),
     _Api("Anthropic Messages API", _messages_api.PATH,
          lambda owner, body: _messages_api.threads(owner).expand(body), _messages_api.chat_body,
          lambda owner, body, message, number: _messages_api.reply(body, message, number,
                                                                   _messages_api.threads(owner)),
-         _messages_api.error),
+         _messages_api.error, _messages_api.status,
+         lambda owner, body, kind, payload: _messages_api.replayed(_messages_api.threads(owner), body, kind,
+                                                                   payload)),
 )
 
 
@@ -229,13 +239,15 @@ def fault_response(turn: FaultTurn, request: httpx.Request,
 
 
 def _status_fault(turn: FaultTurn, api: _Api) -> tuple[int, dict[str, str], dict[str, Any]]:
-    """A fault turn's HTTP status, its Retry-After, and the API's error body (the real API's error
-    type for the status) that says what failed in words, never the status code: an error that
+    """A fault turn's HTTP status (the one the API's real service answers with, Anthropic's 529 for
+    an unavailable service), its Retry-After, and the API's error body (the real API's error type
+    for the status) that says what failed in words, never the status code: an error that
     merely quotes the body must not name the status by chance, since NET-1 asks the client itself
     to name it."""
-    status = int(turn.fault)
+    scripted = int(turn.fault)
+    status = api.status(scripted)
     headers = {"Retry-After": f"{turn.retry_after:g}"} if turn.retry_after is not None else {}
-    return status, headers, api.error(status, f"scripted fault: {HTTPStatus(status).phrase}")
+    return status, headers, api.error(status, f"scripted fault: {HTTPStatus(scripted).phrase}")
 
 
 def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
@@ -257,7 +269,7 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             try:
                 body = api.read(server, body)
                 call = server.call_for(api.chat_body(body))
-            except _messages_api.Refused as exc:
+            except _held.Refused as exc:
                 return self._json(exc.status, exc.body)
             except (AttributeError, TypeError, ValueError) as exc:
                 return self._refuse(400, f"the body is not a {api.name} request: {exc!r}", api)
@@ -401,7 +413,7 @@ def handler(model: ScriptedModel, call_for: Callable[[dict[str, Any]], LMCall] =
         try:
             body = api.read(model, json.loads(request.content))
             chat = api.chat_body(body)
-        except _messages_api.Refused as exc:
+        except _held.Refused as exc:
             return httpx.Response(exc.status, json=exc.body)
         except ValueError as exc:
             return httpx.Response(400, json=api.error(400, str(exc)))

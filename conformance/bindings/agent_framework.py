@@ -5,11 +5,17 @@ Seam: the framework's own chat-completions client, `OpenAIChatCompletionClient`
 in-memory transport that answers from the script (`translate.serving`: a contextvar, so one agent
 serves concurrent runs); in the `http` profile a client pointed at `CallRequest.base_url`. So the
 client's request building, its tool-call parsing and openai's retries (2, with backoff) run as in a
-user's run. The framework's primary OpenAI client, `OpenAIChatClient`, speaks the Responses API,
-which the suite's endpoint does not serve: the chat-completions client is its documented
-alternative for any OpenAI-compatible endpoint. Tools are the framework's `@tool` over the suite
-tool's function, its parameters `Annotated` with their descriptions (the form its docs show): the
-decorator builds the pydantic model that validates the model's args.
+user's run. The framework's primary OpenAI client, `OpenAIChatClient`, speaks the Responses API and
+continues each run from the response the service stored (its next request names only
+`previous_response_id` and the new items: `_get_conversation_id`, _chat_client.py, unless
+`store=False`), which the suite's endpoint now serves too; this binding still runs the
+chat-completions client, the framework's documented alternative for any OpenAI-compatible endpoint:
+its stream and resume reading are written for that client's updates and session messages (run on
+`OpenAIChatClient` as it is, the binding reports each streamed function call twice and a resumed
+run's trajectory empty, not yet told apart from what the library does), so moving it to the primary
+client is open. Tools are the framework's
+`@tool` over the suite tool's function, its parameters `Annotated` with their descriptions (the form
+its docs show): the decorator builds the pydantic model that validates the model's args.
 
 Loop: the chat client's function-invocation layer (_tools.py, `_get_response_with_function_invocation`)
 makes up to `function_invocation_configuration["max_iterations"]` (default 40) requests, runs each

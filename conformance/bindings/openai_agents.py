@@ -1,11 +1,15 @@
 """The bindings for the OpenAI Agents SDK (`openai-agents`, `import agents`): `Agent` + `Runner`.
 
-Seam: the SDK's own chat-completions model, `OpenAIChatCompletionsModel`, with an `AsyncOpenAI`
-client (its default retries: 2, with backoff) over an in-memory httpx transport that answers from the
-script, passed per run as `RunConfig(model=...)`; in the `http` profile the same client points at
-`CallRequest.base_url`. The SDK also ships `agents.testing.ScriptedModel`, but that sits above the
-openai client, where the retries a user gets by default live: serving the script beneath the client
-runs the SDK's own request building, reply parsing and retry layer, as a user's run does. Tracing is
+Seam: the SDK's default model, `OpenAIResponsesModel` (the Responses API, which its default provider
+uses unless told otherwise: models/_openai_shared.py `_use_responses_by_default = True`), with an
+`AsyncOpenAI` client (its default retries: 2, with backoff) over an in-memory httpx transport that
+answers the Responses API from the script (`server.handler`), passed per run as
+`RunConfig(model=...)`; in the `http` profile the same client points at `CallRequest.base_url`, whose
+`/responses` the endpoint serves. The SDK sends each turn's whole conversation as `input` items (no
+`previous_response_id`), which a stateless endpoint answers. The SDK also ships
+`agents.testing.ScriptedModel`, but that sits above the openai client, where the retries a user gets
+by default live: serving the script beneath the client runs the SDK's own request building, reply
+parsing and retry layer, as a user's run does. Tracing is
 switched off per run (`RunConfig(tracing_disabled=True)`): there is nowhere to export it.
 
 Tools are the SDK's own `function_tool` over the suite tool's function (schema, lax pydantic
@@ -44,7 +48,7 @@ from agents import (
     ItemHelpers,
     MaxTurnsExceeded,
     MessageOutputItem,
-    OpenAIChatCompletionsModel,
+    OpenAIResponsesModel,
     RunConfig,
     Runner,
     RunResult,
@@ -258,11 +262,12 @@ class OpenAIAgentsToolNotFoundBinding(OpenAIAgentsBinding):
     known_failures: ClassVar[Mapping[str, str]] = _KNOWN_OPT_IN
 
 
-def _model(model: ScriptedModel, base_url: str | None) -> OpenAIChatCompletionsModel:
-    """The SDK's chat-completions model: at `base_url`, or over a transport answering from `model`."""
+def _model(model: ScriptedModel, base_url: str | None) -> OpenAIResponsesModel:
+    """The SDK's default model, the Responses API's: at `base_url`, or over a transport answering
+    from `model`."""
     # Every request is a step: the SDK makes no tool-less extraction call.
     client = server.openai_client(model, partial(server.native_call, kind="step"), base_url=base_url)
-    return OpenAIChatCompletionsModel(model="scripted", openai_client=client)
+    return OpenAIResponsesModel(model="scripted", openai_client=client)
 
 
 async def _stream(arguments: dict[str, Any], model: ScriptedModel, events: list[Event]) -> RunResultStreaming:

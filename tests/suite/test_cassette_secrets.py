@@ -22,7 +22,7 @@ from urllib.parse import quote, unquote
 import httpx
 import pytest
 
-from conformance import ExtractTurn, ScriptedModel, _cassettes, _http
+from conformance import ExtractTurn, ScriptedModel, _cassettes, _http, render, server
 from conformance._cassettes import secrets_in
 from tests.suite.conftest import ROOT
 
@@ -380,21 +380,64 @@ def test_the_scan_reads_a_binary_body(tmp_path: Path) -> None:
             "utf-16.yaml:3: a credential"} <= set(found), found
 
 
-@pytest.mark.parametrize("stream", [False, True])
-def test_the_allowlist_keeps_every_reply_the_suite_serves(stream: bool) -> None:
-    # Replay serves the kept response: a key of the suite's reply outside the allowlist would reach
-    # the client as `[REDACTED]` on replay and change a verdict.
-    from conformance import StepTurn, _keep
-    from conformance.server import completion, request_call
+#: A request of each API the endpoint serves, with a tool, as its clients send one.
+_REQUESTS: dict[str, dict[str, Any]] = {
+    "chat-completions": _chat(tools=[{"type": "function", "function": {"name": "add"}}]),
+    "OpenAI Responses API": {"model": "m", "instructions": "Answer.", "include": [], "input": [
+        {"role": "user", "content": "What is 2 + 3?"}], "tools": [{"type": "function", "name": "add"}]},
+    "Anthropic Messages API": {"model": "m", "max_tokens": 100, "system": "Answer.", "messages": [
+        {"role": "user", "content": "What is 2 + 3?"}], "tools": [{"name": "add", "input_schema": {}}]},
+}
 
-    body = _chat(stream=stream, tools=[{"type": "function", "function": {"name": "add"}}])
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("api", [api.name for api in server.APIS])
+def test_the_allowlist_keeps_every_reply_the_suite_serves(api: str, stream: bool) -> None:
+    # Replay serves the kept response: a key of the suite's reply outside the allowlist would reach
+    # the client as `[REDACTED]` on replay and change a verdict. (The Responses and Messages APIs'
+    # replies once lost their `call_id`, `stop_reason`, `tool_use` input and usage counts.)
+    from conformance import StepTurn, _keep
+
+    served = next(a for a in server.APIS if a.name == api)
+    owner = ScriptedModel()  # what holds a Messages thread
+    body = served.read(owner, {**_REQUESTS[api], "stream": stream})
+    chat = served.chat_body(body)
     for turn in (StepTurn(thought="I will add", tool_name="add", tool_args={"a": 1}),
                  ExtractTurn(outputs={"answer": "5"})):
-        content_type, payload = completion(body, request_call(body), turn, 1)
+        message = render.openai_message(turn, 1, render.tool_names(server.native_call(chat).tools))
+        content_type, payload = served.reply(owner, body, message, 1)
         kept, _ = _keep.kept_text(payload.decode(), content_type, _keep.Keeper(lambda text: text))
         assert kept == payload.decode()
-    error = json.dumps({"error": {"message": "scripted fault: Too Many Requests", "type": "x"}})
+    error = json.dumps(served.error(500, "scripted fault: Internal Server Error"))
     assert _keep.kept_text(error, "application/json", _keep.Keeper(lambda text: text))[0] == error
+
+
+@pytest.mark.parametrize("api", sorted(_REQUESTS))
+def test_the_allowlist_keeps_every_request_key_the_endpoint_reads(api: str) -> None:
+    # The matcher compares the kept request: a key the endpoint reads (the instructions, the input
+    # items, a Messages thread) redacted would let a changed prompt replay unnoticed.
+    from conformance import _keep
+
+    body = _REQUESTS[api]
+    assert _keep.kept_json(body, _keep.Keeper(lambda text: text)) == body
+
+
+def test_a_tool_use_input_is_kept_whole_and_scrubbed_as_arguments_are() -> None:
+    # A Messages `tool_use` block carries the tool's arguments as an object, whose keys are the tool's
+    # own: kept whole, and scanned as one JSON text, as a chat-completions call's `arguments` are.
+    from conformance import _keep
+
+    def blocks(value: Any) -> dict[str, Any]:
+        return {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "f",
+                                                  "input": value}]}
+
+    keeper = _keep.Keeper(_cassettes.scrub)
+    plain = {"a": 1, "nested": {"pwd_hint": ["x"]}}
+    assert _keep.kept_json(blocks(plain), keeper) == blocks(plain)
+    leaked = _keep.kept_json(blocks({"api_key": HEX, "a": 1}), keeper)
+    assert HEX not in json.dumps(leaked) and leaked["content"][0]["input"]["a"] == 1
+    assert _keep.kept_json({"type": "message", "input": {"pwd": PLAIN}}, keeper)["input"] == {
+        "pwd": "[REDACTED]"}  # elsewhere `input` is the Responses API's items, read key by key
 
 
 def test_every_committed_cassette_is_what_recording_it_again_would_keep() -> None:

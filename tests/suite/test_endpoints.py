@@ -105,10 +105,39 @@ def test_a_responses_400_is_not_retried_and_has_the_real_error_shape() -> None:
                                  "param": None, "code": None}
 
 
-def test_a_responses_request_continuing_a_stored_response_is_refused_clearly() -> None:
-    with ScriptedServer(_model([FINAL])) as endpoint, pytest.raises(openai.BadRequestError) as raised:
-        _openai(endpoint.url).responses.create(model="m", input="?", previous_response_id="resp_1")
-    assert "stores none" in str(raised.value) and endpoint.received == 0
+def test_a_responses_request_continuing_a_response_the_endpoint_never_stored_is_refused_as_the_api_does(
+) -> None:
+    with ScriptedServer(_model([FINAL])) as endpoint:
+        client = _openai(endpoint.url)
+        unstored = client.responses.create(model="m", input="?", store=False, tools=RESPONSES_TOOLS)
+        for previous in ("resp_9", unstored.id):
+            with pytest.raises(openai.BadRequestError) as raised:
+                client.responses.create(model="m", input="?", previous_response_id=previous,
+                                        tools=RESPONSES_TOOLS)
+            assert raised.value.code == "previous_response_not_found" and previous in str(raised.value)
+    assert endpoint.received == 1
+
+
+def test_a_responses_request_continuing_a_stored_response_shows_the_script_the_whole_conversation(
+) -> None:
+    # The real API stores a response unless told `store: false`; a client that keeps the
+    # conversation there (Agent Framework's OpenAIChatClient) sends only the new items after it. The
+    # endpoint once refused every such request.
+    model = _model([STEP, FINAL])
+    with ScriptedServer(model) as endpoint:
+        client = _openai(endpoint.url)
+        first = client.responses.create(model="m", instructions="Answer.", input="What is 2 + 2?",
+                                        tools=RESPONSES_TOOLS)
+        call = next(item for item in first.output if item.type == "function_call")
+        second = client.responses.create(model="m", previous_response_id=first.id, tools=RESPONSES_TOOLS,
+                                         input=[{"type": "function_call_output", "call_id": call.call_id,
+                                                 "output": "4"}])
+    assert second.output_text == "4"
+    shown = model.calls[1]
+    assert [m["role"] for m in shown.messages] == ["user", "assistant", "tool"]  # no instructions: the
+    assert shown.messages[0]["content"] == "What is 2 + 2?"  # API carries none over
+    assert shown.messages[1]["content"] == 'I will add\ncall add({"a": 2, "b": 2})'
+    assert shown.messages[2]["content"] == "4" and shown.kind == "step"
 
 
 # -- Anthropic's Messages API ------------------------------------------------------------------------
@@ -158,10 +187,13 @@ def test_messages_tool_choice_none_is_the_final_call_and_the_others_are_steps(
     assert [c.kind for c in model.calls] == [kind]
 
 
-@pytest.mark.parametrize(("fault", "kind"), [(FaultTurn(fault="429", retry_after=0), "rate_limit_error"),
-                                             (FaultTurn(fault="500"), "api_error"),
-                                             (FaultTurn(fault="503"), "overloaded_error")])
-def test_the_anthropic_sdk_retries_a_rate_limit_or_server_error(fault: FaultTurn, kind: str) -> None:
+@pytest.mark.parametrize(("fault", "status", "kind", "error"), [
+    (FaultTurn(fault="429", retry_after=0), 429, "rate_limit_error", "RateLimitError"),
+    (FaultTurn(fault="500"), 500, "api_error", "InternalServerError"),
+    # The real API signals an unavailable service as overloaded, 529, never 503.
+    (FaultTurn(fault="503"), 529, "overloaded_error", "OverloadedError")])
+def test_the_anthropic_sdk_retries_a_rate_limit_or_server_error(fault: FaultTurn, status: int, kind: str,
+                                                                error: str) -> None:
     with ScriptedServer(_model([fault, FINAL])) as endpoint:
         reply = _anthropic(endpoint.url).messages.create(model="m", max_tokens=100, tools=MESSAGES_TOOLS,
                                                          messages=[{"role": "user", "content": "?"}])
@@ -171,9 +203,27 @@ def test_the_anthropic_sdk_retries_a_rate_limit_or_server_error(fault: FaultTurn
     with ScriptedServer(_model([fault])) as endpoint, pytest.raises(anthropic.APIStatusError) as raised:
         _anthropic(endpoint.url, retries=0).messages.create(model="m", max_tokens=100,
                                                             messages=[{"role": "user", "content": "?"}])
-    assert raised.value.status_code == int(fault.fault)
+    assert raised.value.status_code == status and type(raised.value).__name__ == error
     assert raised.value.body == {"type": "error", "error": {"type": kind, "message": raised.value.body[
         "error"]["message"]}}
+
+
+def test_a_messages_slow_reply_is_the_real_apis_gateway_timeout() -> None:
+    model = _model([FaultTurn(fault="timeout")])
+    with ScriptedServer(model, slow_seconds=0.0) as endpoint, pytest.raises(
+            anthropic.GatewayTimeoutError) as raised:
+        _anthropic(endpoint.url, retries=0).messages.create(model="m", max_tokens=100,
+                                                            messages=[{"role": "user", "content": "?"}])
+    assert raised.value.body["error"]["type"] == "timeout_error"  # type: ignore[index]
+
+
+def test_the_in_memory_seam_answers_a_messages_fault_as_the_endpoint_does() -> None:
+    model = _model([FaultTurn(fault="503", retry_after=0)])
+    with httpx.Client(transport=httpx.MockTransport(server.handler(model, server.native_call))) as client:
+        reply = client.post(f"{server.IN_MEMORY_URL}/messages", json={
+            "model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "?"}]})
+    assert reply.status_code == 529 and reply.json()["error"]["type"] == "overloaded_error"
+    assert reply.headers["retry-after"] == "0"
 
 
 @pytest.mark.parametrize(("status", "error"), [("400", "BadRequestError"), ("401", "AuthenticationError")])

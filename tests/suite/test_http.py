@@ -8,12 +8,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
 
-from conformance import ExtractTurn, ScriptedModel, StepTurn, _cassettes, _http
+from conformance import ExtractTurn, FinalTurn, ScriptedModel, StepTurn, _cassettes, _http
 from conformance._cassettes import bundled_dir, cassette_path, secrets_in
 from conformance.server import ScriptedServer
 from tests.suite.conftest import ROOT, RunSuite, SuiteRun
@@ -306,3 +306,111 @@ def test_a_broken_http_client_fails_net_1(run_suite: RunSuite, binding: str, sce
     verdicts = _verdicts(run)
     assert verdicts and set(verdicts.values()) == {"failed"}, run.output[-3000:]
     assert run.requirements("failed") == {"NET-1"}
+
+
+#: A Messages tool, as Anthropic's SDK declares one.
+_MESSAGES_TOOLS = [{"name": "add", "description": "Add.", "input_schema": {
+    "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}}]
+
+
+def _thread(profile: _http.HttpProfile, model: ScriptedModel) -> list[httpx.Response]:
+    """A tool runner's two requests: the first creates a message thread (system, tools, the
+    question), the second continues it with only the tool's result."""
+
+    def send(_: ScriptedModel) -> list[httpx.Response]:
+        url = f"{profile.base_url}/messages"
+        first = httpx.post(url, timeout=5, json={
+            "model": "m", "max_tokens": 100, "system": "Answer.", "tools": _MESSAGES_TOOLS,
+            "thread": {"type": "create"}, "messages": [{"role": "user", "content": "What is 2 + 2?"}]})
+        use = first.json()["content"][-1]
+        second = httpx.post(url, timeout=5, json={
+            "model": "m", "max_tokens": 100, "thread": {"type": "continue", "previous_message_id":
+                                                         first.json()["id"]},
+            "messages": [{"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": use["id"], "content": "4"}]}]})
+        return [first, second]
+
+    return profile.run(send, model)
+
+
+def test_a_messages_cassette_replays_its_thread_and_the_script_sees_the_whole_conversation(
+    tmp_path: Path
+) -> None:
+    # Replay once read every request as a chat-completions body: a Messages request's blocks and the
+    # thread its `continue` stands for were lost, so the script saw a different conversation.
+    cassette = tmp_path / "mine" / "http" / "scenario.yaml"
+    script = [StepTurn(thought="I will add", tool_name="add", tool_args={"a": 2, "b": 2}),
+              FinalTurn(outputs={"answer": "4"})]
+    recording = _http.HttpProfile("record", cassette)
+    recorded_model = ScriptedModel(script, finish_then_extract=False)
+    recorded = _thread(recording, recorded_model)
+    recording.close()
+    assert [r.status_code for r in recorded] == [200, 200]
+    assert list(secrets_in(tmp_path)) == []
+    replay = _http.HttpProfile("replay", cassette)
+    model = ScriptedModel(script, finish_then_extract=False)
+    replayed = _thread(replay, model)
+    replay.close()
+    assert [r.json() for r in replayed] == [r.json() for r in recorded]
+    assert [c.model_dump() for c in model.calls] == [c.model_dump() for c in recorded_model.calls]
+    shown = model.calls[1]
+    assert [m["role"] for m in shown.messages] == ["system", "user", "assistant", "tool"]
+    assert shown.messages[3]["content"] == "4" and shown.kind == "step" and shown.tools
+    assert model.violation is None
+
+
+def test_a_responses_cassette_replays_as_the_endpoint_reads_it(tmp_path: Path) -> None:
+    # A Responses request's `instructions` and `input` items, and its tool-less final call
+    # (`tool_choice: "none"`), are logged on replay as the endpoint logged them.
+    cassette = tmp_path / "mine" / "http" / "scenario.yaml"
+    tools = [{"type": "function", "name": "add", "description": "Add.", "parameters": {"type": "object"}}]
+    body = {"model": "m", "instructions": "Answer.", "tools": tools, "tool_choice": "none",
+            "input": [{"role": "user", "content": "What is 2 + 2?"}]}
+    calls = []
+    modes: tuple[Literal["record", "replay"], ...] = ("record", "replay")
+    for mode in modes:
+        profile = _http.HttpProfile(mode, cassette)
+        model = ScriptedModel([ExtractTurn(outputs={"answer": "4"})])
+        url = f"{profile.base_url}/responses"
+        reply = profile.run(lambda _, url=url: httpx.post(url, json=body, timeout=5), model)
+        profile.close()
+        assert reply.status_code == 200 and reply.json()["output"][0]["content"][0]["text"] == "4"
+        calls.append(model.calls)
+    assert [c.model_dump() for c in calls[1]] == [c.model_dump() for c in calls[0]]
+    [call] = calls[1]
+    assert call.kind == "extract" and call.messages[0] == {"role": "system", "content": "Answer."}
+
+
+def _continued(profile: _http.HttpProfile, model: ScriptedModel) -> list[httpx.Response]:
+    """A Responses client that keeps its conversation on the service: the second request names the
+    first response as its `previous_response_id` and sends only the tool's output."""
+
+    def send(_: ScriptedModel) -> list[httpx.Response]:
+        url = f"{profile.base_url}/responses"
+        tools = [{"type": "function", "name": "add", "parameters": {"type": "object"}}]
+        first = httpx.post(url, timeout=5, json={"model": "m", "tools": tools, "input": "What is 2 + 2?"})
+        call = first.json()["output"][-1]
+        second = httpx.post(url, timeout=5, json={
+            "model": "m", "tools": tools, "previous_response_id": first.json()["id"],
+            "input": [{"type": "function_call_output", "call_id": call["call_id"], "output": "4"}]})
+        return [first, second]
+
+    return profile.run(send, model)
+
+
+def test_a_responses_cassette_replays_a_continuation_of_a_stored_response(tmp_path: Path) -> None:
+    cassette = tmp_path / "mine" / "http" / "scenario.yaml"
+    script = [StepTurn(thought="", tool_name="add", tool_args={"a": 2, "b": 2}),
+              FinalTurn(outputs={"answer": "4"})]
+    models = []
+    modes: tuple[Literal["record", "replay"], ...] = ("record", "replay")
+    for mode in modes:
+        profile = _http.HttpProfile(mode, cassette)
+        models.append(ScriptedModel(script, finish_then_extract=False))
+        replies = _continued(profile, models[-1])
+        profile.close()
+        assert [r.status_code for r in replies] == [200, 200], replies[-1].text
+    recorded, replayed = models
+    assert [c.model_dump() for c in replayed.calls] == [c.model_dump() for c in recorded.calls]
+    assert [m["role"] for m in replayed.calls[1].messages] == ["user", "assistant", "tool"]
+    assert replayed.violation is None
