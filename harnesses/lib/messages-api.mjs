@@ -149,8 +149,17 @@ function events(head, text, uses, args, stop) {
 }
 
 // The error `type` the real API sends with each status (_messages_api._ERRORS).
-const ERRORS = { 400: 'invalid_request_error', 401: 'authentication_error', 404: 'not_found_error', 413: 'request_too_large',
-                 429: 'rate_limit_error', 500: 'api_error', 503: 'overloaded_error', 504: 'api_error', 529: 'overloaded_error' };
+const ERRORS = { 400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
+                 413: 'request_too_large', 429: 'rate_limit_error', 500: 'api_error', 504: 'timeout_error',
+                 529: 'overloaded_error' };
+// The status the real API answers in place of one a scenario scripts (_messages_api._STATUSES): an
+// unavailable service is 529 `overloaded_error`, never 503.
+const STATUSES = { 503: 529 };
+
+/** _messages_api.status: the status the real API answers where a scenario scripts `scripted`. */
+export function status(scripted) {
+  return STATUSES[scripted] ?? scripted;
+}
 
 /** _messages_api.error: an error body as the real API shapes it. */
 export function errorBody(status, message) {
@@ -188,7 +197,7 @@ async function scripted(init, client, hasTools) {
     // Not scripted: answer as the suite's endpoint does, 400 (not transient, so not retried).
     return refusal(400, errorBody(400, error.message));
   }
-  if (turn.kind === 'fault') return transportFault(turn, client, (t) => faultResponse(t, errorBody));
+  if (turn.kind === 'fault') return transportFault(turn, client, (t) => faultResponse(t, errorBody, status));
   replies += 1;
   return reply(body, openaiMessage(turn, replies), replies);
 }

@@ -106,12 +106,15 @@ export function notifySleep(seconds) {
 /** A scripted HTTP fault (a `fault` turn with a status) as the endpoint answers it: the status, its
  * Retry-After, and an error body that says what failed in words, never the status code, so that
  * an error which merely quotes the body does not name the status by chance (as server.py does);
- * `errorBody(status, message)` shapes the body as the API spoken (chat completions' by default). */
-export function faultResponse(turn, errorBody = (status, message) => ({ error: { message } })) {
-  const status = Number(turn.fault);
+ * `errorBody(status, message)` shapes the body as the API spoken (chat completions' by default), and
+ * `statusOf(scripted)` is the status its real service answers in place of the scripted one
+ * (Anthropic's 529 for an unavailable service: server.py's `api.status`). */
+export function faultResponse(turn, errorBody = (status, message) => ({ error: { message } }), statusOf = (s) => s) {
+  const scripted = Number(turn.fault);
+  const status = statusOf(scripted);
   const headers = { 'content-type': 'application/json' };
   if (turn.retry_after != null) headers['retry-after'] = String(turn.retry_after);
-  const body = errorBody(status, `scripted fault: ${STATUS_CODES[status]}`);
+  const body = errorBody(status, `scripted fault: ${STATUS_CODES[scripted]}`);
   return new Response(JSON.stringify(body), { status, headers });
 }
 

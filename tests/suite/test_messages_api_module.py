@@ -46,13 +46,13 @@ MESSAGES: list[dict[str, Any]] = [
     {"role": "assistant", "content": "The answer is 3, as 1 + 2 = 3."},
 ]
 #: The statuses whose error bodies are compared: each the real API names, and others.
-STATUSES = [400, 401, 413, 429, 500, 503, 504, 418, 599]
+STATUSES = [400, 401, 403, 413, 429, 500, 503, 504, 529, 418, 599]
 
 PROGRAM = """
 import { writeFileSync } from 'node:fs';
-import { chatBody, errorBody, expand, reply } from %s;
+import { chatBody, errorBody, expand, reply, status } from %s;
 const cases = JSON.parse(process.argv[2]);
-const out = { requests: [], replies: [], errors: [] };
+const out = { requests: [], replies: [], errors: [], statuses: cases.statuses.map(status) };
 // The first request's reply is what the second continues.
 out.requests.push(chatBody(expand(cases.requests[0])));
 await reply(cases.requests[0], cases.messages[0], 1).text();
@@ -112,3 +112,4 @@ def test_the_node_messages_api_module_translates_as_the_python_one_does(tmp_path
                for i, m in enumerate(MESSAGES) for stream in (False, True)]
     assert [_reply(r) for r in rendered["replies"]] == [_reply(r) for r in replies]
     assert rendered["errors"] == [_messages_api.error(s, "why") for s in STATUSES]
+    assert rendered["statuses"] == [_messages_api.status(s) for s in STATUSES]
