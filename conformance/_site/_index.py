@@ -15,6 +15,9 @@ from conformance._site._html import JS, ORDER, VERDICTS, e, inline, level_tag, p
 from conformance._site._model import SiteReport
 from conformance._site._score import FAILURES, Tally, applies, conforms, level, tally
 
+#: How a scorecard row marks a report run outside CI: a short word, its reason as the title.
+_OUTSIDE_CI_MARK = '; <abbr title="{0}">outside CI</abbr>'
+
 
 def _share_class(t: Tally) -> str:
     if not t.total:
@@ -69,7 +72,9 @@ def _scorecard_row(site: Site, r: SiteReport) -> str:
             f'data-scores="{e(json.dumps(scores, separators=(",", ":")))}">'
             f'<th scope="row"><a href="lib/{e(site.slugs[b.name])}.html">{e(b.name)}</a>{lang}'
             f' <span class="muted">{e(b.version)}'
-            f'{"; " + e(b.run_outside_ci) if b.run_outside_ci else ""}</span></th>'
+            # The mark stays short beside the name (the card must fit a screen's width); the
+            # whole sentence is its title and on the library's page.
+            f'{_OUTSIDE_CI_MARK.format(e(b.run_outside_ci)) if b.run_outside_ci else ""}</span></th>'
             f'<td data-label="Conforms">{verdict}</td>'
             f'<td class="n {_share_class(must)}" data-label="MUST">'
             f'<a href="#{e(urlencode({"lib": b.name}))}">'
