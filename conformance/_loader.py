@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import _guard, _java_harness
+from conformance import _guard, _java_harness, _rust_harness
 from conformance._known_failures import PLACEHOLDER, placeholders
 from conformance.binding import CAPABILITIES, CONTRACT_VERSION, V1_CAPABILITIES, Binding
 
@@ -29,8 +29,11 @@ GO_HARNESSES = ("langchaingo", "eino")
 #: The bundled Java harnesses, by name: each directory holds its `pom.xml` and its sources, built on
 #: first use (conformance/_java_harness.py).
 JAVA_HARNESSES = ("langchain4j",)
+#: The bundled Rust harnesses, by name: each directory is a cargo package (Cargo.toml, Cargo.lock),
+#: built on first use (conformance/_rust_harness.py).
+RUST_HARNESSES = ("rig",)
 #: Every bundled harness, by name.
-HARNESSES = NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES
+HARNESSES = NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES + RUST_HARNESSES
 #: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
 #: `openai-agents-js` (the JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names
 #: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in, as
@@ -59,6 +62,8 @@ def harness_command(name: str) -> str:
         return shlex.join([str(_go_build(name, directory)), *arguments])
     if name in JAVA_HARNESSES:
         return _java_harness.command(name, directory)
+    if name in RUST_HARNESSES:
+        return _rust_harness.command(name, directory)
     if not (directory / "harness.mjs").is_file():
         raise pytest.UsageError(
             f"--impl {name}: the bundled harness is not here ({directory} has no harness.mjs). The "

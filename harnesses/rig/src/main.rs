@@ -1,0 +1,390 @@
+//! The react-conformance harness for rig (crates rig, rig-core and rig-agent): rig's classic
+//! `Agent` (rig-agent's agent module), prompted with `agent.prompt(..).max_turns(n)`.
+//!
+//!     pytest --impl rig      (or --impl cmd:"harnesses/rig/target/debug/rig-harness")
+//!
+//! Seam: rig's own OpenAI client, its Chat Completions model (`OpenAIConfig::chat`), connected
+//! (`OpenAIConfig::connect`, rig's documented way to give a provider any HTTP client) to an
+//! in-process endpoint (endpoint.rs): rig builds each chat-completions request and parses each
+//! reply itself. In the `http` profile the same model points at `call.base_url` over rig's bundled
+//! reqwest client (rig-reqwest's `ReqwestClient`).
+//!
+//! Tools: rig's `DynamicTool` (rig-core tool/contextual.rs), the form rig's `Tool` trait documents
+//! for a tool whose name is only known at run time (`Tool::NAME` is a compile-time constant; the
+//! suite describes its tools at run time), with the suite's JSON schema as its parameters. Its
+//! callback turns the suite's result into the tool output and the suite's raised error into a
+//! `ToolExecutionError` exactly as a `Tool`'s defaults do (`IntoToolOutput`, `Tool::map_error` =
+//! `ToolExecutionError::from_error`).
+//!
+//! The cap: `max_turns` is rig's total model-call budget ("zero emits no model calls; one permits
+//! only the initial call", agent/runner.rs): the suite's cap of N steps is `default_max_turns(N)` on
+//! the builder, and a cap for one call is `.max_turns(N)` on that prompt. Past it the run fails
+//! with `PromptError::MaxTurns`, which carries the history so far.
+//!
+//! Approvals: rig's `AgentHook::on_dispatch` (agent/hook.rs), the hook rig runs before every tool
+//! dispatch: `DispatchAction::Proceed` runs the call, `DispatchAction::skip(reason)` answers the
+//! model with the reason instead, `DispatchAction::rewrite_tool_args` edits the call's arguments.
+
+mod endpoint;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use react_conformance_protocol::{self as protocol, json, object, Approval, Error, Object, Run, Value};
+use rig::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext};
+use rig::completion::message::{AssistantContent, Message, ToolName, ToolResultContent, UserContent};
+use rig::completion::PromptError;
+use rig::http_client::ReqwestClient;
+use rig::providers::openai::OpenAIConfig;
+use rig::tool::{DynamicTool, IntoToolOutput, ToolExecutionError};
+use rig::{Agent, AgentBuilder};
+
+const CLAIMED: [&str; 7] = [
+    "max-steps-error",
+    "per-call-cap",
+    "parallel-tool-calls",
+    "tool-approval",
+    "approval-edit",
+    "async",
+    "http",
+];
+
+fn not_claimed() -> Value {
+    json!({
+        "signature": "rig's Agent is a native tool-calling loop: messages in, a message out, no signature",
+        "adapters": "no pluggable format-and-parse layer: each provider's wire formats and parses its calls (rig-core providers)",
+        "max-steps-extract": "past max_turns the run fails with PromptError::MaxTurns (agent/runner.rs); no extra call writes the outputs",
+        "max-steps-return": "past max_turns the run fails with PromptError::MaxTurns (agent/runner.rs); it never returns capped",
+        "cap-summary": "past max_turns the run fails with PromptError::MaxTurns: it returns no summary",
+        "repeated-error-stop": "a failed tool becomes an error result the model is shown (ToolResult.is_error); nothing counts repeated similar failures",
+        "ask-user": "no built-in tool to ask the user",
+        "durable-approvals": "approval is the on_dispatch hook, a callback during the run: there is no pause to serialise",
+        "lm-retry": "rig classifies a provider failure as retryable (ErrorReport.retryable, rig-core error.rs) but sends each request once: neither the OpenAI client nor the agent retries",
+    })
+}
+
+fn parity() -> Value {
+    json!({
+        "stop_reason": "library: a returned PromptResponse is the final answer (the run ends on a reply without tool calls); PromptError::MaxTurns is the cap stop",
+        "iterations": "library: PromptResponse::completion_calls, one per completed model call; on an error, the assistant turns of its chat_history",
+        "max_iterations": "library: PromptError::MaxTurns.max_turns",
+        "partial_run": "library: the chat_history of PromptError::MaxTurns, UnknownToolCall and Cancelled",
+        "concurrency": "shared",
+    })
+}
+
+fn known_failures() -> Value {
+    json!({})
+}
+
+fn text(value: &Value) -> String {
+    value.as_str().unwrap_or_default().to_string()
+}
+
+fn list(value: &Value) -> &[Value] {
+    value.as_array().map(Vec::as_slice).unwrap_or_default()
+}
+
+// -- the tools --------------------------------------------------------------------------------------
+
+/// The suite's tools as rig tools; each call goes to the suite for the run on the calling thread.
+fn tools(spec: &Value) -> Result<Vec<DynamicTool>, Error> {
+    list(&spec["tools"])
+        .iter()
+        .map(|tool| {
+            let name = text(&tool["name"]);
+            let called = name.clone();
+            let callback = move |args: Value| -> rig::wasm_compat::WasmBoxedFuture<'static, _> {
+                let ran = match protocol::current_run() {
+                    Some(run) => run.call_tool(&called, &args),
+                    None => Err("a tool call outside any run of the suite's".into()),
+                };
+                Box::pin(async move {
+                    match ran {
+                        Ok(result) => result.into_tool_output(),
+                        Err(error) => match error.downcast::<protocol::ToolError>() {
+                            Ok(raised) => Err(ToolExecutionError::from_error(*raised)),
+                            Err(other) => Err(ToolExecutionError::from_error(HarnessError(other.to_string()))),
+                        },
+                    }
+                })
+            };
+            Ok(DynamicTool::new(ToolName::new(name)?, text(&tool["description"]), protocol::json_schema(tool), callback))
+        })
+        .collect()
+}
+
+#[derive(Debug)]
+struct HarnessError(String);
+
+impl std::fmt::Display for HarnessError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for HarnessError {}
+
+/// The approval callback: rig's dispatch hook asks the person before each call of a tool that
+/// needs approval.
+struct Approvals {
+    needed: Vec<String>,
+}
+
+impl AgentHook for Approvals {
+    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        let Some(name) = event.tool_name().filter(|name| self.needed.iter().any(|needed| needed == name)) else {
+            return DispatchAction::proceed();
+        };
+        let args = protocol::parse_deep(event.tool_args().unwrap_or("{}")).unwrap_or(Value::Null);
+        let call_id = event.call_id.map(|id| id.to_string());
+        let Some(run) = protocol::current_run() else {
+            return DispatchAction::skip("no person to ask: the call came outside any run");
+        };
+        match run.ask_approval(name, &args, call_id.as_deref()).map(|said| protocol::read_approval(&said)) {
+            Ok(Approval::Approve) => DispatchAction::proceed(),
+            Ok(Approval::Reject) | Err(_) => DispatchAction::skip("the person rejected this call"),
+            Ok(Approval::Message(said)) => DispatchAction::skip(said),
+            Ok(Approval::Edit { args, .. }) => DispatchAction::rewrite_tool_args(event.kind, args),
+        }
+    }
+}
+
+// -- the agents -------------------------------------------------------------------------------------
+
+fn agent(spec: &Value, base_url: Option<&str>) -> Result<Agent, Error> {
+    let config = OpenAIConfig::new("placeholder-key");
+    let model = match base_url {
+        Some(url) => config.with_base_url(url).connect(ReqwestClient::default()).chat("scripted"),
+        None => config.with_base_url("http://scripted.invalid/v1").connect(endpoint::Endpoint).chat("scripted"),
+    };
+    let mut builder = AgentBuilder::new(model);
+    let instructions = text(&spec["signature"]["instructions"]);
+    if !instructions.is_empty() {
+        builder = builder.preamble(instructions);
+    }
+    if let Some(cap) = spec["max_steps"].as_u64() {
+        builder = builder.default_max_turns(cap as usize);
+    }
+    let needed: Vec<String> =
+        list(&spec["tools"]).iter().filter(|t| t["interruptible"] == true).map(|t| text(&t["name"])).collect();
+    if !needed.is_empty() {
+        builder = builder.add_hook(Approvals { needed });
+    }
+    Ok(builder.dynamic_tools(tools(spec)?).build())
+}
+
+/// A tool call's arguments as the model wrote them: JSON data, or the text when it is not JSON.
+fn args_of(arguments: &Object, invalid: Option<&str>) -> Value {
+    match invalid {
+        Some(raw) => protocol::wire(&protocol::parse_deep(raw).unwrap_or_else(|_| Value::String(raw.to_string()))),
+        None => protocol::wire(&Value::Object(arguments.clone())),
+    }
+}
+
+fn result_text(content: &[ToolResultContent]) -> String {
+    content
+        .iter()
+        .map(|item| match item {
+            ToolResultContent::Text(text) => text.text.clone(),
+            ToolResultContent::Json { value } => value.to_string(),
+            _ => String::new(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The run's messages as the suite's steps: each tool call of an assistant turn with the tool
+/// result of its call id (null where none came), and the number of assistant turns.
+fn trajectory(messages: &[Message]) -> (Vec<Value>, usize) {
+    let mut results = HashMap::new();
+    for message in messages {
+        if let Message::User { content } = message {
+            for item in content {
+                if let UserContent::ToolResult(result) = item {
+                    results.insert(result.call.to_string(), (result_text(&result.content), result.is_error));
+                }
+            }
+        }
+    }
+    let (mut steps, mut replies) = (Vec::new(), 0);
+    for message in messages {
+        let Message::Assistant(turn) = message else { continue };
+        replies += 1;
+        let thought: String = turn
+            .content
+            .iter()
+            .filter_map(|item| if let AssistantContent::Text(text) = item { Some(text.text.as_str()) } else { None })
+            .collect();
+        let thought = if thought.is_empty() { Value::Null } else { Value::String(thought) };
+        for item in &turn.content {
+            let AssistantContent::ToolCall(call) = item else { continue };
+            let id = call.id.to_string();
+            let (observation, is_error) = match results.get(&id) {
+                Some((observation, failed)) => (Value::String(observation.clone()), Value::Bool(*failed)),
+                None => (Value::Null, Value::Null),
+            };
+            steps.push(json!({"thought": thought, "tool_name": call.function.name.as_str(),
+                "tool_args": args_of(&call.function.arguments, call.function.invalid_arguments.as_deref()),
+                "observation": observation, "is_error": is_error, "call_id": id}));
+        }
+    }
+    (steps, replies)
+}
+
+/// The partial run beside PromptError::MaxTurns: the history it carries.
+fn cap_fields(spec: &Value, done: &[Value], iterations: usize, cap: usize) -> Object {
+    let own: Vec<String> = list(&spec["tools"]).iter().map(|t| text(&t["name"])).collect();
+    let ran: Vec<&Value> =
+        done.iter().filter(|s| own.contains(&text(&s["tool_name"])) && !s["observation"].is_null()).collect();
+    object(json!({"iterations": iterations, "max_iterations": cap,
+                  "tools_used": ran.iter().map(|s| s["tool_name"].clone()).collect::<Vec<_>>(),
+                  "history": done, "last_observation": ran.last().map(|s| s["observation"].clone())}))
+}
+
+#[derive(Default)]
+struct Built {
+    spec: Value,
+    agent: Option<Agent>,
+    last: Vec<Message>,
+}
+
+#[derive(Default)]
+struct Harness {
+    agents: Mutex<HashMap<String, Arc<Mutex<Built>>>>,
+}
+
+impl Harness {
+    fn entry(&self, id: &str) -> Result<Arc<Mutex<Built>>, Error> {
+        let agents = self.agents.lock().expect("the agents");
+        agents.get(id).cloned().ok_or_else(|| format!("no agent {id} was built").into())
+    }
+}
+
+fn outcome(spec: &Value, result: Result<rig::agent::PromptResponse, PromptError>) -> (Value, Vec<Message>) {
+    match result {
+        Ok(response) => {
+            let (done, _) = trajectory(response.messages());
+            let outputs = protocol::reply_outputs(&spec["signature"], &response.output());
+            let outcome = json!({"outputs": outputs, "trajectory": done, "stop_reason": "finish",
+                                 "iterations": response.completion_calls().len()});
+            (outcome, response.messages().to_vec())
+        }
+        Err(error) => {
+            let history = match &error {
+                PromptError::MaxTurns { chat_history, .. }
+                | PromptError::UnknownToolCall { chat_history, .. }
+                | PromptError::Cancelled { chat_history, .. } => chat_history.clone(),
+                _ => Vec::new(),
+            };
+            let (done, iterations) = trajectory(&history);
+            let mut outcome = json!({"trajectory": done, "iterations": iterations});
+            let variant = match &error {
+                PromptError::Provider(_) => "Provider",
+                PromptError::Report(_) => "Report",
+                PromptError::Memory(_) => "Memory",
+                PromptError::MaxTurns { .. } => "MaxTurns",
+                PromptError::Cancelled { .. } => "Cancelled",
+                PromptError::UnknownToolCall { .. } => "UnknownToolCall",
+                _ => "PromptError",
+            };
+            let info = if let PromptError::MaxTurns { max_turns, .. } = &error {
+                outcome["stop_reason"] = "max_steps".into();
+                let fields = cap_fields(spec, &done, iterations, *max_turns);
+                protocol::error_info(&error, "MaxTurns", Some("max-iterations"), fields)
+            } else {
+                protocol::error_info(&error, variant, None, Object::new())
+            };
+            let mut info = info;
+            info["type"] = format!("PromptError::{variant}").into();
+            outcome["error"] = info;
+            (outcome, history)
+        }
+    }
+}
+
+impl protocol::Handlers for Harness {
+    fn hello(&self, _cmd: &Object) -> Result<Object, Error> {
+        let lock = include_str!("../Cargo.lock");
+        let dependencies = protocol::dependencies("[dependencies]\nrig = 1\nrig-core = 1\nrig-agent = 1\n", lock);
+        Ok(object(json!({"name": "rig", "version": dependencies["rig"], "capabilities": CLAIMED,
+                         "not_claimed": not_claimed(), "known_failures": known_failures(), "parity": parity(),
+                         "approval_form": "callback", "dependencies": dependencies})))
+    }
+
+    fn configure(&self, _cmd: &Object) -> Result<Object, Error> {
+        Ok(Object::new())
+    }
+
+    fn build(&self, cmd: &Object) -> Result<Object, Error> {
+        let spec = cmd.get("spec").cloned().unwrap_or_default();
+        let built = Built { agent: Some(agent(&spec, None)?), spec, last: Vec::new() };
+        self.agents.lock().expect("the agents").insert(text(&cmd["agent"]), Arc::new(Mutex::new(built)));
+        Ok(object(json!({"error": null})))
+    }
+
+    fn run(&self, _run: &Run, cmd: &Object) -> Result<Object, Error> {
+        let entry = self.entry(&text(&cmd["agent"]))?;
+        let (spec, shared) = {
+            let built = entry.lock().expect("an agent");
+            (built.spec.clone(), built.agent.clone())
+        };
+        let call = &cmd["call"];
+        let agent = match call["base_url"].as_str() {
+            Some(url) => agent(&spec, Some(url))?,
+            None => shared.ok_or("the agent was not built")?,
+        };
+        let user = protocol::user_message(call["inputs"].as_object().unwrap_or(&Object::new()));
+        let mut prompt = agent.prompt(user);
+        if let Some(cap) = call["max_steps"].as_u64() {
+            prompt = prompt.max_turns(cap as usize);
+        }
+        // Each run on a runtime of its own, on the command's thread (its stack is the protocol
+        // module's, deep enough for tool args nested 100,000 levels).
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let result = if call["mode"] == "async" {
+            // The async form an async application uses: the run as a task of its own, awaited.
+            runtime.block_on(async move { tokio::spawn(prompt.run()).await })?
+        } else {
+            runtime.block_on(prompt.run())
+        };
+        let (outcome, messages) = outcome(&spec, result);
+        entry.lock().expect("an agent").last = messages;
+        Ok(object(json!({"outcome": outcome})))
+    }
+
+    fn mutate_last_result(&self, cmd: &Object) -> Result<Object, Error> {
+        let entry = self.entry(&text(&cmd["agent"]))?;
+        let mut built = entry.lock().expect("an agent");
+        let marker = text(&cmd["marker"]);
+        let held = built.last.len();
+        for message in &mut built.last {
+            match message {
+                Message::Assistant(turn) => {
+                    for item in &mut turn.content {
+                        if let AssistantContent::Text(text) = item {
+                            text.text.clone_from(&marker);
+                        }
+                    }
+                }
+                Message::User { content } => {
+                    for item in content {
+                        if let UserContent::ToolResult(result) = item {
+                            for part in &mut result.content {
+                                if let ToolResultContent::Text(text) = part {
+                                    text.text.clone_from(&marker);
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(object(json!({"changed": [format!("PromptResponse.messages ({held} messages)")]})))
+    }
+}
+
+fn main() {
+    protocol::serve(Harness::default())
+}
