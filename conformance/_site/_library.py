@@ -30,7 +30,8 @@ def _setup(site: Site, report: SiteReport) -> str:
     """What to install, in a clone of the suite, before the Reproduce commands run: a Python
     library's own extra (named after the library, as every bundled one is), the suite alone for a
     Node.js harness (which installs its locked packages on its first run), with a JDK and Maven for
-    a Java harness (built on its first run), and for the baseline; nothing for a library the data
+    a Java harness (built on its first run), with Rust's cargo for a Rust harness (built on its first
+    run), and for the baseline; nothing for a library the data
     file does not know."""
     info = site.library(report.binding.name)
     if site.is_baseline(report):
@@ -44,6 +45,9 @@ def _setup(site: Site, report: SiteReport) -> str:
     elif info.language == "Java":
         command = ("<code>pip install -e .</code>, a JDK 17 and Maven (the harness resolves its pinned "
                    "artifacts and compiles on its first run)")
+    elif info.language == "Rust":
+        command = ("<code>pip install -e .</code> and Rust's cargo 1.95 or later (the harness builds with "
+                   "<code>cargo build --locked</code> from its pinned Cargo.lock on its first run)")
     elif info.language == "Python":
         extra = info.variant_of or report.binding.name.partition("+")[0]
         install = f"pip install -e '.[{extra}]'"

@@ -1,6 +1,6 @@
 //! An OpenAI chat-completions endpoint in process, as rig's HTTP client (`HttpClientExt`, the trait
 //! a provider configuration takes with `connect`): every request rig's OpenAI Chat wire builds goes
-//! to the suite as an LMCall of the run on the calling thread, and is answered with the
+//! to the suite as an LMCall of its run, and is answered with the
 //! chat.completion JSON, or failed as rig's bundled reqwest transport fails it (rig-reqwest: a
 //! non-2xx status is `Error::non_success_with_details`, a failed request `Error::instance`). So
 //! rig's own request building and reply parsing run as in a user's run. As harnesses/lib/go's
@@ -17,9 +17,17 @@ use rig::http_client::{self, HeaderMap, HeaderValue, HttpClientExt, LazyBody, Mu
 use rig::http_client::{StatusCode, StreamingResponse};
 use rig::wasm_compat::WasmCompatSend;
 
-/// Answers each request from the script of the run the calling thread works for.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Endpoint;
+/// Answers each request from the script of its run (None: a model that serves no run).
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    run: Option<Run>,
+}
+
+impl Endpoint {
+    pub fn new(run: Option<Run>) -> Self {
+        Endpoint { run }
+    }
+}
 
 impl HttpClientExt for Endpoint {
     fn send<T, U>(
@@ -31,11 +39,13 @@ impl HttpClientExt for Endpoint {
         U: From<Bytes> + WasmCompatSend + 'static,
     {
         let body: Bytes = req.into_body().into();
-        let answered = protocol::current_run()
+        let answered = self
+            .run
+            .as_ref()
             .ok_or_else(|| failed("a model request outside any run of the suite's"))
-            .and_then(|run| answer(&run, &body));
+            .and_then(|run| answer(run, &body));
         async move {
-            let (status, headers, text) = answered?;
+            let (status, headers, text) = answered.map_err(|error| *error)?;
             if !status.is_success() {
                 return Err(http_client::Error::non_success_with_details(status, headers, text));
             }
@@ -55,7 +65,7 @@ impl HttpClientExt for Endpoint {
     where
         U: From<Bytes> + WasmCompatSend + 'static,
     {
-        std::future::ready(Err(failed("this endpoint serves chat completions only, not a multipart request")))
+        std::future::ready(Err(*failed("this endpoint serves chat completions only, not a multipart request")))
     }
 
     fn send_streaming<T>(
@@ -65,12 +75,15 @@ impl HttpClientExt for Endpoint {
     where
         T: Into<Bytes> + WasmCompatSend,
     {
-        std::future::ready(Err(failed("this endpoint answers whole replies only, not a streamed one")))
+        std::future::ready(Err(*failed("this endpoint answers whole replies only, not a streamed one")))
     }
 }
 
-fn failed(what: &str) -> http_client::Error {
-    http_client::Error::instance(io::Error::other(what.to_string()))
+/// rig's transport error, boxed while it travels inside this module (it is large).
+type Failure = Box<http_client::Error>;
+
+fn failed(what: &str) -> Failure {
+    Box::new(http_client::Error::instance(io::Error::other(what.to_string())))
 }
 
 type Answer = (StatusCode, HeaderMap, String);
@@ -82,7 +95,7 @@ fn json_headers() -> HeaderMap {
 }
 
 /// The reply to one chat-completions request body: the turn the suite scripted, rendered.
-fn answer(run: &Run, body: &Bytes) -> http_client::Result<Answer> {
+fn answer(run: &Run, body: &Bytes) -> Result<Answer, Failure> {
     let request = protocol::parse_deep(&String::from_utf8_lossy(body))
         .map_err(|error| failed(&format!("rig's OpenAI client sent a body that is not JSON: {error}")))?;
     if request["stream"] == true {
@@ -113,32 +126,30 @@ fn answer(run: &Run, body: &Bytes) -> http_client::Result<Answer> {
     Ok((StatusCode::OK, json_headers(), text))
 }
 
-fn serde_json_text(value: &Value) -> http_client::Result<String> {
+fn serde_json_text(value: &Value) -> Result<String, Failure> {
     protocol::serde_json::to_string(value).map_err(|error| failed(&error.to_string()))
 }
 
 /// A scripted fault as rig's reqwest transport meets it: a request that fails, or an HTTP status.
-fn fault(run: &Run, turn: &Object) -> http_client::Result<Answer> {
+fn fault(run: &Run, turn: &Object) -> Result<Answer, Failure> {
     match turn.get("fault").and_then(Value::as_str) {
-        Some("connection") => Err(http_client::Error::instance(io::Error::new(
+        Some("connection") => Err(Box::new(http_client::Error::instance(io::Error::new(
             io::ErrorKind::ConnectionReset,
             "scripted connection reset: connection reset by peer",
-        ))),
+        )))),
         Some(kind @ ("timeout" | "hang")) => {
             // reqwest's default client has no request timeout: a request that gets no answer waits
             // for the caller; the harness fails it as a timeout would.
             if kind == "hang" {
                 run.notify_hang(None).map_err(|error| failed(&error.to_string()))?;
             }
-            Err(http_client::Error::instance(io::Error::new(io::ErrorKind::TimedOut, "operation timed out")))
+            Err(Box::new(http_client::Error::instance(io::Error::new(io::ErrorKind::TimedOut, "operation timed out"))))
         }
         _ => {
             let fault = protocol::fault_response(turn).map_err(|error| failed(&error.to_string()))?;
             let mut headers = HeaderMap::new();
             for (name, value) in &fault.headers {
-                if let (Ok(name), Ok(value)) =
-                    (name.parse::<http::HeaderName>(), HeaderValue::from_str(value))
-                {
+                if let (Ok(name), Ok(value)) = (name.parse::<http::HeaderName>(), HeaderValue::from_str(value)) {
                     headers.insert(name, value);
                 }
             }
