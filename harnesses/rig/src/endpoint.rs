@@ -27,6 +27,21 @@ impl Endpoint {
     pub fn new(run: Option<Run>) -> Self {
         Endpoint { run }
     }
+
+    /// The head of the response to the request `body` (a non-2xx status is rig's transport error,
+    /// as rig-reqwest makes it) and its body's text.
+    fn answer(&self, body: Bytes) -> Result<(http::response::Builder, String), Failure> {
+        let run = self.run.as_ref().ok_or_else(|| failed("a model request outside any run of the suite's"))?;
+        let (status, headers, text) = answer(run, &body)?;
+        if !status.is_success() {
+            return Err(Box::new(http_client::Error::non_success_with_details(status, headers, text)));
+        }
+        let mut response = Response::builder().status(status);
+        if let Some(into) = response.headers_mut() {
+            *into = headers;
+        }
+        Ok((response, text))
+    }
 }
 
 impl HttpClientExt for Endpoint {
@@ -38,21 +53,9 @@ impl HttpClientExt for Endpoint {
         T: Into<Bytes> + WasmCompatSend,
         U: From<Bytes> + WasmCompatSend + 'static,
     {
-        let body: Bytes = req.into_body().into();
-        let answered = self
-            .run
-            .as_ref()
-            .ok_or_else(|| failed("a model request outside any run of the suite's"))
-            .and_then(|run| answer(run, &body));
+        let answered = self.answer(req.into_body().into());
         async move {
-            let (status, headers, text) = answered.map_err(|error| *error)?;
-            if !status.is_success() {
-                return Err(http_client::Error::non_success_with_details(status, headers, text));
-            }
-            let mut response = Response::builder().status(status);
-            if let Some(into) = response.headers_mut() {
-                *into = headers;
-            }
+            let (response, text) = answered.map_err(|error| *error)?;
             let body: LazyBody<U> = Box::pin(async move { Ok(U::from(Bytes::from(text))) });
             response.body(body).map_err(http_client::Error::Protocol)
         }
@@ -70,12 +73,18 @@ impl HttpClientExt for Endpoint {
 
     fn send_streaming<T>(
         &self,
-        _req: Request<T>,
+        req: Request<T>,
     ) -> impl Future<Output = http_client::Result<StreamingResponse>> + WasmCompatSend
     where
         T: Into<Bytes> + WasmCompatSend,
     {
-        std::future::ready(Err(*failed("this endpoint answers whole replies only, not a streamed one")))
+        let answered = self.answer(req.into_body().into());
+        async move {
+            let (response, text) = answered.map_err(|error| *error)?;
+            let events: Vec<http_client::Result<Bytes>> = vec![Ok(Bytes::from(text))];
+            let stream: http_client::BoxedStream = Box::pin(futures::stream::iter(events));
+            response.body(stream).map_err(http_client::Error::Protocol)
+        }
     }
 }
 
@@ -98,9 +107,7 @@ fn json_headers() -> HeaderMap {
 fn answer(run: &Run, body: &Bytes) -> Result<Answer, Failure> {
     let request = protocol::parse_deep(&String::from_utf8_lossy(body))
         .map_err(|error| failed(&format!("rig's OpenAI client sent a body that is not JSON: {error}")))?;
-    if request["stream"] == true {
-        return Err(failed("rig asked for a streamed reply: this endpoint answers whole replies only"));
-    }
+    count_request(run);
     let messages: Vec<Value> = list(&request["messages"]).iter().map(shown_message).collect();
     let tools = if list(&request["tools"]).is_empty() { Value::Null } else { request["tools"].clone() };
     let call = json!({"kind": "step", "adapter": "native", "messages": messages, "tools": tools});
@@ -119,11 +126,45 @@ fn answer(run: &Run, body: &Bytes) -> Result<Answer, Failure> {
     let number = next_reply(run);
     let reply = assistant_message(&turn, number);
     let finish = if reply.get("tool_calls").is_some() { "tool_calls" } else { "stop" };
-    let text = json!({"id": format!("chatcmpl-{number}"), "object": "chat.completion", "created": 0,
-                      "model": request["model"], "choices": [{"index": 0, "message": reply, "finish_reason": finish}],
-                      "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}});
+    let usage = json!({"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0});
+    let id = format!("chatcmpl-{number}");
+    if request["stream"] == true {
+        return Ok((StatusCode::OK, event_stream_headers(), chunks(&id, &request["model"], reply, finish, usage)?));
+    }
+    let text = json!({"id": id, "object": "chat.completion", "created": 0, "model": request["model"],
+                      "choices": [{"index": 0, "message": reply, "finish_reason": finish}], "usage": usage});
     let text = serde_json_text(&text)?;
     Ok((StatusCode::OK, json_headers(), text))
+}
+
+fn event_stream_headers() -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert("content-type", HeaderValue::from_static("text/event-stream"));
+    headers
+}
+
+/// The reply as the server-sent events of a streamed chat completion: one chunk with the whole
+/// message (its calls indexed), one with the finish reason and the usage, then `[DONE]`.
+fn chunks(id: &str, model: &Value, reply: Object, finish: &str, usage: Value) -> Result<String, Failure> {
+    let mut delta = reply;
+    if let Some(Value::Array(calls)) = delta.get_mut("tool_calls") {
+        for (index, call) in calls.iter_mut().enumerate() {
+            call["index"] = index.into();
+        }
+    }
+    let chunk = |choice: Value, usage: Value| {
+        json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": model, "choices": [choice],
+               "usage": usage})
+    };
+    let mut text = String::new();
+    for event in [
+        chunk(json!({"index": 0, "delta": delta, "finish_reason": null}), Value::Null),
+        chunk(json!({"index": 0, "delta": {}, "finish_reason": finish}), usage),
+    ] {
+        text.push_str(&format!("data: {}\n\n", serde_json_text(&event)?));
+    }
+    text.push_str("data: [DONE]\n\n");
+    Ok(text)
 }
 
 fn serde_json_text(value: &Value) -> Result<String, Failure> {
@@ -157,6 +198,21 @@ fn fault(run: &Run, turn: &Object) -> Result<Answer, Failure> {
             Ok((status, headers, fault.body))
         }
     }
+}
+
+fn requests() -> &'static Mutex<HashMap<String, u64>> {
+    static REQUESTS: OnceLock<Mutex<HashMap<String, u64>>> = OnceLock::new();
+    REQUESTS.get_or_init(Default::default)
+}
+
+fn count_request(run: &Run) {
+    let mut counts = requests().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    *counts.entry(run.id().to_string()).or_insert(0) += 1;
+}
+
+/// How many model requests `run` has sent (a streamed run's `Event.model_calls`).
+pub fn model_calls(run: &Run) -> u64 {
+    requests().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(run.id()).copied().unwrap_or(0)
 }
 
 /// The run's next reply number: each run numbers its replies' tool calls from 1.

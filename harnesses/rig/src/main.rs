@@ -30,20 +30,32 @@ mod endpoint;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use futures::StreamExt;
 use react_conformance_protocol::{self as protocol, json, object, Approval, Error, Object, Run, Value};
 use rig::agent::{AgentHook, DispatchAction, DispatchEvent, HookContext};
+use rig::agent::{MultiTurnStreamItem, PromptResponse};
 use rig::completion::message::{AssistantContent, Message, ToolName, ToolResultContent, UserContent};
 use rig::completion::PromptError;
 use rig::effect::EffectKind;
 use rig::http_client::ReqwestClient;
 use rig::providers::openai::OpenAIConfig;
+use rig::streaming::{Item, StreamEvent};
 use rig::tool::{ContextValue, DynamicTool, IntoToolOutput, ToolContext, ToolExecutionError, ToolOutput};
 use rig::wasm_compat::WasmBoxedFuture;
 use rig::{Agent, AgentBuilder};
+use rig::{AgentRunner, ProviderError};
 use serde::{Deserialize, Serialize};
 
-const CLAIMED: [&str; 7] =
-    ["max-steps-error", "per-call-cap", "parallel-tool-calls", "tool-approval", "approval-edit", "async", "http"];
+const CLAIMED: [&str; 8] = [
+    "max-steps-error",
+    "per-call-cap",
+    "parallel-tool-calls",
+    "tool-approval",
+    "approval-edit",
+    "async",
+    "http",
+    "streaming",
+];
 
 /// Seconds a run may take before the harness reports the library hung: under the suite's 27 s (0.9
 /// of its default --conformance-timeout of 30 s).
@@ -53,12 +65,12 @@ fn not_claimed() -> Value {
     json!({
         "signature": "rig's Agent is a native tool-calling loop: messages in, a message out, no signature",
         "adapters": "no pluggable format-and-parse layer: each provider's wire formats and parses its calls (rig-core providers)",
-        "max-steps-extract": "past max_turns the run fails with PromptError::MaxTurns (agent/runner.rs); no extra call writes the outputs",
-        "max-steps-return": "past max_turns the run fails with PromptError::MaxTurns (agent/runner.rs); it never returns capped",
+        "max-steps-extract": "past max_turns the run fails with PromptError::MaxTurns (rig-agent agent/runner.rs); no extra call writes the outputs",
+        "max-steps-return": "past max_turns the run fails with PromptError::MaxTurns (rig-agent agent/runner.rs); it never returns capped",
         "cap-summary": "past max_turns the run fails with PromptError::MaxTurns: it returns no summary",
-        "repeated-error-stop": "a failed tool becomes an error result the model is shown (ToolResult.is_error); nothing counts repeated similar failures",
-        "ask-user": "no built-in tool to ask the user",
-        "durable-approvals": "approval is the on_dispatch hook, a callback during the run: there is no pause to serialise",
+        "repeated-error-stop": "a failed tool becomes an error result the model is shown (ToolResult.is_error); nothing counts repeated similar failures (max_consecutive_malformed_tool_calls counts arguments that are no JSON object, and is off by default)",
+        "ask-user": "rig's one built-in tool is think (rig-core tool/builtin): none asks the person a question",
+        "durable-approvals": "rig approves through the on_dispatch hook, a callback during the run, so no approval pause is kept; a suspended AgentRun resumed with Agent::resume re-executes its pending tool calls and holds no approval answer (rig-agent agent/completion.rs)",
         "lm-retry": "rig classifies a provider failure as retryable (ErrorReport.retryable, rig-core error.rs) but sends each request once: neither the OpenAI client nor the agent retries",
     })
 }
@@ -79,7 +91,7 @@ const NULL_ARGS: &str = "rig reads the arguments null as an empty object: ToolFu
 const UNCHECKED: &str = "rig checks no parameters schema: a tool's arguments are checked only by deserializing them into its Tool::Args type, and a tool known at run time is a DynamicTool whose arguments are a serde_json::Value (rig-core tool/contextual.rs), so wrong-typed, missing and undeclared values reach it";
 const TOO_DEEP: &str = "serde_json's recursion limit (128) refuses the arguments; ToolFunction::parse (rig-core completion/message.rs) keeps them as invalid_arguments and the model is told they are not a JSON object (rig-core transcript.rs), never that they nest too deep";
 const REDACTED: &str = "by design rig hides a tool's error message from the model: ToolExecutionError::from_error (rig-core tool/result.rs), what Tool::map_error does by default, keeps the message for operators and shows the model a fixed sentence for its kind";
-const QUADRATIC: &str = "on arguments serde_json refuses, ToolFunction::parse (rig-core completion/message.rs) falls back to json_utils::parse_partial_object, which copies its stack of open brackets at each bracket: about 14 GB and 13 s for 100,000 levels in a direct run, so the run does not return in time";
+const QUADRATIC: &str = "on arguments serde_json refuses, ToolFunction::parse (rig-core completion/message.rs) falls back to json_utils::parse_partial_object, which copies its stack of open brackets at each bracket: about 14 GB and 13 s for 100,000 levels in a direct run of an unoptimised build, so the run does not return in time";
 
 fn known_failures() -> Value {
     let mut failures = json!({
@@ -298,6 +310,42 @@ fn trajectory(messages: &[Message]) -> (Vec<Value>, usize) {
     (steps, replies)
 }
 
+/// A streamed run (`AgentRunner::stream`), read as it comes: a step event for each tool result,
+/// with the call it answers and the text the model wrote beside it, and the run's end.
+async fn stream(run: &Run, prompt: AgentRunner) -> (Result<PromptResponse, PromptError>, Vec<Value>) {
+    let mut items = prompt.stream();
+    let (mut events, mut calls, mut thought) = (Vec::new(), HashMap::new(), String::new());
+    let mut ended =
+        Err(PromptError::Provider(ProviderError::Response("the stream ended without a final response".into())));
+    while let Some(item) = items.next().await {
+        match item {
+            Ok(MultiTurnStreamItem::StreamAssistantItem(Item::Event(StreamEvent::Text { text, .. }))) => {
+                thought.push_str(&text)
+            }
+            Ok(MultiTurnStreamItem::ToolCall { tool_call }) => {
+                calls.insert(tool_call.id.to_string(), (tool_call, thought.clone()));
+            }
+            Ok(MultiTurnStreamItem::ToolResult { tool_result }) => {
+                thought.clear();
+                let id = tool_result.call.to_string();
+                let Some((call, said)) = calls.get(&id) else { continue };
+                let step = json!({"thought": if said.is_empty() { Value::Null } else { said.clone().into() },
+                    "tool_name": call.function.name.as_str(),
+                    "tool_args": args_of(&call.function.arguments, call.function.invalid_arguments.as_deref()),
+                    "observation": result_text(&tool_result.content), "is_error": tool_result.is_error, "call_id": id});
+                events.push(json!({"kind": "step", "model_calls": endpoint::model_calls(run), "step": step}));
+            }
+            Ok(MultiTurnStreamItem::FinalResponse(response)) => ended = Ok(response),
+            Ok(_) => {}
+            Err(error) => {
+                ended = Err(error);
+                break;
+            }
+        }
+    }
+    (ended, events)
+}
+
 /// The partial run beside PromptError::MaxTurns: the history it carries.
 fn cap_fields(spec: &Value, done: &[Value], iterations: usize, cap: usize) -> Object {
     let own: Vec<String> = list(&spec["tools"]).iter().map(|t| text(&t["name"])).collect();
@@ -327,7 +375,7 @@ impl Harness {
     }
 }
 
-fn outcome(spec: &Value, result: Result<rig::agent::PromptResponse, PromptError>) -> (Value, Vec<Message>) {
+fn outcome(spec: &Value, result: Result<PromptResponse, PromptError>) -> (Value, Vec<Message>) {
     match result {
         Ok(response) => {
             let (done, _) = trajectory(response.messages());
@@ -406,20 +454,29 @@ impl protocol::Handlers for Harness {
         if let Some(cap) = call["max_steps"].as_u64() {
             prompt = prompt.max_turns(cap as usize);
         }
-        let asynchronous = call["mode"] == "async";
+        let mode = text(&call["mode"]);
+        let streamed = run.clone();
         // Each run on a runtime of its own, on a thread with the protocol module's stack (deep
         // enough for tool args nested 100,000 levels), watched: a library that does not return is
         // reported hung, not left to the suite's timeout.
-        let result = protocol::within(run, HUNG_AFTER, move || -> Result<_, Error> {
+        let (result, events) = protocol::within(run, HUNG_AFTER, move || -> Result<_, Error> {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            if asynchronous {
+            Ok(match mode.as_str() {
                 // The async form an async application uses: the run as a task of its own, awaited.
-                Ok(runtime.block_on(async move { tokio::spawn(prompt.run()).await })?)
-            } else {
-                Ok(runtime.block_on(prompt.run()))
-            }
+                "async" => (runtime.block_on(async move { tokio::spawn(prompt.run()).await })?, None),
+                "stream" => {
+                    let (result, events) = runtime.block_on(stream(&streamed, prompt));
+                    (result, Some(events))
+                }
+                _ => (runtime.block_on(prompt.run()), None),
+            })
         })??;
-        let (outcome, messages) = outcome(&spec, result);
+        let (mut outcome, messages) = outcome(&spec, result);
+        if let Some(mut events) = events {
+            events.push(json!({"kind": "done", "model_calls": endpoint::model_calls(run),
+                               "stop_reason": outcome["stop_reason"], "outputs": outcome["outputs"]}));
+            outcome["events"] = events.into();
+        }
         entry.lock().expect("an agent").last = messages;
         Ok(object(json!({"outcome": outcome})))
     }

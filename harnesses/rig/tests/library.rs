@@ -37,6 +37,14 @@ impl HttpClientExt for Replies {
         self.requests.lock().unwrap().push(serde_json::from_slice(&body).unwrap());
         let reply = self.replies.lock().unwrap().pop_front().expect("a reply for every request");
         async move {
+            if let Some(status) = reply["status"].as_u64() {
+                let status = http::StatusCode::from_u16(status as u16).unwrap();
+                return Err(http_client::Error::non_success_with_details(
+                    status,
+                    http::HeaderMap::new(),
+                    String::new(),
+                ));
+            }
             let text = Bytes::from(reply.to_string());
             let body: LazyBody<U> = Box::pin(async move { Ok(U::from(text)) });
             Response::builder().status(200).body(body).map_err(http_client::Error::Protocol)
@@ -117,6 +125,16 @@ fn tool_message(requests: &[Value]) -> String {
     let messages = requests[1]["messages"].as_array().unwrap();
     let tool = messages.iter().find(|m| m["role"] == "tool").expect("a tool message");
     tool["content"].to_string()
+}
+
+#[test]
+fn a_server_error_is_not_retried() {
+    // lm-retry, not claimed: rig classifies a 503 as retryable (rig-core error.rs) and sends it once.
+    let (result, received, requests) = run(vec![json!({"status": 503}), answers("done")], None);
+    let error = result.unwrap_err();
+    assert!(error.to_string().contains("503"), "{error}");
+    assert!(received.is_empty());
+    assert_eq!(requests.len(), 1);
 }
 
 #[test]
