@@ -23,7 +23,8 @@
 //!
 //! Approvals: rig's `AgentHook::on_dispatch` (agent/hook.rs), the hook rig runs before every tool
 //! dispatch: `DispatchAction::Proceed` runs the call, `DispatchAction::skip(reason)` answers the
-//! model with the reason instead, `DispatchAction::rewrite_tool_args` edits the call's arguments.
+//! model with the reason instead, `DispatchAction::patch` edits the call (rig refuses an edit that
+//! names another tool).
 
 mod endpoint;
 
