@@ -74,6 +74,15 @@ def test_a_rust_harness_passes_clippy_and_rustfmt(name: str) -> None:
     assert formatted.returncode == 0, f"not rustfmt-formatted: {formatted.stdout[-3000:]}"
 
 
+@needs_cargo
+def test_the_rust_protocol_module_reports_a_library_that_does_not_return_as_hung() -> None:
+    # Its unit tests (harnesses/lib/rust/src/lib.rs): `within` gives a call's result in time, or
+    # LibraryHung, and the abandoned run's later requests never reach the suite.
+    done = subprocess.run(["cargo", "test", "--locked", "--quiet"], cwd=_loader.HARNESS_DIR / "lib" / "rust",
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+
+
 def test_a_rust_harness_without_cargo_is_a_clear_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_rust_harness.shutil, "which", lambda program: None)
     with pytest.raises(pytest.UsageError, match=r"needs Rust's cargo \(1\.95 or later\) on PATH"):

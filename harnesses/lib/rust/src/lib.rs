@@ -590,3 +590,26 @@ fn text_or(value: Option<&Value>, otherwise: &str) -> String {
         Some(value) => text(value),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_that_returns_in_time_gives_its_result() {
+        assert_eq!(within(&Run::new("quick"), 5.0, || 42).ok(), Some(42));
+    }
+
+    #[test]
+    fn a_call_that_does_not_return_in_time_is_hung_and_its_run_asks_the_suite_nothing_more() {
+        let run = Run::new("stuck");
+        let (release, held) = mpsc::channel::<()>();
+        let result = within(&run, 0.05, move || held.recv().is_ok());
+        assert!(result.is_err_and(|error| error.is::<LibraryHung>()));
+        // Refused before it is sent: the suite, which has moved on, would never answer it.
+        let asked =
+            within(&Run::new("asker"), 5.0, move || run.ask_model(json!({"kind": "step"})).map_err(|e| e.to_string()));
+        assert!(matches!(asked, Ok(Err(message)) if message.contains("run stuck was reported hung")));
+        release.send(()).expect("the held call");
+    }
+}
