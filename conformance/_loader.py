@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import _guard, _java_harness, _ruby_harness
+from conformance import _guard, _java_harness, _ruby_harness, _rust_harness
 from conformance._known_failures import PLACEHOLDER, placeholders
 from conformance.binding import CAPABILITIES, CONTRACT_VERSION, V1_CAPABILITIES, Binding
 
@@ -31,6 +31,9 @@ GO_HARNESSES = ("langchaingo", "eino")
 #: The bundled Java harnesses, by name: each directory holds its `pom.xml` and its sources, built on
 #: first use (conformance/_java_harness.py).
 JAVA_HARNESSES = ("langchain4j", "spring-ai")
+#: The bundled Rust harnesses, by name: each directory is a cargo package (Cargo.toml, Cargo.lock),
+#: built on first use (conformance/_rust_harness.py).
+RUST_HARNESSES = ("rig",)
 #: The bundled Ruby harnesses, by name: each directory holds `harness.rb`, which Ruby runs with the
 #: library on its load path (conformance/_ruby_harness.py).
 RUBY_HARNESSES = ("dspy-rb",)
@@ -39,7 +42,8 @@ RUBY_HARNESSES = ("dspy-rb",)
 #: libraries are on Hex, which the suite does not install from.
 MIX_HARNESSES = {"dspy-ex": "DSPY_EX_PROJECT"}
 #: Every bundled harness, by name.
-HARNESSES = NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES + RUBY_HARNESSES + tuple(MIX_HARNESSES)
+HARNESSES = (NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES + RUST_HARNESSES + RUBY_HARNESSES
+             + tuple(MIX_HARNESSES))
 #: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
 #: `openai-agents-js` (the JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names
 #: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in, as
@@ -72,6 +76,8 @@ def harness_command(name: str) -> str:
         return _ruby_harness.command(name, directory)
     if name in MIX_HARNESSES:
         return _mix_command(name, directory / "harness.exs", MIX_HARNESSES[name])
+    if name in RUST_HARNESSES:
+        return _rust_harness.command(name, directory)
     if not (directory / "harness.mjs").is_file():
         raise pytest.UsageError(
             f"--impl {name}: the bundled harness is not here ({directory} has no harness.mjs). The "

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance._loader import GO_HARNESSES, HARNESSES, JAVA_HARNESSES, NODE_HARNESSES
+from conformance._loader import GO_HARNESSES, HARNESSES, JAVA_HARNESSES, NODE_HARNESSES, RUST_HARNESSES
 from conformance._report import CANNOT_EXPRESS, Report
 from conformance.binding import CAPABILITIES
 from tests.peer_envs import PeerEnvError, outside_ci, peers, python_of
@@ -86,7 +86,8 @@ def test_the_reports_made_outside_ci_are_listed_and_say_so_instead_of_being_comp
                for path in sorted(DOCS.glob("*.json"))}
     marked = {name: r.binding.run_outside_ci for name, r in reports.items() if r.binding.run_outside_ci}
     assert marked == OUTSIDE_CI
-    compared = set(PEERS) | set(NODE_HARNESSES) | set(JAVA_HARNESSES) | set(GO_HARNESSES)
+    compared = (set(PEERS) | set(NODE_HARNESSES) | set(JAVA_HARNESSES) | set(GO_HARNESSES)
+                | set(RUST_HARNESSES))
     assert set(reports) - compared == set(OUTSIDE_CI)
     for name in OUTSIDE_CI:
         assert name in peers() and name not in PEERS  # in the comparison; never compared with a run here

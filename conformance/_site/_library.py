@@ -30,8 +30,8 @@ def _setup(site: Site, report: SiteReport) -> str:
     """What to install, in a clone of the suite, before the Reproduce commands run: a Python
     library's own extra (named after the library, as every bundled one is), the suite alone for a
     Node.js harness (which installs its locked packages on its first run), with a JDK and Maven for
-    a Java harness (built on its first run), with Ruby and the library for a Ruby harness, and for
-    the baseline; nothing for a library the data
+    a Java harness (built on its first run), with Rust's cargo for a Rust harness (built on its first
+    run), with Ruby and the library for a Ruby harness, and for the baseline; nothing for a library the data
     file does not know."""
     info = site.library(report.binding.name)
     if site.is_baseline(report):
@@ -48,6 +48,9 @@ def _setup(site: Site, report: SiteReport) -> str:
     elif info.language == "Ruby":
         command = ("<code>pip install -e .</code> and Ruby with the library on its load path (the "
                    "harness's README.md says how)")
+    elif info.language == "Rust":
+        command = ("<code>pip install -e .</code> and Rust's cargo 1.95 or later (the harness builds with "
+                   "<code>cargo build --locked</code> from its pinned Cargo.lock on its first run)")
     elif info.language == "Python":
         extra = info.variant_of or report.binding.name.partition("+")[0]
         install = f"pip install -e '.[{extra}]'"

@@ -1,8 +1,8 @@
 """The bundled Node harnesses: `--impl dspy-ts`, `ax`, `ai`, `openai-agents-js`, `langgraph-js`, `mastra`,
 `openai-runtools`, `strands-ts`, `anthropic-ts`, `llamaindex-ts`, `genkit`, `adk-ts` and the opt-in
-configurations, and the Java harnesses, reproduce their committed reports
-(tests/suite/test_java_harnesses.py checks the Java build and pins; the Go harnesses are compared in
-tests/suite/test_go_harnesses.py).
+configurations, and the Java and Rust harnesses, reproduce their committed reports
+(tests/suite/test_java_harnesses.py and test_rust_harnesses.py check the Java and Rust builds and
+pins; the Go harnesses are compared in tests/suite/test_go_harnesses.py).
 
 The first run installs each harness's locked packages (`npm install --no-save`), as `--impl` does
 for a user; Node.js 20 and npm must be on PATH.
@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from conformance import _loader
-from conformance._loader import JAVA_HARNESSES, NODE_HARNESSES
+from conformance._loader import JAVA_HARNESSES, NODE_HARNESSES, RUST_HARNESSES
 from tests.suite.conftest import suite_run
 from tests.test_peers import DOCS, _verdicts
 
 #: The harnesses whose committed reports a fresh run reproduces here.
-HARNESSES = NODE_HARNESSES + JAVA_HARNESSES
+HARNESSES = NODE_HARNESSES + JAVA_HARNESSES + RUST_HARNESSES
 
 
 @pytest.mark.parametrize("name", HARNESSES)

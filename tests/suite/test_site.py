@@ -17,7 +17,7 @@ import pytest
 
 from conformance.__main__ import main
 from conformance._features import Requirement, catalogue
-from conformance._loader import GO_HARNESSES
+from conformance._loader import GO_HARNESSES, RUST_HARNESSES
 from conformance._site import (
     SiteReport,
     Snapshot,
@@ -329,13 +329,16 @@ def test_the_glossary_and_the_libraries_are_explained(tmp_path: Path, features: 
     lines = meta()
     for name, info in lines.libraries.items():  # every bundled library and variant is introduced
         assert info.what or info.turns_on, name
-        assert lines.library(name).language in ("Python", "TypeScript", "Go", "Java", "Ruby", "Elixir"), name
+        assert lines.library(name).language in ("Python", "TypeScript", "Go", "Java", "Rust", "Ruby",
+                                                "Elixir"), name
     for name in ("ax", "ai", "dspy-ts", "langgraph-js", "mastra", "openai-agents-js", "mastra+retries",
                  "openai-runtools", "strands-ts", "anthropic-ts", "llamaindex-ts", "genkit", "adk-ts"):
         assert lines.library(name).language == "TypeScript", name  # their packages' sources are .ts
     for name in GO_HARNESSES:
         assert lines.library(name).language == "Go", name
     assert lines.library("dspy-rb").language == "Ruby"
+    for name in RUST_HARNESSES:
+        assert lines.library(name).language == "Rust", name
     assert meta().library("langchain+tool-errors").turns_on.startswith("ToolErrorMiddleware")
     assert lines.library("langchain+tool-errors").package == "langchain"
     ids = [rid for t in lines.topics for rid in t.requirements]

@@ -79,6 +79,40 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
+/// The library did not return in time: the `failed` reply says `hung`, so the scenario fails as
+/// hung (as a Python binding's does under the suite's guard) instead of errored. [`within`] makes it.
+#[derive(Debug, Clone)]
+pub struct LibraryHung(pub String);
+
+impl fmt::Display for LibraryHung {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LibraryHung {}
+
+/// `f`'s result if it returns within `seconds`, run on a thread of its own (the module's stack,
+/// `run` entered); else [`LibraryHung`]. Give it less than the suite's `--conformance-timeout`
+/// (30 s by default, of which a harness has 0.9). A thread cannot be stopped: the library goes on
+/// in it, but every request of the abandoned run fails at once, without reaching the suite.
+pub fn within<T: Send + 'static>(run: &Run, seconds: f64, f: impl FnOnce() -> T + Send + 'static) -> Result<T, Error> {
+    let (done, result) = mpsc::channel();
+    let inner = run.clone();
+    spawn(move || {
+        let _ = done.send(inner.enter(f));
+    });
+    result.recv_timeout(std::time::Duration::from_secs_f64(seconds)).map_err(|_| {
+        abandoned().lock().expect("the abandoned runs").push(run.id.clone());
+        Box::new(LibraryHung(format!("the library did not return within {seconds} s"))) as Error
+    })
+}
+
+fn abandoned() -> &'static Mutex<Vec<String>> {
+    static ABANDONED: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
+    ABANDONED.get_or_init(Default::default)
+}
+
 /// The suite did not expect a model request (its answer had no turn): fail the model call.
 #[derive(Debug, Clone)]
 pub struct UnexpectedModelCall(pub String);
@@ -185,6 +219,9 @@ impl Run {
 
     fn ask(&self, kind: &str, fields: Object) -> Result<Object, Error> {
         static NEXT: AtomicU64 = AtomicU64::new(1);
+        if abandoned().lock().expect("the abandoned runs").contains(&self.id) {
+            return Err(format!("run {} was reported hung: its {kind} request goes nowhere", self.id).into());
+        }
         let id = format!("{kind}-{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let (answered, answer) = mpsc::channel();
         waiting().lock().expect("the waiting list").insert(id.clone(), answered);
@@ -439,7 +476,11 @@ fn reply(handlers: &dyn Handlers, cmd: &Object) {
         send(&message)
     });
     if let Err(error) = sent {
-        let _ = send(&object(json!({"type": "failed", "id": cmd.get("id"), "message": error.to_string()})));
+        let mut failed = object(json!({"type": "failed", "id": cmd.get("id"), "message": error.to_string()}));
+        if error.is::<LibraryHung>() {
+            failed.insert("hung".into(), true.into());
+        }
+        let _ = send(&failed);
     }
 }
 
@@ -547,5 +588,28 @@ fn text_or(value: Option<&Value>, otherwise: &str) -> String {
     match value {
         None | Some(Value::Null) => otherwise.to_string(),
         Some(value) => text(value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_that_returns_in_time_gives_its_result() {
+        assert_eq!(within(&Run::new("quick"), 5.0, || 42).ok(), Some(42));
+    }
+
+    #[test]
+    fn a_call_that_does_not_return_in_time_is_hung_and_its_run_asks_the_suite_nothing_more() {
+        let run = Run::new("stuck");
+        let (release, held) = mpsc::channel::<()>();
+        let result = within(&run, 0.05, move || held.recv().is_ok());
+        assert!(result.is_err_and(|error| error.is::<LibraryHung>()));
+        // Refused before it is sent: the suite, which has moved on, would never answer it.
+        let asked =
+            within(&Run::new("asker"), 5.0, move || run.ask_model(json!({"kind": "step"})).map_err(|e| e.to_string()));
+        assert!(matches!(asked, Ok(Err(message)) if message.contains("run stuck was reported hung")));
+        release.send(()).expect("the held call");
     }
 }
