@@ -494,6 +494,9 @@ func (h *harness) outcome(entry *agent, response *ai.ModelResponse, err error, r
 		}
 		return object{"error": protocol.ErrorInfo(err, "", nil)}
 	}
+	// A streamed reply of the OpenAI plugin carries no request (generateStream,
+	// plugins/compat_oai/generate.go, leaves ModelResponse.Request empty), so History() then holds
+	// the final reply alone: a streamed run's steps are the stream's step events.
 	messages := response.History()
 	mine := messages[min(run.start, len(messages)):]
 	h.lock.Lock()
