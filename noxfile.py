@@ -78,15 +78,15 @@ def package(session: nox.Session) -> None:
 
 
 # dspy-ts, ax, ai, openai-agents-js, langgraph-js, mastra, openai-runtools and strands-ts are Node
-# harnesses: `--impl NAME` installs their locked packages when missing; langchaingo, eino and genkit-go are Go
-# harnesses, built on first use; langchain4j is a Java harness, which `--impl` builds with Maven and
-# javac when its sources changed.
+# harnesses: `--impl NAME` installs their locked packages when missing; langchaingo, eino, genkit-go
+# and anthropic-go are Go harnesses, built on first use; langchain4j is a Java harness, which
+# `--impl` builds with Maven and javac when its sources changed.
 PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "openai-agents-js",
          "openai-agents-js+tool-not-found", "langgraph-js", "mastra", "mastra+retries", "openai-runtools",
-         "strands-ts", "langchaingo", "eino", "genkit-go", "langchain4j", "smolagents", "pydantic-ai",
-         "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found", "langchain",
-         "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen", "google-adk",
-         "google-adk+reflect-retry", "agno", "strands-agents", "crewai", "agent-framework",
+         "strands-ts", "langchaingo", "eino", "genkit-go", "anthropic-go", "langchain4j", "smolagents",
+         "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found",
+         "langchain", "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen",
+         "google-adk", "google-adk+reflect-retry", "agno", "strands-agents", "crewai", "agent-framework",
          "agent-framework+detailed-errors", "beeai-framework", "anthropic-tool-runner")
 #: The bundled bindings whose `http` cassettes ship in cassettes/ (dspy and the Node harnesses claim
 #: `http` too, and run those scenarios live on loopback: vcrpy cannot record them).

@@ -30,15 +30,9 @@ type Endpoint struct {
 
 // Do answers one request (the Doer interface some clients take).
 func (e *Endpoint) Do(request *http.Request) (*http.Response, error) {
-	raw, err := io.ReadAll(request.Body)
+	body, err := requestBody(request, "OpenAI")
 	if err != nil {
 		return nil, err
-	}
-	var body Object
-	decoder := json.NewDecoder(strings.NewReader(string(raw)))
-	decoder.UseNumber()
-	if err := decoder.Decode(&body); err != nil {
-		return nil, fmt.Errorf("the OpenAI client sent a body that is not JSON: %w", err)
 	}
 	stream, _ := body["stream"].(bool)
 	messages := []any{}
@@ -124,29 +118,51 @@ func streamed(reply Object, number int64, finish string) ([]byte, error) {
 	return []byte(events.String()), nil
 }
 
+// requestBody is a request's JSON body, its numbers kept as their text.
+func requestBody(request *http.Request, client string) (Object, error) {
+	raw, err := io.ReadAll(request.Body)
+	if err != nil {
+		return nil, err
+	}
+	var body Object
+	decoder := json.NewDecoder(strings.NewReader(string(raw)))
+	decoder.UseNumber()
+	if err := decoder.Decode(&body); err != nil {
+		return nil, fmt.Errorf("the %s client sent a body that is not JSON: %w", client, err)
+	}
+	return body, nil
+}
+
 // RoundTrip answers one request (an http.Client's Transport).
 func (e *Endpoint) RoundTrip(request *http.Request) (*http.Response, error) { return e.Do(request) }
 
 // fault is a scripted fault as the transport gives it: an HTTP status, or a failed request.
 func (e *Endpoint) fault(request *http.Request, turn Object) (*http.Response, error) {
-	switch turn["fault"] {
-	case "connection":
-		return nil, errors.New("scripted connection reset: read: connection reset by peer")
-	case "timeout", "hang":
-		// A request that gets no answer waits for the client's timeout (or, with none, for the
-		// caller's context): the harness fails it as that deadline would.
-		if turn["fault"] == "hang" {
-			if err := NotifyHang(request.Context(), e.Timeout); err != nil {
-				return nil, err
-			}
-		}
-		return nil, context.DeadlineExceeded
-	}
-	status, header, body, err := FaultResponse(turn)
+	status, header, body, err := faultAnswer(request, turn, e.Timeout)
 	if err != nil {
 		return nil, err
 	}
 	return httpResponse(status, header, body, request), nil
+}
+
+// faultAnswer is a scripted fault's HTTP status, headers and body; an error for a request that
+// fails instead (a reset connection, or a timeout: a `hang` first sends its notice with timeout,
+// the client's own request timeout).
+func faultAnswer(request *http.Request, turn Object, timeout *float64) (int, http.Header, []byte, error) {
+	switch turn["fault"] {
+	case "connection":
+		return 0, nil, nil, errors.New("scripted connection reset: read: connection reset by peer")
+	case "timeout", "hang":
+		// A request that gets no answer waits for the client's timeout (or, with none, for the
+		// caller's context): the harness fails it as that deadline would.
+		if turn["fault"] == "hang" {
+			if err := NotifyHang(request.Context(), timeout); err != nil {
+				return 0, nil, nil, err
+			}
+		}
+		return 0, nil, nil, context.DeadlineExceeded
+	}
+	return FaultResponse(turn)
 }
 
 // shownMessage is a chat-completions message as the model sees it: its text, and an assistant's
