@@ -33,8 +33,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"runtime/debug"
-	"strings"
 	"sync"
 
 	"github.com/cloudwego/eino-ext/components/model/openai"
@@ -121,16 +119,6 @@ func list(value any) []any  { l, _ := value.([]any); return l }
 func obj(value any) object  { o, _ := value.(object); return o }
 func str(value any) string  { s, _ := value.(string); return s }
 func integer(value any) int { n, _ := value.(json.Number).Int64(); return int(n) }
-func version(path string) string {
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range info.Deps {
-			if dep.Path == path {
-				return strings.TrimPrefix(dep.Version, "v")
-			}
-		}
-	}
-	return "unknown"
-}
 
 // -- the tools -------------------------------------------------------------------------------------
 
@@ -171,17 +159,6 @@ func chatModel(ctx context.Context, baseURL string) (*openai.ChatModel, error) {
 
 // -- the agents ------------------------------------------------------------------------------------
 
-// args is a tool call's arguments as the model wrote them: JSON data, or the text when it is not JSON.
-func args(text string) any {
-	var value any
-	decoder := json.NewDecoder(strings.NewReader(text))
-	decoder.UseNumber()
-	if decoder.Decode(&value) != nil || decoder.More() {
-		return text
-	}
-	return protocol.Wire(value)
-}
-
 // trajectory is the run's messages as the suite's steps: each tool call of an assistant message with
 // the tool message of its call id (null where none came), and the number of model replies.
 func trajectory(messages []*schema.Message) ([]any, int) {
@@ -208,7 +185,7 @@ func trajectory(messages []*schema.Message) ([]any, int) {
 				observation = result.Content
 			}
 			out = append(out, object{"thought": thought, "tool_name": call.Function.Name,
-				"tool_args": args(call.Function.Arguments), "observation": observation, "is_error": nil, "call_id": call.ID})
+				"tool_args": protocol.ToolArgs(call.Function.Arguments), "observation": observation, "is_error": nil, "call_id": call.ID})
 		}
 	}
 	return out, replies
@@ -225,9 +202,9 @@ type harness struct {
 }
 
 func (h *harness) Hello(object) (object, error) {
-	return object{"name": "eino", "version": version(library), "capabilities": claimed,
+	return object{"name": "eino", "version": protocol.ModuleVersion(library), "capabilities": claimed,
 		"not_claimed": notClaimed, "known_failures": knownFailures, "parity": parity,
-		"dependencies": object{library: version(library), openaiModel: version(openaiModel), sonic: version(sonic)}}, nil
+		"dependencies": object{library: protocol.ModuleVersion(library), openaiModel: protocol.ModuleVersion(openaiModel), sonic: protocol.ModuleVersion(sonic)}}, nil
 }
 
 func (h *harness) Configure(object) (object, error) { return object{}, nil }

@@ -30,7 +30,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,16 +103,6 @@ func list(value any) []any  { l, _ := value.([]any); return l }
 func obj(value any) object  { o, _ := value.(object); return o }
 func str(value any) string  { s, _ := value.(string); return s }
 func integer(value any) int { n, _ := value.(json.Number).Int64(); return int(n) }
-func version(path string) string {
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, dep := range info.Deps {
-			if dep.Path == path {
-				return strings.TrimPrefix(dep.Version, "v")
-			}
-		}
-	}
-	return "unknown"
-}
 
 // -- the tools -------------------------------------------------------------------------------------
 
@@ -205,17 +194,6 @@ func model(baseURL string, count *counter) (*openai.LLM, error) {
 
 // -- the agents ------------------------------------------------------------------------------------
 
-// args is a tool input as the model wrote it: JSON data, or the text when it is not JSON.
-func args(input string) any {
-	var value any
-	decoder := json.NewDecoder(strings.NewReader(input))
-	decoder.UseNumber()
-	if decoder.Decode(&value) != nil || decoder.More() {
-		return input
-	}
-	return protocol.Wire(value)
-}
-
 // trajectory is the Executor's intermediate steps as the suite's steps. The thought is the step's
 // Log, the library's record of the model's reply ("Invoking: add with {...} responded: <text>").
 func trajectory(steps []schema.AgentStep) []any {
@@ -226,7 +204,7 @@ func trajectory(steps []schema.AgentStep) []any {
 			callID = step.Action.ToolID
 		}
 		out = append(out, object{"thought": step.Action.Log, "tool_name": step.Action.Tool,
-			"tool_args": args(step.Action.ToolInput), "observation": step.Observation, "is_error": nil, "call_id": callID})
+			"tool_args": protocol.ToolArgs(step.Action.ToolInput), "observation": step.Observation, "is_error": nil, "call_id": callID})
 	}
 	return out
 }
@@ -242,9 +220,9 @@ type harness struct {
 }
 
 func (h *harness) Hello(object) (object, error) {
-	return object{"name": "langchaingo", "version": version(library), "capabilities": claimed,
+	return object{"name": "langchaingo", "version": protocol.ModuleVersion(library), "capabilities": claimed,
 		"not_claimed": notClaimed, "known_failures": knownFailures, "parity": parity,
-		"dependencies": object{library: version(library)}}, nil
+		"dependencies": object{library: protocol.ModuleVersion(library)}}, nil
 }
 
 func (h *harness) Configure(object) (object, error) { return object{}, nil }

@@ -551,6 +551,14 @@ def test_the_go_module_and_loop_pass_go_vet() -> None:
 
 
 @needs_go
+def test_the_go_module_s_own_tests_pass() -> None:
+    # messages_test.go holds MessagesEndpoint's translation to conformance/_messages_api.py's shapes.
+    tested = subprocess.run(["go", "test", "-count=1", "./..."], cwd=ROOT / "harnesses" / "lib" / "go",
+                            capture_output=True, text=True, timeout=600)
+    assert tested.returncode == 0, tested.stdout[-3000:] + tested.stderr[-3000:]
+
+
+@needs_go
 @needs_java
 def test_the_go_and_java_loops_get_the_same_verdicts(tmp_path: Path) -> None:
     verdicts = []

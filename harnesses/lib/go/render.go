@@ -6,6 +6,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"runtime/debug"
 	"sort"
 	"strings"
 )
@@ -89,4 +90,29 @@ func JSONSchema(tool Object) Object {
 		required = append(required, name)
 	}
 	return Object{"type": "object", "properties": properties, "required": required, "additionalProperties": false}
+}
+
+// ToolArgs is a tool call's arguments as the model wrote them, as a step's `tool_args`: JSON data
+// (Wire: its JSON text when nested deeper than a message may be), or the text when it is not JSON.
+func ToolArgs(text string) any {
+	var value any
+	decoder := json.NewDecoder(strings.NewReader(text))
+	decoder.UseNumber()
+	if decoder.Decode(&value) != nil || decoder.More() {
+		return text
+	}
+	return Wire(value)
+}
+
+// ModuleVersion is the version of the Go module `path` built into the harness (without its "v"),
+// for the welcome's version and dependencies; "unknown" when the build names none.
+func ModuleVersion(path string) string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == path {
+				return strings.TrimPrefix(dep.Version, "v")
+			}
+		}
+	}
+	return "unknown"
 }
