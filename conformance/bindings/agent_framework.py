@@ -1,21 +1,18 @@
 """The binding for Microsoft Agent Framework's `Agent` (agent-framework-core 1.23, `agent_framework`).
 
-Seam: the framework's own chat-completions client, `OpenAIChatCompletionClient`
-(agent-framework-openai), given (its documented `async_client`) an `openai.AsyncOpenAI` over an
-in-memory transport that answers from the script (`translate.serving`: a contextvar, so one agent
-serves concurrent runs); in the `http` profile a client pointed at `CallRequest.base_url`. So the
-client's request building, its tool-call parsing and openai's retries (2, with backoff) run as in a
-user's run. The framework's primary OpenAI client, `OpenAIChatClient`, speaks the Responses API and
-continues each run from the response the service stored (its next request names only
-`previous_response_id` and the new items: `_get_conversation_id`, _chat_client.py, unless
-`store=False`), which the suite's endpoint now serves too; this binding still runs the
-chat-completions client, the framework's documented alternative for any OpenAI-compatible endpoint:
-its stream and resume reading are written for that client's updates and session messages (run on
-`OpenAIChatClient` as it is, the binding reports each streamed function call twice and a resumed
-run's trajectory empty, not yet told apart from what the library does), so moving it to the primary
-client is open. Tools are the framework's
-`@tool` over the suite tool's function, its parameters `Annotated` with their descriptions (the form
-its docs show): the decorator builds the pydantic model that validates the model's args.
+Seam: the framework's primary OpenAI client, `OpenAIChatClient` (agent-framework-openai), which
+speaks the OpenAI Responses API ("Use `OpenAIChatClient` for new work unless you specifically need
+the Chat Completions API": the package's README; `OpenAIChatCompletionClient` is there "mainly for
+compatibility"), given (its documented `async_client`) an `openai.AsyncOpenAI` over an in-memory
+transport that answers from the script (`translate.serving`: a contextvar, so one agent serves
+concurrent runs); in the `http` profile a client pointed at `CallRequest.base_url`. So the client's
+request building, its tool-call parsing and openai's retries (2, with backoff) run as in a user's
+run. The client stores each response on the service by default (`STORES_BY_DEFAULT`,
+_chat_client.py) and continues a run from the last one (its next request names only
+`previous_response_id` and the new items), which the suite's endpoint serves. Tools are the
+framework's `@tool` over the suite tool's function, its parameters `Annotated` with their
+descriptions (the form its docs show): the decorator builds the pydantic model that validates the
+model's args.
 
 Loop: the chat client's function-invocation layer (_tools.py, `_get_response_with_function_invocation`)
 makes up to `function_invocation_configuration["max_iterations"]` (default 40) requests, runs each
@@ -28,11 +25,15 @@ batches (`max_consecutive_errors_per_request`, default 3) the loop stops calling
 next request has `tool_choice: "none"`.
 
 Forms: `Agent.run` (async; the framework has no sync form, its samples run it with `asyncio.run`,
-as the sync form does here) and `Agent.run(stream=True)`, whose updates carry each function result
-as it is added: a step event per result. Each run gets a fresh `AgentSession`
-(`agent.create_session()`), whose default `InMemoryHistoryProvider` keeps the run's messages in
-`session.state`; the trajectory is read from the response's messages (function-call and
-function-result contents, bound by call id; a result's `exception` is its error flag).
+as the sync form does here) and `Agent.run(stream=True)`, whose updates are fragments the framework
+merges (`AgentResponse.from_updates`: the Responses client sends a function call once per arguments
+delta and again when they are done); an update that carries a function result is a step event. Each
+run gets a fresh `AgentSession` (`agent.create_session()`). As the service keeps the history, the
+agent adds no `InMemoryHistoryProvider` (_agents.py, where it is auto-injected only when the client
+does not store), so the session holds only the last response's id and a resumed run's response only
+that run's messages: the binding, as the application, keeps each session's responses, and the
+trajectory is read from them (function-call and function-result contents, bound by call id; a
+result's `exception` is its error flag).
 
 Approval (`approval_form = "pause"`): `@tool(approval_mode="always_require")` makes the run return
 `function_approval_request` contents (`AgentResponse.user_input_requests`) instead of running the
@@ -58,8 +59,8 @@ from typing import Any, ClassVar, Literal
 
 import httpx
 import openai
-from agent_framework import Agent, AgentResponse, AgentSession, Content, Message, tool
-from agent_framework.openai import OpenAIChatCompletionClient
+from agent_framework import Agent, AgentResponse, AgentResponseUpdate, AgentSession, Content, Message, tool
+from agent_framework.openai import OpenAIChatClient
 
 from conformance import server, translate
 from conformance._model import ScriptedModel
@@ -155,6 +156,10 @@ _PAUSES: dict[str, _Pause] = {}
 #: The application's session store: each session as `AgentSession.to_dict` serialised it after its
 #: last run, by its id, so an answer resumes from the session as last saved.
 _SESSIONS: dict[str, dict[str, Any]] = {}
+#: The messages of each session's runs so far (`Message.to_dict`), by its id: the Responses client
+#: keeps a run's history in the service's stored responses, so the session holds only the last
+#: response's id and a resumed run's response only its own messages.
+_HISTORY: dict[str, list[dict[str, Any]]] = {}
 
 
 class AgentFrameworkBinding(Binding):
@@ -281,8 +286,8 @@ def _agent(spec: AgentSpec, tools: Sequence[SuiteTool], base_url: str | None,
                         for t in tools])
 
 
-def _client(base_url: str | None, has_tools: bool, settings: Mapping[str, Any]) -> OpenAIChatCompletionClient:
-    """The framework's chat-completions client, configured with `settings` (the cap its
+def _client(base_url: str | None, has_tools: bool, settings: Mapping[str, Any]) -> OpenAIChatClient:
+    """The framework's Responses API client, configured with `settings` (the cap its
     `max_iterations`). A request that offers no function (`tool_choice: "none"`) is the extraction
     where the agent has some."""
     if base_url is None:
@@ -290,8 +295,8 @@ def _client(base_url: str | None, has_tools: bool, settings: Mapping[str, Any]) 
         client = openai.AsyncOpenAI(base_url=server.IN_MEMORY_URL, api_key=server.API_KEY, http_client=http)
     else:
         client = openai.AsyncOpenAI(base_url=base_url, api_key=server.API_KEY)
-    return OpenAIChatCompletionClient(model="scripted", async_client=client,
-                                      function_invocation_configuration=dict(settings))
+    return OpenAIChatClient(model="scripted", async_client=client,
+                            function_invocation_configuration=dict(settings))
 
 
 def _target(agent: _Agent, base_url: str | None) -> Agent[Any]:
@@ -301,13 +306,18 @@ def _target(agent: _Agent, base_url: str | None) -> Agent[Any]:
 
 async def _stream(target: Agent[Any], task: str, session: AgentSession, model: ScriptedModel,
                   events: list[Event]) -> AgentResponse[Any]:
-    """`Agent.run(stream=True)`: a step event for each function result as its update arrives."""
+    """`Agent.run(stream=True)`: a step event for each function result as its update arrives.
+
+    An update is a fragment, not a message: the Responses client sends a function call once per
+    arguments delta (`merge_mode="append"`) and again when its arguments are done
+    (`merge_mode="replace"`), so the run so far is the updates merged as the framework merges them
+    (`AgentResponse.from_updates`)."""
     stream = target.run(task, session=session, stream=True)
-    seen: list[Message] = []
+    seen: list[AgentResponseUpdate] = []
     async for update in stream:
-        seen.append(Message(role=update.role or "assistant", contents=list(update.contents)))
+        seen.append(update)
         if any(item.type == "function_result" for item in update.contents):
-            translate.step_events(model, events, _trajectory(seen))
+            translate.step_events(model, events, _trajectory(AgentResponse.from_updates(seen).messages))
     response: AgentResponse[Any] = await stream.get_final_response()
     return response
 
@@ -340,7 +350,8 @@ def _outcome(agent: _Agent, session: AgentSession, base_url: str | None,
     messages = list(response.messages)
     agent.last = messages
     _SESSIONS[session.session_id] = session.to_dict()
-    history = list(session.state.get("in_memory", {}).get("messages", [])) or messages
+    history = [*(Message.from_dict(m) for m in _HISTORY.get(session.session_id, [])), *messages]
+    _HISTORY[session.session_id] = [m.to_dict() for m in history]
     trajectory = _trajectory(history)
     rounds = _rounds(history)
     requests = [r for r in response.user_input_requests if r.type == "function_approval_request"]
