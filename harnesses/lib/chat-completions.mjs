@@ -3,10 +3,10 @@
 // client's own request building, reply parsing and retries run as in a user's run. Each request is
 // shown to the suite as an LMCall, and the scripted turn comes back as the chat.completion JSON (or
 // server-sent chunks, or the HTTP status) an endpoint would answer (render.openai_message).
-// Used by harnesses/openai-agents (the Agents SDK's chat-completions model), harnesses/openai-runtools
-// (the client's own runTools loop), harnesses/strands-ts, harnesses/llamaindex-ts (whose LLM class
-// builds its own client: `scriptedFetch`) and harnesses/genkit (the compat-oai plugin, which builds
-// its client itself from options: `openAIOptions`).
+// Used by harnesses/openai-runtools (the client's own runTools loop), harnesses/strands-ts,
+// harnesses/llamaindex-ts (whose LLM class builds its own client: `scriptedFetch`) and
+// harnesses/genkit (the compat-oai plugin, which builds its client itself from options:
+// `openAIOptions`); harnesses/lib/responses-api.mjs shares its transport faults.
 
 import { askModel, currentRun, faultResponse, notifyHang } from './protocol.mjs';
 import { openaiMessage, shownMessage } from './render.mjs';

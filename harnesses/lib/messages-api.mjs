@@ -6,22 +6,11 @@
 // threads expanded), and the scripted turn comes back as a `message` (or its server-sent events),
 // a fault as the status and error body the real API sends.
 
-import { askModel, currentRun, faultResponse, notifyHang } from './protocol.mjs';
-import { nativeCall, openaiMessage } from './render.mjs';
-import { transportFault } from './chat-completions.mjs';
+import { Refused, scriptedApi } from './scripted-api.mjs';
 
 /** The fields a message thread takes from the request that created it (the SDK's ThreadState,
  * CREATE_ONLY_FIELDS in the Python SDK): a `continue` leaves them out. */
 const CREATE_ONLY_FIELDS = ['system', 'tools'];
-
-/** A request the endpoint answers with an error, as the real API would: its status and body. */
-class Refused extends Error {
-  constructor(status, body) {
-    super(body.error.message);
-    this.status = status;
-    this.body = body;
-  }
-}
 
 // The conversations held for the message-threads beta (`thread: { type: 'create' }`, then
 // `{ type: 'continue', previous_message_id }` with only the new messages), by reply id. The SDK
@@ -167,40 +156,10 @@ export function errorBody(status, message) {
   return { type: 'error', error: { type, message } };
 }
 
-function refusal(status, body) {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-}
-
-let replies = 0;
-// How many model requests each run has sent (Event.model_calls).
-const sent = new Map();
+const api = scriptedApi({ expand, chatBody, reply, errorBody, status });
 
 /** How many Messages requests the calling run has sent. */
-export function modelCalls() {
-  return sent.get(currentRun()) ?? 0;
-}
-
-// The client's fetch: each Messages request, answered from the script.
-async function scripted(init, client, hasTools) {
-  sent.set(currentRun(), (sent.get(currentRun()) ?? 0) + 1);
-  let body;
-  try {
-    body = expand(JSON.parse(init.body));
-  } catch (error) {
-    if (error instanceof Refused) return refusal(error.status, error.body);
-    throw error;
-  }
-  let turn;
-  try {
-    turn = await askModel(nativeCall(chatBody(body), hasTools));
-  } catch (error) {
-    // Not scripted: answer as the suite's endpoint does, 400 (not transient, so not retried).
-    return refusal(400, errorBody(400, error.message));
-  }
-  if (turn.kind === 'fault') return transportFault(turn, client, (t) => faultResponse(t, errorBody, status));
-  replies += 1;
-  return reply(body, openaiMessage(turn, replies), replies);
-}
+export const modelCalls = api.modelCalls;
 
 /** An Anthropic client (`Anthropic`, the constructor of the harness's own `@anthropic-ai/sdk`) with
  * its defaults, answered from the script for an agent with tools or without (`hasTools`, how a
@@ -209,6 +168,6 @@ async function scripted(init, client, hasTools) {
 export function anthropicClient(Anthropic, baseURL, hasTools) {
   if (baseURL != null) return new Anthropic({ apiKey: 'placeholder-key', baseURL: baseURL.replace(/\/v1\/?$/, '') });
   // The scripted fetch reads the request timeout of the client it serves.
-  const client = new Anthropic({ apiKey: 'scripted', baseURL: 'http://scripted.invalid', fetch: (url, init) => scripted(init, client, hasTools) });
+  const client = new Anthropic({ apiKey: 'scripted', baseURL: 'http://scripted.invalid', fetch: api.fetch(() => client, hasTools) });
   return client;
 }

@@ -3,15 +3,18 @@
 //
 //   pytest --impl openai-agents-js      (or --impl cmd:"node harnesses/openai-agents/harness.mjs")
 //
-// Seam: the SDK's own chat-completions model, OpenAIChatCompletionsModel, over an OpenAI client
-// (npm `openai`, the SDK's dependency) whose documented `fetch` option answers from the script:
-// every chat-completions request the SDK builds is sent to the suite as an LMCall, and the scripted
-// turn comes back as the chat.completion JSON (or server-sent chunks, or the HTTP status) an
-// endpoint would answer. So the SDK's own request building, reply parsing, tool execution and the
-// client's default retries (2, with backoff; the Runner adds none unless modelSettings.retry is
-// set) all run, as in a user's run. `@openai/agents-core/testing` ships a ScriptedModel, but it sits
-// above the client, where those retries live. In the `http` profile the same client points at
-// CallRequest.base_url. This is the seam the Python openai-agents binding uses too.
+// Seam: the SDK's default model, OpenAIResponsesModel (the Responses API, which its default provider
+// uses unless told otherwise: OpenAIProvider.getModel takes useResponses from
+// shouldUseResponsesByDefault, and defaults.ts sets DEFAULT_OPENAI_API = 'responses'), over an
+// OpenAI client (npm `openai`, the SDK's dependency) whose documented `fetch` option answers from
+// the script (harnesses/lib/responses-api.mjs): every Responses request the SDK builds is sent to the
+// suite as the LMCall of its chat-completions form, and the scripted turn comes back as the
+// `response` JSON (or its server-sent events, or the HTTP status) the API would answer. So the SDK's
+// own request building, reply parsing, tool execution and the client's default retries (2, with
+// backoff; the Runner adds none unless modelSettings.retry is set) all run, as in a user's run.
+// `@openai/agents-core/testing` ships a ScriptedModel, but it sits above the client, where those
+// retries live. In the `http` profile the same client points at CallRequest.base_url, whose
+// `/responses` the suite's endpoint serves. This is the seam the Python openai-agents binding uses too.
 //
 // The step cap is `maxTurns`, an option of run(): one turn is one model call (the Runner throws
 // MaxTurnsExceededError when `currentTurn > maxTurns` before a call, runner/turnPreparation.ts), so
@@ -30,12 +33,13 @@
 // unknown tool with an error output instead of throwing ModelBehaviorError.
 
 import {
-  Agent, AgentsError, MaxTurnsExceededError, OpenAIChatCompletionsModel, RunState, Runner,
+  Agent, AgentsError, MaxTurnsExceededError, OpenAIResponsesModel, RunState, Runner,
   setTracingDisabled, tool,
 } from '@openai/agents';
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { modelCalls, openAIClient, toolArgs } from '../lib/chat-completions.mjs';
+import { toolArgs } from '../lib/chat-completions.mjs';
+import { modelCalls, responsesClient } from '../lib/responses-api.mjs';
 import { callTool, deepArgsFailures, errorInfo, installedVersion, installedVersions, json, serve, unknownPause } from '../lib/protocol.mjs';
 import { replyOutputs, userMessage, zodObject } from '../lib/render.mjs';
 
@@ -57,7 +61,7 @@ const PROTOCOL = 3;
 const CAPABILITIES = ['max-steps-error', 'per-call-cap', 'tool-approval', 'durable-approvals', 'async', 'streaming',
                       'parallel-tool-calls', 'lm-retry', 'http'];
 const NOT_CLAIMED = {
-  adapters: 'no pluggable format-and-parse layer: the model class (here OpenAIChatCompletionsModel) formats and parses every call',
+  adapters: 'no pluggable format-and-parse layer: the model class (here OpenAIResponsesModel) formats and parses every call',
   'cap-summary': 'by default maxTurns throws MaxTurnsExceededError (runner/turnPreparation.ts): no run returns on a cap to summarise',
   'repeated-error-stop': 'the Runner has no repeated-failure stop: it asks the model again after every tool error until maxTurns throws MaxTurnsExceededError (runner/turnPreparation.ts)',
   'approval-edit': 'RunState offers approve and reject only (runState.ts): the SDK cannot edit a pending call',
@@ -114,8 +118,10 @@ function parametersOf(spec) {
 
 // -- the model endpoint ---------------------------------------------------------------------------
 
-function runner(baseURL) {
-  return new Runner({ model: new OpenAIChatCompletionsModel(openAIClient(OpenAI, baseURL), 'scripted'), tracingDisabled: true, ...SETTINGS });
+// A Runner on the SDK's default model for an agent with tools or without (`hasTools`).
+function runner(baseURL, hasTools) {
+  return new Runner({ model: new OpenAIResponsesModel(responsesClient(OpenAI, baseURL, hasTools), 'scripted'),
+                      tracingDisabled: true, ...SETTINGS });
 }
 
 // -- the agents -------------------------------------------------------------------------------------
@@ -210,7 +216,7 @@ async function streamed(state, agent, input, options, baseURL) {
   const events = [];
   let result;
   try {
-    result = await runner(baseURL).run(agent, input, { ...options, stream: true });
+    result = await runner(baseURL, state.spec.tools.length > 0).run(agent, input, { ...options, stream: true });
     for await (const event of result) {
       if (event.type === 'run_item_stream_event' && event.name === 'tool_output') {
         const done = steps(result.newItems).filter((s) => s.observation != null);
@@ -257,7 +263,7 @@ serve({
     const input = userMessage(call.inputs);
     if (call.mode === 'stream') return { outcome: await streamed(state, state.agent, input, options, call.base_url) };
     try {
-      const result = await runner(call.base_url).run(state.agent, input, options);
+      const result = await runner(call.base_url, state.spec.tools.length > 0).run(state.agent, input, options);
       return { outcome: outcome(state, result, call.base_url) };
     } catch (error) {
       return { outcome: failed(state, error) };
@@ -279,7 +285,7 @@ serve({
       if (['yes', 'y'].includes(answer.toLowerCase())) run.approve(item);
       else if (['no', 'n'].includes(answer.toLowerCase())) run.reject(item);
       else run.reject(item, { message: request.response }); // free text: the rejection message the model sees
-      const result = await runner(pause.baseURL).run(state.agent, run);
+      const result = await runner(pause.baseURL, state.spec.tools.length > 0).run(state.agent, run);
       return { outcome: outcome(state, result, pause.baseURL) };
     } catch (error) {
       return { outcome: failed(state, error) };

@@ -93,16 +93,23 @@ def _reply(text: str) -> Any:
     return _events(text) if text.startswith("event: ") else json.loads(text)
 
 
-def test_the_node_messages_api_module_translates_as_the_python_one_does(tmp_path: Path) -> None:
+def rendered_by_node(tmp_path: Path, program: str, module: Path, cases: dict[str, Any]) -> Any:
+    """What `program` (a Node module importing `module` at its `%s`) writes to the file named by its
+    second argument, given `cases` as JSON in its first."""
     node = shutil.which("node")
     assert node is not None, "the Node harness tests need Node.js on PATH"
-    program = tmp_path / "program.mjs"
-    program.write_text(PROGRAM % json.dumps(MODULE.as_uri()), encoding="utf-8")
+    path = tmp_path / "program.mjs"
+    path.write_text(program % json.dumps(module.as_uri()), encoding="utf-8")
     out = tmp_path / "out.json"
-    cases = json.dumps({"requests": REQUESTS, "messages": MESSAGES, "statuses": STATUSES})
-    ran = subprocess.run([node, str(program), cases, str(out)], capture_output=True, text=True, timeout=60)
+    ran = subprocess.run([node, str(path), json.dumps(cases), str(out)], capture_output=True, text=True,
+                         timeout=60)
     assert ran.returncode == 0, ran.stderr
-    rendered = json.loads(out.read_text(encoding="utf-8"))
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_the_node_messages_api_module_translates_as_the_python_one_does(tmp_path: Path) -> None:
+    rendered = rendered_by_node(tmp_path, PROGRAM, MODULE,
+                                {"requests": REQUESTS, "messages": MESSAGES, "statuses": STATUSES})
 
     held = _messages_api.Threads()
     _messages_api.reply(REQUESTS[0], MESSAGES[0], 1, held)
