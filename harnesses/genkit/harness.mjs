@@ -69,7 +69,13 @@ const NO_DESCRIPTION = "the compat-oai plugin sends each tool without its descri
 const NO_THOUGHT = "the compat-oai plugin drops the model's text beside its tool calls when it sends the history again: toOpenAIMessages (compat-oai's model.ts) writes an assistant message with tool calls as tool_calls alone (in a direct run the reply 'I will add' with an add call came back as an assistant message without content)";
 const UNKNOWN = "a call of a tool the request lacks ends the run: resolveToolRequest (generate/resolve-tool-requests.ts) throws GenkitError NOT_FOUND 'Tool <name> not found', and the model is never told (seen in a direct run)";
 const THROWS = "a tool that throws ends the run: resolveToolRequest (generate/resolve-tool-requests.ts) rethrows every error that is not a ToolInterruptError, so generate rejects with the tool's own error and the model never sees an error observation (in a direct run generate rejected with 'the disk is on fire' after one request)";
-const INVALID = "args that break the tool's input schema end the run: the tool action validates its input (parseSchema in @genkit-ai/core's action.ts) and throws ValidationError INVALID_ARGUMENT 'Schema validation failed', which resolveToolRequest (generate/resolve-tool-requests.ts) rethrows, so the model is never told (seen in a direct run; the tool does not run)";
+// The tool action validates its input (parseSchema in @genkit-ai/core's action.ts) and throws
+// ValidationError INVALID_ARGUMENT 'Schema validation failed', which resolveToolRequest
+// (generate/resolve-tool-requests.ts) rethrows: the run ends and the model is never told.
+const INVALID = "the tool action's input check (parseSchema, @genkit-ai/core's action.ts) throws INVALID_ARGUMENT 'Schema validation failed' and resolveToolRequest (generate/resolve-tool-requests.ts) rethrows it, so the run ends and the model is never told";
+const NOT_OBJECT = `args that are JSON but not an object end the run before the tool runs: ${INVALID} (seen in a direct run)`;
+const WRONG_TYPED = `args with a wrong-typed or missing field end the run before the tool runs, never converted and never told: ${INVALID} (seen in a direct run)`;
+const UNDECLARED = `an argument the schema does not declare ends the run instead of being refused to the model by name: it fails the tool's input schema, and ${INVALID} (seen in a direct run)`;
 const MALFORMED = "tool args that are not JSON end the run: the compat-oai plugin's fromOpenAIToolCall (compat-oai's model.ts) JSON.parses the call's arguments unguarded and the SyntaxError escapes generate; the tool does not run and the model is never told (seen in a direct run)";
 const DEEP = "args nested 5,000 levels deep end the run with RangeError 'Maximum call stack size exceeded' before the tool runs: the model action records its reply in its trace span with JSON.stringify (action(), @genkit-ai/core's action.ts), which overflows the stack on the call's input (seen in a direct run)";
 // What Genkit's resume cannot be asked to do at all: reported not claimed with the reason, not run.
@@ -88,10 +94,10 @@ const KNOWN_FAILURES = {
   'The last step call of a long run shows the whole trajectory': NO_THOUGHT,
   'LOOP-5': UNKNOWN,
   'ERR-1': THROWS,
-  'ARGS-2': INVALID,
+  'ARGS-2': NOT_OBJECT,
   'ARGS-3': MALFORMED,
-  "Tool args that break the tool's schema never reach it with a wrong or missing value": INVALID,
-  'ARGS-6': INVALID,
+  "Tool args that break the tool's schema never reach it with a wrong or missing value": WRONG_TYPED,
+  'ARGS-6': UNDECLARED,
   ...deepArgsFailures(DEEP),
   'Resuming the same interrupt twice never runs the tool twice': REPLAY,
   'Answering a pause again after its resumed run paused again never runs a call twice': REPLAY,
