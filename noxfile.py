@@ -79,14 +79,14 @@ def package(session: nox.Session) -> None:
 
 # dspy-ts, ax, ai, openai-agents-js, langgraph-js, mastra, openai-runtools and strands-ts are Node
 # harnesses: `--impl NAME` installs their locked packages when missing; langchaingo and eino are Go
-# harnesses, built on first use; langchain4j and spring-ai are Java harnesses, which `--impl` builds
-# with Maven and javac when their sources changed.
+# harnesses, built on first use; langchain4j, spring-ai and google-adk-java are Java harnesses, which
+# `--impl` builds with Maven and javac when their sources changed.
 PEERS = ("reference", "dspy", "udspy", "dspy-ts", "ax", "ai", "openai-agents-js",
          "openai-agents-js+tool-not-found", "langgraph-js", "mastra", "mastra+retries", "openai-runtools",
-         "strands-ts", "langchaingo", "eino", "langchain4j", "spring-ai", "smolagents", "pydantic-ai",
-         "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found", "langchain",
-         "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen", "google-adk",
-         "google-adk+reflect-retry", "agno", "strands-agents", "crewai", "agent-framework",
+         "strands-ts", "langchaingo", "eino", "langchain4j", "spring-ai", "google-adk-java", "smolagents",
+         "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found",
+         "langchain", "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen",
+         "google-adk", "google-adk+reflect-retry", "agno", "strands-agents", "crewai", "agent-framework",
          "agent-framework+detailed-errors", "beeai-framework", "anthropic-tool-runner")
 #: The bundled bindings whose `http` cassettes ship in cassettes/ (dspy and the Node harnesses claim
 #: `http` too, and run those scenarios live on loopback: vcrpy cannot record them).

@@ -28,7 +28,7 @@ NODE_HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+t
 GO_HARNESSES = ("langchaingo", "eino")
 #: The bundled Java harnesses, by name: each directory holds its `pom.xml` and its sources, built on
 #: first use (conformance/_java_harness.py).
-JAVA_HARNESSES = ("langchain4j", "spring-ai")
+JAVA_HARNESSES = ("langchain4j", "spring-ai", "google-adk-java")
 #: Every bundled harness, by name.
 HARNESSES = NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES
 #: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
