@@ -35,8 +35,8 @@ import reactconformance.shared.ToolClasses;
 
 /**
  * Google ADK for Java: an {@code LlmAgent} run by its {@code InMemoryRunner} ({@code runAsync}, its one
- * way to run an agent), the suite's tools as {@code @Schema}-annotated methods each wrapped by
- * {@code FunctionTool.create}. The model seam is ADK's model interface, a {@code BaseLlm} subclass
+ * way to run an agent), the suite's tools as {@code @Schema}-annotated static methods each wrapped by
+ * {@code FunctionTool.create(Class, methodName)}. The model seam is ADK's model interface, a {@code BaseLlm} subclass
  * (the interface its Gemini, Claude and ApigeeLlm classes implement), answering each LlmRequest from
  * the script as Gemini's API answers: a content with a text part (the thought) and a function-call
  * part per call, args an object; args that are not a JSON object come back as Gemini answers a call
@@ -152,6 +152,12 @@ public final class Harness implements Protocol.Handlers {
          *  (FunctionCallingUtils.buildSchemaRecursive), so the method returns a Map: the result itself when it is
          *  one, else {"result": value}, the wrapping ADK gives any other return value
          *  (FunctionTool.convertToMapOrResult). */
+        /** ADK's documented form: FunctionTool.create(Class, methodName) over a class's static methods. */
+        @Override
+        public boolean staticMethods() {
+            return true;
+        }
+
         @Override
         public String returnType() {
             return "java.util.Map<String, Object>";
@@ -188,11 +194,12 @@ public final class Harness implements Protocol.Handlers {
         List<Object> declared = Protocol.asList(spec.get("tools"));
         List<BaseTool> tools = new ArrayList<>();
         if (!declared.isEmpty()) {
-            // Each tool runs on the thread of the run that called it: ADK runs a tool where its run is.
-            Object instance = ToolClasses.instance(declared, Protocol::callTool, TOOL_ANNOTATIONS);
-            for (Method method : instance.getClass().getDeclaredMethods()) {
+            // A class of static tool methods written for this agent (its bridge is the class's own); each
+            // tool runs on the thread of the run that called it, as ADK runs a tool where its run is.
+            Class<?> written = ToolClasses.instance(declared, Protocol::callTool, TOOL_ANNOTATIONS).getClass();
+            for (Method method : written.getDeclaredMethods()) {
                 if (method.getName().startsWith("tool")) {
-                    tools.add(FunctionTool.create(instance, method));
+                    tools.add(FunctionTool.create(written, method.getName()));
                 }
             }
             tools.sort((a, b) -> names(declared).indexOf(a.name()) - names(declared).indexOf(b.name()));

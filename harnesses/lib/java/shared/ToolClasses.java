@@ -60,6 +60,13 @@ public final class ToolClasses {
         default String returned(String result) {
             return "return " + result + ";";
         }
+
+        /** Whether the tool methods are static (the library's documented form takes a class's static
+         *  methods): the class's bridge is then a static field, set once the class is loaded, as each
+         *  class is written for one agent. */
+        default boolean staticMethods() {
+            return false;
+        }
     }
 
     private static final Map<String, String> JAVA_TYPE = Map.of("str", "String", "int", "long",
@@ -72,11 +79,13 @@ public final class ToolClasses {
     /** An instance of a new class of tool methods for {@code tools}, each calling {@code bridge}. */
     public static Object instance(List<Object> tools, Bridge bridge, Annotations annotations) throws Exception {
         String name = "Tools" + NEXT.incrementAndGet();
+        String modifier = annotations.staticMethods() ? "static " : "";
         StringBuilder source = new StringBuilder("package reactconformance.generated;\n\n"
                 + annotations.imports() + "\n"
                 + "public final class " + name + " {\n"
-                + "    private final reactconformance.shared.ToolClasses.Bridge bridge;\n\n"
-                + "    public " + name + "(reactconformance.shared.ToolClasses.Bridge bridge) { this.bridge = bridge; }\n");
+                + "    private " + modifier + "reactconformance.shared.ToolClasses.Bridge bridge;\n\n"
+                + "    public " + name + "(reactconformance.shared.ToolClasses.Bridge bridge) { "
+                + (modifier.isEmpty() ? "this" : name) + ".bridge = bridge; }\n");
         int index = 0;
         for (Object t : tools) {
             Map<String, Object> tool = Protocol.asObject(t);
@@ -97,7 +106,8 @@ public final class ToolClasses {
             }
             source.append("\n    ").append(annotations.tool(Protocol.stringify(Protocol.asString(tool.get("name"))),
                     Protocol.stringify(Protocol.asString(tool.get("description")))))
-                    .append("\n    public ").append(annotations.returnType()).append(" tool").append(index++).append('(').append(String.join(", ", params))
+                    .append("\n    public ").append(modifier).append(annotations.returnType()).append(" tool")
+                    .append(index++).append('(').append(String.join(", ", params))
                     .append(") {\n        java.util.Map<String, Object> args = new java.util.LinkedHashMap<>();\n");
             for (String arg : args) {
                 source.append("        args.put(").append(arg).append(");\n");
