@@ -35,17 +35,18 @@ import reactconformance.shared.ToolClasses;
 
 /**
  * Google ADK for Java: an {@code LlmAgent} run by its {@code InMemoryRunner} ({@code runAsync}, its one
- * way to run an agent), the suite's tools as {@code @Schema}-annotated static methods each wrapped by
- * {@code FunctionTool.create(Class, methodName)}. The model seam is ADK's model interface, a {@code BaseLlm} subclass
- * (the interface its Gemini, Claude and ApigeeLlm classes implement), answering each LlmRequest from
- * the script as Gemini's API answers: a content with a text part (the thought) and a function-call
+ * way to run an agent, whose Flowable of events the sync, async and streaming calls all read), the
+ * suite's tools as {@code @Schema}-annotated static methods each wrapped by
+ * {@code FunctionTool.create(Class, methodName)}. The model seam is ADK's model interface, a
+ * {@code BaseLlm} subclass (the interface its Gemini, Claude and ApigeeLlm classes implement),
+ * answering each LlmRequest from the script as Gemini's API answers: a content with a text part (the thought) and a function-call
  * part per call, args an object; args that are not a JSON object come back as Gemini answers a call
  * it cannot parse (no content, finish reason MALFORMED_FUNCTION_CALL), as the Python binding's model
  * does (conformance/bindings/google_adk.py).
  */
 public final class Harness implements Protocol.Handlers {
     private static final List<String> CLAIMED = List.of("max-steps-error", "per-call-cap", "parallel-tool-calls",
-            "streaming");
+            "streaming", "async");
 
     private static final String NOT_BOUND = "not bound by this harness yet: ";
 
@@ -63,8 +64,6 @@ public final class Harness implements Protocol.Handlers {
                     + "call for a ToolConfirmation, which this harness does not drive",
             "approval-edit", NOT_BOUND + "no approval is driven (tool-approval)",
             "durable-approvals", NOT_BOUND + "no approval is driven (tool-approval)",
-            "async", "Runner.runAsync's Flowable of events is ADK's one form of a run; the harness reads it to its "
-                    + "end as the sync form and as the stream: no other awaitable form to compare",
             "lm-retry", NOT_BOUND + "ADK's model classes talk to their providers' APIs (Gemini through google-genai, "
                     + "Claude through Anthropic's client, ApigeeLlm through a proxy), and this harness is bound at "
                     + "BaseLlm, above every client's retries",
