@@ -60,10 +60,15 @@ public final class Harness implements Protocol.Handlers {
             "cap-summary", "the cap raises; there is no message for the user of what was tried",
             "repeated-error-stop", "no count of repeated tool failures",
             "ask-user", "no built-in tool that asks the person",
-            "tool-approval", NOT_BOUND + "ADK's FunctionTool.create(instance, method, requireConfirmation) pauses a "
-                    + "call for a ToolConfirmation, which this harness does not drive",
-            "approval-edit", NOT_BOUND + "no approval is driven (tool-approval)",
-            "durable-approvals", NOT_BOUND + "no approval is driven (tool-approval)",
+            "tool-approval", "on its defaults a call that needs confirmation does not pause the run: "
+                    + "FunctionTool.runAsync answers a requireConfirmation tool's call with a placeholder ('This tool "
+                    + "call requires confirmation, please approve or reject.') and Functions emits an "
+                    + "adk_request_confirmation call before it, so the step's last event is the placeholder, not a "
+                    + "final response, and BaseLlmFlow.run asks the model again (it pauses on a pending long-running "
+                    + "call only in a resumable invocation, ResumabilityConfig, off in InMemoryRunner); a direct run: "
+                    + "two model calls, the tool never ran, the run finished",
+            "approval-edit", "no pause on the defaults (tool-approval)",
+            "durable-approvals", "no pause on the defaults (tool-approval)",
             "lm-retry", NOT_BOUND + "ADK's model classes talk to their providers' APIs (Gemini through google-genai, "
                     + "Claude through Anthropic's client, ApigeeLlm through a proxy), and this harness is bound at "
                     + "BaseLlm, above every client's retries",
