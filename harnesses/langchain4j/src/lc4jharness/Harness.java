@@ -10,18 +10,13 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
-import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.data.message.AiMessage;
-import dev.langchain4j.data.message.ChatMessage;
-import dev.langchain4j.data.message.SystemMessage;
-import dev.langchain4j.data.message.ToolExecutionResultMessage;
-import dev.langchain4j.data.message.UserMessage;
-import dev.langchain4j.internal.JsonSchemaElementUtils;
+import dev.langchain4j.exception.HttpException;
 import dev.langchain4j.model.chat.ChatModel;
 import dev.langchain4j.model.chat.StreamingChatModel;
-import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.response.ChatResponse;
-import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
+import dev.langchain4j.model.openai.OpenAiChatModel;
+import dev.langchain4j.model.openai.OpenAiStreamingChatModel;
 import dev.langchain4j.service.AiServices;
 import dev.langchain4j.service.Result;
 import dev.langchain4j.service.TokenStream;
@@ -30,10 +25,18 @@ import dev.langchain4j.service.tool.ToolExecutionResult;
 import dev.langchain4j.invocation.InvocationContext;
 
 import reactconformance.Protocol;
+import reactconformance.shared.ChatCompletions;
 import reactconformance.shared.ToolClasses;
 import reactconformance.shared.Snapshots;
 
-/** LangChain4j's AiServices, bound at its ChatModel interface, with the suite's tools as @Tool methods. */
+/**
+ * LangChain4j's AiServices with the suite's tools as @Tool methods, over LangChain4j's
+ * OpenAiChatModel (OpenAiStreamingChatModel when streaming). The model seam is a LangChain4j
+ * HttpClient given through the models' documented httpClientBuilder ({@link ScriptedHttpClient}),
+ * answering each chat-completions request from the script, so LangChain4j's request building, reply
+ * parsing and retries run as in a user's run; in `http` scenarios the model is pointed at the suite's
+ * endpoint (CallRequest.base_url) over its default client instead.
+ */
 public final class Harness implements Protocol.Handlers {
     /** The AI service: a user message in, LangChain4j's Result out (its tool executions included). */
     public interface Assistant {
@@ -45,7 +48,8 @@ public final class Harness implements Protocol.Handlers {
         TokenStream chat(String userMessage);
     }
 
-    private static final List<String> CLAIMED = List.of("max-steps-error", "parallel-tool-calls", "streaming");
+    private static final List<String> CLAIMED = List.of("max-steps-error", "parallel-tool-calls", "streaming",
+            "lm-retry", "http");
 
     private static final Map<String, Object> NOT_CLAIMED = Protocol.object(
             "signature", "AiServices is a native tool-calling loop: no signature, adapters or extraction call",
@@ -66,10 +70,7 @@ public final class Harness implements Protocol.Handlers {
             "ask-user", "no built-in tool to ask the user",
             "async", "an AI service method returns its value or a Result when the run is over, or a TokenStream "
                     + "(or what a TokenStreamAdapter makes of one, such as langchain4j-reactor's Flux), its "
-                    + "streaming form (DefaultAiServices): no awaitable form of the whole run",
-            "lm-retry", "the retries are the provider model's (OpenAiChatModel's maxRetries), which this harness "
-                    + "does not run: it is bound at the ChatModel interface",
-            "http", "bound at the ChatModel interface, not through OpenAiChatModel's HTTP client");
+                    + "streaming form (DefaultAiServices): no awaitable form of the whole run");
 
     private static final Map<String, Object> PARITY = Protocol.object(
             "stop_reason", "derived: finish on every returned Result, as ToolService.executeInferenceAndToolsLoop "
@@ -84,7 +85,8 @@ public final class Harness implements Protocol.Handlers {
                     + "each call's @Tool methods report to that call's run");
 
     /** Each failing requirement, with what LangChain4j 1.19.0 does and where: each checked by a direct
-     *  run of AiServices over a scripted ChatModel and @Tool methods, outside the suite. */
+     *  run of AiServices and @Tool methods over a scripted ChatModel, or (NET-1) of OpenAiChatModel over
+     *  its default HTTP client, outside the suite. */
     private static final Map<String, Object> KNOWN_FAILURES = Protocol.object(
             "LOOP-3", "maxToolCallingRoundTrips(N) counts down before it looks at each reply "
                     + "(ToolService.executeInferenceAndToolsLoop: `if (roundTripsLeft-- == 0) throw`): after N "
@@ -119,7 +121,13 @@ public final class Harness implements Protocol.Handlers {
                     + "argumentsAsMap's retry unescapes \\\" and fails on what it changed, and the default "
                     + "ToolArgumentsErrorHandler rethrows",
             "ARGS-6", "an argument the tool does not declare is dropped without a word: DefaultToolExecutor."
-                    + "prepareArguments reads only the method's own parameters from the args map");
+                    + "prepareArguments reads only the method's own parameters from the args map",
+            "NET-1", "a 429 or 503 is retried after LangChain4j's own backoff, never the wait the endpoint asks for: "
+                    + "OpenAiChatModel.doChat retries through RetryUtils.withRetryMappingExceptions, whose "
+                    + "DEFAULT_RETRY_POLICY sleeps 500 ms * 1.5^retry with 20% jitter, and the HttpException that "
+                    + "JdkHttpClient.execute raises keeps only the status and body, not the Retry-After header (a "
+                    + "direct run of OpenAiChatModel over its default client against a loopback endpoint answering "
+                    + "429, then 503, with Retry-After: 3: the retry came after 0.9 s, then 0.7 s)");
 
     /** LangChain4j's primary tool form: {@code @Tool(name, value)} methods with {@code @P} parameters. */
     private static final ToolClasses.Annotations TOOL_ANNOTATIONS = new ToolClasses.Annotations() {
@@ -144,6 +152,9 @@ public final class Harness implements Protocol.Handlers {
         }
     };
 
+    /** Where the scripted models' requests are addressed: the scripted client answers them all. */
+    private static final String SCRIPTED_URL = "http://scripted.invalid/v1";
+
     private record Agent(Map<String, Object> spec) {}
 
     private final Map<String, Agent> agents = new ConcurrentHashMap<>();
@@ -165,101 +176,26 @@ public final class Harness implements Protocol.Handlers {
         return Protocol.object("error", null);
     }
 
-    /** The model seam: each ChatRequest as the suite's LMCall, each turn as LangChain4j's AiMessage. */
-    static final class Seam implements ChatModel {
-        private final AtomicInteger calls = new AtomicInteger();
-
-        /** The model calls made so far (a streaming run's events say how many). */
-        int calls() {
-            return calls.get();
+    /** LangChain4j's OpenAI chat model over the scripted HTTP client, or, in `http` scenarios, over
+     *  its default client pointed at the call's endpoint. */
+    private static ChatModel chatModel(Object baseUrl) {
+        OpenAiChatModel.OpenAiChatModelBuilder model = OpenAiChatModel.builder().modelName("gpt-4o-mini");
+        if (baseUrl == null) {
+            return model.httpClientBuilder(new ScriptedHttpClient.Builder()).baseUrl(SCRIPTED_URL).apiKey("scripted")
+                    .build();
         }
-
-        @Override
-        public ChatResponse doChat(ChatRequest request) {
-            List<Object> messages = new ArrayList<>();
-            for (ChatMessage message : request.messages()) {
-                messages.add(shown(message));
-            }
-            List<Object> tools = new ArrayList<>();
-            for (ToolSpecification spec : request.toolSpecifications()) {
-                tools.add(Protocol.object("type", "function", "function", Protocol.object("name", spec.name(),
-                        "description", spec.description(),
-                        "parameters", spec.parameters() == null ? null : JsonSchemaElementUtils.toMap(spec.parameters()))));
-            }
-            Map<String, Object> turn = Protocol.askModel(Protocol.object("kind", "step", "adapter", "native",
-                    "messages", messages, "tools", tools));
-            int number = calls.incrementAndGet();
-            switch (Protocol.asString(turn.get("kind"))) {
-                case "step": {
-                    List<ToolExecutionRequest> requests = new ArrayList<>();
-                    List<Object> all = new ArrayList<>();
-                    all.add(turn);
-                    all.addAll(Protocol.asList(turn.get("parallel")));
-                    for (int i = 0; i < all.size(); i++) {
-                        Map<String, Object> call = Protocol.asObject(all.get(i));
-                        Object raw = call.get("raw_tool_args");
-                        requests.add(ToolExecutionRequest.builder().id("call_" + number + "_" + i)
-                                .name(Protocol.asString(call.get("tool_name")))
-                                .arguments(raw instanceof String ? (String) raw : Protocol.stringify(call.get("tool_args")))
-                                .build());
-                    }
-                    String thought = Protocol.asString(turn.get("thought"));
-                    AiMessage message = thought.isEmpty() ? AiMessage.from(requests) : AiMessage.from(thought, requests);
-                    return ChatResponse.builder().aiMessage(message).build();
-                }
-                case "final":
-                case "extract": {
-                    Map<String, Object> outputs = Protocol.asObject(turn.get("outputs"));
-                    Object only = outputs.size() == 1 ? outputs.values().iterator().next() : outputs;
-                    String text = only instanceof String ? (String) only : Protocol.stringify(only);
-                    return ChatResponse.builder().aiMessage(AiMessage.from(text)).build();
-                }
-                default:
-                    throw new IllegalStateException("the model's transport failed: " + turn.get("fault"));
-            }
-        }
-
-        private static Map<String, Object> shown(ChatMessage message) {
-            if (message instanceof SystemMessage system) {
-                return Protocol.object("role", "system", "content", system.text());
-            }
-            if (message instanceof UserMessage user) {
-                return Protocol.object("role", "user", "content", user.hasSingleText() ? user.singleText() : user.toString());
-            }
-            if (message instanceof AiMessage ai) {
-                StringBuilder content = new StringBuilder(ai.text() == null ? "" : ai.text());
-                if (ai.hasToolExecutionRequests()) {
-                    for (ToolExecutionRequest call : ai.toolExecutionRequests()) {
-                        content.append("\ncall ").append(call.name()).append('(').append(call.arguments()).append(')');
-                    }
-                }
-                return Protocol.object("role", "assistant", "content", content.toString().strip());
-            }
-            if (message instanceof ToolExecutionResultMessage result) {
-                return Protocol.object("role", "tool", "content", result.text());
-            }
-            return Protocol.object("role", "other", "content", String.valueOf(message));
-        }
+        return model.baseUrl((String) baseUrl).apiKey("placeholder-key").build();
     }
 
-    /** The streaming model seam: the same turns, each handed to LangChain4j's response handler whole. */
-    static final class StreamingSeam implements StreamingChatModel {
-        final Seam seam = new Seam();
-
-        @Override
-        public void doChat(ChatRequest request, StreamingChatResponseHandler handler) {
-            ChatResponse response;
-            try {
-                response = seam.doChat(request);
-            } catch (RuntimeException e) {
-                handler.onError(e);
-                return;
-            }
-            if (response.aiMessage().text() != null && !response.aiMessage().text().isEmpty()) {
-                handler.onPartialResponse(response.aiMessage().text());
-            }
-            handler.onCompleteResponse(response);
+    /** The streaming form of {@link #chatModel}. */
+    private static StreamingChatModel streamingChatModel(Object baseUrl) {
+        OpenAiStreamingChatModel.OpenAiStreamingChatModelBuilder model = OpenAiStreamingChatModel.builder()
+                .modelName("gpt-4o-mini");
+        if (baseUrl == null) {
+            return model.httpClientBuilder(new ScriptedHttpClient.Builder()).baseUrl(SCRIPTED_URL).apiKey("scripted")
+                    .build();
         }
+        return model.baseUrl((String) baseUrl).apiKey("placeholder-key").build();
     }
 
     private static String userMessage(Map<String, Object> call) {
@@ -285,7 +221,8 @@ public final class Harness implements Protocol.Handlers {
         if ("stream".equals(call.get("mode"))) {
             return stream(spec, call, run);
         }
-        AiServices<Assistant> builder = configured(AiServices.builder(Assistant.class).chatModel(new Seam()), spec, run);
+        AiServices<Assistant> builder = configured(AiServices.builder(Assistant.class)
+                .chatModel(chatModel(call.get("base_url"))), spec, run);
         Result<String> result;
         try {
             result = builder.build().chat(userMessage(call));
@@ -317,9 +254,8 @@ public final class Harness implements Protocol.Handlers {
     /** A run through TokenStream: a step event per tool execution as LangChain4j reports it
      *  (onToolExecuted), then `done` on the complete response, or the error it reported. */
     private Map<String, Object> stream(Map<String, Object> spec, Map<String, Object> call, String run) throws Exception {
-        StreamingSeam model = new StreamingSeam();
         StreamingAssistant assistant = configured(AiServices.builder(StreamingAssistant.class)
-                .streamingChatModel(model), spec, run).build();
+                .streamingChatModel(streamingChatModel(call.get("base_url"))), spec, run).build();
         List<Object> events = java.util.Collections.synchronizedList(new ArrayList<>());
         List<ToolExecution> executions = java.util.Collections.synchronizedList(new ArrayList<>());
         CompletableFuture<ChatResponse> finished = new CompletableFuture<>();
@@ -327,7 +263,7 @@ public final class Harness implements Protocol.Handlers {
         assistant.chat(userMessage(call))
                 .onToolExecuted(execution -> {
                     executions.add(execution);
-                    events.add(Protocol.object("kind", "step", "model_calls", model.seam.calls(), "step", step(execution)));
+                    events.add(Protocol.object("kind", "step", "model_calls", ChatCompletions.modelCalls(), "step", step(execution)));
                 })
                 .onIntermediateResponse(response -> intermediate.incrementAndGet())
                 .onPartialResponse(text -> { })
@@ -341,16 +277,24 @@ public final class Harness implements Protocol.Handlers {
             return Protocol.object("outcome", Protocol.object("error", failure(e.getCause(), spec), "events", events));
         }
         Map<String, Object> outcome = outcome(spec, executions, response.aiMessage().text(), intermediate.get() + 1);
-        events.add(Protocol.object("kind", "done", "model_calls", model.seam.calls(), "stop_reason", "finish",
+        events.add(Protocol.object("kind", "done", "model_calls", ChatCompletions.modelCalls(), "stop_reason", "finish",
                 "outputs", outcome.get("outputs")));
         outcome.put("events", events);
         return Protocol.object("outcome", outcome);
     }
 
-    /** What the service raised: past the cap, ToolService's RuntimeException naming maxToolCallingRoundTrips. */
+    /** What the service raised: past the cap, ToolService's RuntimeException naming maxToolCallingRoundTrips.
+     *  A failed model call is ExceptionMapper's exception (InvalidRequestException, InternalServerException...)
+     *  whose message is the endpoint's body: the HTTP status stays in its cause, the HttpException's
+     *  statusCode(), and is reported as the error's structured `status` field, as it is given. */
     private static Map<String, Object> failure(Throwable error, Map<String, Object> spec) {
         if (String.valueOf(error.getMessage()).contains("(maxToolCallingRoundTrips)")) {
             return Protocol.errorInfo(error, "max-iterations", Protocol.object("max_iterations", spec.get("max_steps")));
+        }
+        for (Throwable cause = error; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (cause instanceof HttpException http) {
+                return Protocol.errorInfo(error, null, Protocol.object("status", http.statusCode()));
+            }
         }
         return Protocol.errorInfo(error);
     }
@@ -374,18 +318,7 @@ public final class Harness implements Protocol.Handlers {
         for (ToolExecution execution : executions) {
             trajectory.add(step(execution));
         }
-        List<String> names = new ArrayList<>();
-        for (Object f : Protocol.asList(Protocol.asObject(spec.get("signature")).get("outputs"))) {
-            names.add(Protocol.asString(Protocol.asObject(f).get("name")));
-        }
-        Map<String, Object> outputs = Protocol.object(names.isEmpty() ? "answer" : names.get(0), text);
-        if (names.size() > 1) {
-            try {
-                outputs = Protocol.asObject(Protocol.parse(text));
-            } catch (IllegalArgumentException e) {
-                // not JSON: the reply is the first output's
-            }
-        }
+        Map<String, Object> outputs = Protocol.replyOutputs(Protocol.asObject(spec.get("signature")), text);
         return Protocol.object("outputs", outputs, "trajectory", trajectory, "stop_reason", "finish",
                 "iterations", iterations);
     }

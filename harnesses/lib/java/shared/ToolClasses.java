@@ -43,6 +43,30 @@ public final class ToolClasses {
 
         /** The annotation of a tool's parameter ({@code description} as a Java string literal). */
         String parameter(String description);
+
+        /** The Java type of a parameter of the suite's type {@code suiteType}, whose usual Java type is
+         *  {@code usual} (a library that reads some types its own way says so here). */
+        default String parameterType(String suiteType, String usual) {
+            return usual;
+        }
+
+        /** The tool method's return type, and the statement returning {@code result} (an Object, the
+         *  suite tool's result) as that type. */
+        default String returnType() {
+            return "Object";
+        }
+
+        /** See {@link #returnType}. */
+        default String returned(String result) {
+            return "return " + result + ";";
+        }
+
+        /** Whether the tool methods are static (the library's documented form takes a class's static
+         *  methods): the class's bridge is then a static field, set once the class is loaded, as each
+         *  class is written for one agent. */
+        default boolean staticMethods() {
+            return false;
+        }
     }
 
     private static final Map<String, String> JAVA_TYPE = Map.of("str", "String", "int", "long",
@@ -55,11 +79,13 @@ public final class ToolClasses {
     /** An instance of a new class of tool methods for {@code tools}, each calling {@code bridge}. */
     public static Object instance(List<Object> tools, Bridge bridge, Annotations annotations) throws Exception {
         String name = "Tools" + NEXT.incrementAndGet();
+        String modifier = annotations.staticMethods() ? "static " : "";
         StringBuilder source = new StringBuilder("package reactconformance.generated;\n\n"
                 + annotations.imports() + "\n"
                 + "public final class " + name + " {\n"
-                + "    private final reactconformance.shared.ToolClasses.Bridge bridge;\n\n"
-                + "    public " + name + "(reactconformance.shared.ToolClasses.Bridge bridge) { this.bridge = bridge; }\n");
+                + "    private " + modifier + "reactconformance.shared.ToolClasses.Bridge bridge;\n\n"
+                + "    public " + name + "(reactconformance.shared.ToolClasses.Bridge bridge) { "
+                + (modifier.isEmpty() ? "this" : name) + ".bridge = bridge; }\n");
         int index = 0;
         for (Object t : tools) {
             Map<String, Object> tool = Protocol.asObject(t);
@@ -72,20 +98,22 @@ public final class ToolClasses {
                     throw new IllegalArgumentException(annotations.library() + " names a tool method's parameters by "
                             + "their Java names: " + paramName + " is not a Java name");
                 }
-                String type = JAVA_TYPE.get(Protocol.asString(param.get("type")));
+                String suiteType = Protocol.asString(param.get("type"));
+                String type = annotations.parameterType(suiteType, JAVA_TYPE.get(suiteType));
                 params.add(annotations.parameter(Protocol.stringify(Protocol.asString(param.get("description")))) + " "
                         + type + " " + paramName);
                 args.add(Protocol.stringify(paramName) + ", " + paramName);
             }
             source.append("\n    ").append(annotations.tool(Protocol.stringify(Protocol.asString(tool.get("name"))),
                     Protocol.stringify(Protocol.asString(tool.get("description")))))
-                    .append("\n    public Object tool").append(index++).append('(').append(String.join(", ", params))
+                    .append("\n    public ").append(modifier).append(annotations.returnType()).append(" tool")
+                    .append(index++).append('(').append(String.join(", ", params))
                     .append(") {\n        java.util.Map<String, Object> args = new java.util.LinkedHashMap<>();\n");
             for (String arg : args) {
                 source.append("        args.put(").append(arg).append(");\n");
             }
-            source.append("        return bridge.call(").append(Protocol.stringify(Protocol.asString(tool.get("name"))))
-                    .append(", args);\n    }\n");
+            source.append("        ").append(annotations.returned("bridge.call("
+                    + Protocol.stringify(Protocol.asString(tool.get("name"))) + ", args)")).append("\n    }\n");
         }
         source.append("}\n");
         Path folder = Files.createTempDirectory("harness-tools");

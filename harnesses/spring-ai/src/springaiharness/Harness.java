@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -46,7 +47,7 @@ import reactconformance.shared.ToolClasses;
  */
 public final class Harness implements Protocol.Handlers {
     private static final List<String> CLAIMED = List.of("max-steps-return", "per-call-cap", "parallel-tool-calls",
-            "lm-retry", "http");
+            "lm-retry", "http", "streaming");
 
     private static final Map<String, Object> NOT_CLAIMED = Protocol.object(
             "signature", "ChatClient is a native tool-calling loop: no signature, adapters or extraction call",
@@ -67,10 +68,7 @@ public final class Harness implements Protocol.Handlers {
             "durable-approvals", "no approval hook",
             "ask-user", "no built-in tool to ask the user",
             "async", "ChatClient's call() blocks until the run is over, and stream() is a Flux of the reply's "
-                    + "chunks, its streaming form: no awaitable form of the whole run",
-            "streaming", "stream() emits the chunks of the final reply only: ToolCallingAdvisor."
-                    + "streamWithToolCallResponses filters out every tool-calling response, so no step reaches the "
-                    + "stream");
+                    + "chunks, its streaming form: no awaitable form of the whole run");
 
     private static final Map<String, Object> PARITY = Protocol.object(
             "stop_reason", "library: the last generation's finish reason, toolCallLimitExceeded "
@@ -113,7 +111,13 @@ public final class Harness implements Protocol.Handlers {
             "ERR-1", "a raising tool's observation is its exception's message alone ('the disk is on fire'): "
                     + "DefaultToolExecutionExceptionProcessor.process returns exception.getMessage() and nothing "
                     + "else, and the tool message (ToolResponseMessage, a chat-completions `tool` message) carries "
-                    + "no error flag, so nothing tells the model the call failed");
+                    + "no error flag, so nothing tells the model the call failed",
+            "STREAM-1", "stream() runs the whole tool loop but emits no step: ToolCallingAdvisor."
+                    + "streamWithToolCallResponses filters out every chunk that carries tool calls "
+                    + "(toolExecutionEligibilityChecker.isToolCallResponse) and handleToolCallRecursion runs the tools "
+                    + "between the replies without emitting their results, so the Flux holds only the replies' text "
+                    + "(a direct run with a tool call, then an answer: the tool ran, and the stream emitted the text "
+                    + "beside the call and the answer's chunks, no tool call and no result)");
 
     /** Spring AI's primary tool form: {@code @Tool(name, description)} methods with {@code @ToolParam}. */
     private static final ToolClasses.Annotations TOOL_ANNOTATIONS = new ToolClasses.Annotations() {
@@ -161,8 +165,15 @@ public final class Harness implements Protocol.Handlers {
         return Protocol.object("error", null);
     }
 
-    /** The model seam: each request OkHttp is given, answered from the script on the calling run. */
+    /** The model seam: each request OkHttp is given, answered from the script as part of run {@code run}
+     *  (a streamed request is sent from OkHttp's own threads). */
     static final class Scripted implements Interceptor {
+        private final String run;
+
+        Scripted(String run) {
+            this.run = run;
+        }
+
         @Override
         public Response intercept(Chain chain) throws IOException {
             Buffer body = new Buffer();
@@ -170,7 +181,18 @@ public final class Harness implements Protocol.Handlers {
                 chain.request().body().writeTo(body);
             }
             double timeout = chain.readTimeoutMillis() / 1000.0;
-            ChatCompletions.Answer answer = ChatCompletions.answer(body.readUtf8(), timeout > 0 ? timeout : null);
+            IOException[] failed = new IOException[1];
+            ChatCompletions.Answer answer = Protocol.withRun(run, () -> {
+                try {
+                    return ChatCompletions.answer(body.readUtf8(), timeout > 0 ? timeout : null);
+                } catch (IOException e) {
+                    failed[0] = e;
+                    return null;
+                }
+            });
+            if (failed[0] != null) {
+                throw failed[0];
+            }
             String type = answer.headers().getOrDefault("Content-Type", "application/json");
             return new Response.Builder().request(chain.request()).protocol(okhttp3.Protocol.HTTP_1_1)
                     .code(answer.status()).message(answer.status() == 200 ? "OK" : "scripted")
@@ -230,7 +252,7 @@ public final class Harness implements Protocol.Handlers {
                         .baseUrl(baseUrl == null ? "http://scripted.invalid/v1" : (String) baseUrl)
                         .apiKey(baseUrl == null ? "scripted" : "placeholder-key").build());
         if (baseUrl == null) {
-            model.httpClientBuilderCustomizer(http -> http.interceptor(new Scripted()));
+            model.httpClientBuilderCustomizer(http -> http.interceptor(new Scripted(run)));
         }
         ChatResponse response;
         try {
@@ -250,6 +272,9 @@ public final class Harness implements Protocol.Handlers {
             if (call.get("max_steps") != null) { // a cap for this call only: its own tool loop
                 request.advisors(toolLoop(((Number) call.get("max_steps")).intValue(), registry).build());
             }
+            if ("stream".equals(call.get("mode"))) {
+                return streamed(name, spec, request, record);
+            }
             ChatClientResponse answered = request.call().chatClientResponse();
             response = answered.chatResponse();
         } catch (RuntimeException e) {
@@ -266,6 +291,46 @@ public final class Harness implements Protocol.Handlers {
                 Protocol.replyOutputs(Protocol.asObject(spec.get("signature")), text),
                 "trajectory", trajectory(record), "stop_reason", capped ? "max_steps" : "finish",
                 "iterations", record.responses.size()));
+    }
+
+    /** A run through stream(): the Flux of the replies' chunks, which ToolCallingAdvisor.streamWithToolCallResponses
+     *  runs the whole tool loop within but emits no tool call or result of (it filters out every chunk that
+     *  carries tool calls), so the stream gives no step event, only `done` once it completes. Its outputs are the
+     *  text of the last reply's chunks (those with the last chunk's response id: the chunks of earlier replies,
+     *  text written beside their tool calls, come first in the same stream). */
+    private Map<String, Object> streamed(String name, Map<String, Object> spec,
+            ChatClient.ChatClientRequestSpec request, Record record) {
+        List<Object> events = new ArrayList<>();
+        List<ChatResponse> chunks;
+        try {
+            chunks = request.stream().chatResponse().collectList().block();
+        } catch (RuntimeException e) {
+            lastResults.put(name, Optional.empty());
+            return Protocol.object("outcome", Protocol.object("error", Protocol.errorInfo(e),
+                    "trajectory", trajectory(record), "events", events));
+        }
+        List<ChatResponse> all = chunks == null ? List.of() : chunks;
+        ChatResponse lastChunk = all.isEmpty() ? null : all.get(all.size() - 1);
+        lastResults.put(name, Optional.ofNullable(lastChunk));
+        String lastId = lastChunk == null ? null : lastChunk.getMetadata().getId();
+        StringBuilder text = new StringBuilder();
+        boolean capped = false;
+        for (ChatResponse chunk : all) {
+            Generation generation = chunk.getResult();
+            if (generation == null) {
+                continue;
+            }
+            capped |= ToolCallLimitExceededException.FINISH_REASON.equals(generation.getMetadata().getFinishReason());
+            if (Objects.equals(chunk.getMetadata().getId(), lastId) && generation.getOutput().getText() != null) {
+                text.append(generation.getOutput().getText());
+            }
+        }
+        Map<String, Object> outputs = Protocol.replyOutputs(Protocol.asObject(spec.get("signature")), text.toString());
+        String stop = capped ? "max_steps" : "finish";
+        events.add(Protocol.object("kind", "done", "model_calls", ChatCompletions.modelCalls(), "stop_reason", stop,
+                "outputs", outputs));
+        return Protocol.object("outcome", Protocol.object("outputs", outputs, "trajectory", trajectory(record),
+                "stop_reason", stop, "iterations", record.responses.size(), "events", events));
     }
 
     /** The run's steps: each tool call Spring AI observed, with the text of the reply that made it.
