@@ -53,6 +53,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     path = os.environ.get(ENV)
     if not path:
         return
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    # The xdist worker this process is, if any: by its config, not the environment, which a run
+    # started from inside another xdist worker (the tests under `pytest -n auto`) inherits.
+    worker = getattr(config, "workerinput", {}).get("workerid")
     out = Path(f"{path}.{worker}" if worker else path)
     out.write_text(json.dumps({"marks": _marks, "scenarios": _scenarios}), encoding="utf-8")

@@ -149,7 +149,7 @@ DIFFERENT_BY_DESIGN = {
 #: at scale they need would cost minutes here.
 COMPARED_WHERE_THEY_ARE_TESTED = {
     f"{B}:AssertsInRun", f"{B}:ConstructsAnInvalidOutcome", f"{B}:CrashesOnTheThirdFuzzedCall",
-    f"{B}:RaisesOnTheThirdFuzzedCall",
+    f"{B}:RaisesOnTheThirdFuzzedCall", f"{B}:NeverStopsThenHangs",
     f"{B}:HangsOnFuzzedData", f"{B}:ListsAFuzzFailureItPasses", f"{B}:LosesArgsAtScale",
     f"{B}:SpeaksAtLength", f"{B}:SpeaksInCommands", f"{B}:SpeaksInSurrogates",
     f"{CI}:NoisyAndFailsAtScale",

@@ -44,7 +44,9 @@ def test_the_json_report_has_the_documented_shape(reference_run: SuiteRun) -> No
     assert report["format_version"] == 3
     assert report["binding"]["name"] == "reference"
     assert set(report["binding"]) == {"name", "version", "capabilities", "not_claimed", "cannot_express",
-                                      "contract_version", "dependencies", "auxiliary_calls", "parity"}
+                                      "contract_version", "dependencies", "auxiliary_calls", "parity",
+                                      "digest", "run_outside_ci"}
+    assert report["binding"]["digest"].startswith("sha256:") and report["binding"]["run_outside_ci"] is None
     assert report["binding"]["contract_version"] == 3
     assert report["binding"]["parity"] == dict(ReferenceBinding.parity)
     # Catalogue 3: every requirement's level, whether the library conforms, k of n where it applies.
