@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import _guard, _java_harness, _ruby_harness, _rust_harness
+from conformance import _build, _guard, _java_harness, _ruby_harness, _rust_harness
 from conformance._known_failures import PLACEHOLDER, placeholders
 from conformance.binding import CAPABILITIES, CONTRACT_VERSION, V1_CAPABILITIES, Binding
 
@@ -121,23 +121,10 @@ def _install(name: str, directory: Path, npm: str) -> None:
 def _go_build(name: str, directory: Path) -> Path:
     """The harness's program, built by `go build` from its pinned go.mod and go.sum (the go command
     fetches the modules on the first build and rebuilds only what changed after it)."""
-    if not (directory / "go.mod").is_file():
-        raise pytest.UsageError(
-            f"--impl {name}: the bundled harness is not here ({directory} has no go.mod). The Go "
-            "harnesses ship with a checkout of react-conformance, not with the wheel."
-        )
-    go = shutil.which("go")
-    if go is None:
-        raise pytest.UsageError(f"--impl {name}: the harness needs Go 1.24 or later on PATH.")
+    go = _build.require(name, directory, "go.mod", "Go", "go", "Go 1.24 or later")
     program = directory / ".bin" / f"{name}-harness"
-    import fcntl  # here, not at the top: the plugin must still load where fcntl does not exist
-
-    # Two runs at once (xdist, parallel tests) must not write the same program together.
-    (directory / ".bin").mkdir(exist_ok=True)
-    with open(directory / ".bin" / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        command = [go, "build", "-mod=readonly", "-o", str(program), "."]
-        done = subprocess.run(command, cwd=directory, capture_output=True, text=True, check=False)
+    command = [go, "build", "-mod=readonly", "-o", str(program), "."]
+    done = _build.locked_run(directory / ".bin" / ".lock", command, cwd=directory)
     if done.returncode != 0:
         raise pytest.UsageError(
             f"--impl {name}: building the Go harness failed ({shlex.join(command)} in {directory}, "

@@ -5,34 +5,21 @@ after that)."""
 from __future__ import annotations
 
 import shlex
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from conformance import _build
 
 
 def command(name: str, directory: Path) -> str:
     """The command line that runs the Rust harness in `directory` (its binary is named
     `<name>-harness`), built first; the build goes to the harness's own `target/`, kept out of git."""
-    if not (directory / "Cargo.toml").is_file():
-        raise pytest.UsageError(
-            f"--impl {name}: the bundled harness is not here ({directory} has no Cargo.toml). The Rust "
-            "harnesses ship with a checkout of react-conformance, not with the wheel."
-        )
-    cargo = shutil.which("cargo")
-    if cargo is None:
-        raise pytest.UsageError(f"--impl {name}: the harness needs Rust's cargo (1.95 or later) on PATH.")
+    cargo = _build.require(name, directory, "Cargo.toml", "Rust", "cargo", "Rust's cargo (1.95 or later)")
     target = directory / "target"
-    import fcntl  # here, not at the top: the plugin must still load where fcntl does not exist
-
-    target.mkdir(exist_ok=True)
-    # Two runs at once (xdist, parallel tests) must not build into the same directory together.
-    with open(target / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        build = [cargo, "build", "--locked", "--quiet", "--manifest-path", str(directory / "Cargo.toml"),
-                 "--target-dir", str(target)]
-        done = subprocess.run(build, capture_output=True, text=True, check=False)
+    build = [cargo, "build", "--locked", "--quiet", "--manifest-path", str(directory / "Cargo.toml"),
+             "--target-dir", str(target)]
+    done = _build.locked_run(target / ".build.lock", build)
     if done.returncode != 0:
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         raise pytest.UsageError(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import _loader
+from conformance import _build, _loader
 from conformance._loader import GO_HARNESSES
 from tests.suite.conftest import suite_run
 from tests.test_peers import DOCS, _verdicts
@@ -91,7 +91,7 @@ def test_a_go_harness_passes_go_vet_and_gofmt(name: str) -> None:
 
 
 def test_a_go_harness_without_go_is_a_clear_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_loader.shutil, "which", lambda program: None)
+    monkeypatch.setattr(_build.shutil, "which", lambda program: None)
     with pytest.raises(pytest.UsageError, match=r"needs Go 1\.24 or later on PATH"):
         _loader.harness_command(GO_HARNESSES[0])
 

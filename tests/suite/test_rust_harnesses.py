@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import _loader, _rust_harness
+from conformance import _build, _loader, _rust_harness
 from conformance._loader import RUST_HARNESSES
 from tests.test_peers import DOCS
 
@@ -84,7 +84,7 @@ def test_the_rust_protocol_module_reports_a_library_that_does_not_return_as_hung
 
 
 def test_a_rust_harness_without_cargo_is_a_clear_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_rust_harness.shutil, "which", lambda program: None)
+    monkeypatch.setattr(_build.shutil, "which", lambda program: None)
     with pytest.raises(pytest.UsageError, match=r"needs Rust's cargo \(1\.95 or later\) on PATH"):
         _loader.harness_command(RUST_HARNESSES[0])
 
