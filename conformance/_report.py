@@ -82,7 +82,7 @@ class BindingInfo(BaseModel):
     digest: Name = ""
     #: Set when the run was made outside CI, saying why (`--conformance-run-outside-ci`): a library
     #: CI cannot install, whose committed report CI does not regenerate.
-    run_outside_ci: str | None = None
+    run_outside_ci: Message | None = None
 
 
 class Report(BaseModel):

@@ -92,6 +92,9 @@ def test_a_report_made_outside_ci_says_so_in_its_markdown_and_in_the_comparison(
     listed = table.partition("Reports made outside CI (CI cannot install the library, so it does not "
                              "regenerate them):\n\n")[2].partition("\n\n")[0]
     assert listed == f"- **lib 1**: {why}"
+    # The reason is text a person typed on a command line: made safe as every message is.
+    assert BindingInfo(name="lib", version="1", capabilities=[],
+                       run_outside_ci=f"{why}\x1b[31m").run_outside_ci == why
 
 
 def test_the_markdown_report_says_when_concurrent_runs_use_an_agent_per_run() -> None:
