@@ -67,7 +67,7 @@ const NOT_CLAIMED = {
   'repeated-error-stop': 'no count of repeated tool failures: every tool error becomes an {error} function response (handleFunctionCallList, agents/functions.ts)',
   'ask-user': 'no built-in tool that asks the person on by default (request_input_tool is a tool the application adds)',
   'approval-edit': NO_EDIT,
-  'lm-retry': "by default ADK's own Gemini model (models/google_llm.ts) builds its GoogleGenAI client with headers only, no retryOptions, and @google/genai retries only when given them (ApiClient.apiCall): a transient failure is not retried",
+  'lm-retry': "by default ADK's own Gemini model (models/google_llm.ts) builds its GoogleGenAI client with headers only, no retryOptions, and @google/genai retries only when given them (ApiClient.apiCall): a 503 is sent once and ends the run as an error event (seen in a direct run); retries are an opt-in, retryOptions in the agent's generateContentConfig.httpOptions (Gemini's constructor takes none), over Gemini's API, which the suite's endpoint does not speak",
   http: "ADK for TypeScript's model classes speak only Gemini's API (Gemini over @google/genai, ApigeeLlm; models/registry.ts): none can be pointed at the suite's OpenAI chat-completions endpoint",
 };
 const PARITY = {
