@@ -27,7 +27,7 @@ NODE_HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+t
                   "langgraph-js", "mastra", "mastra+retries", "openai-runtools", "strands-ts",
                   "anthropic-ts", "llamaindex-ts", "genkit", "adk-ts")
 #: The bundled Go harnesses, by name: each directory is a Go module (`harness.go`, go.mod, go.sum).
-GO_HARNESSES = ("langchaingo", "eino", "genkit-go", "anthropic-go")
+GO_HARNESSES = ("langchaingo", "eino", "genkit-go", "anthropic-go", "adk-go")
 #: The bundled Java harnesses, by name: each directory holds its `pom.xml` and its sources, built on
 #: first use (conformance/_java_harness.py).
 JAVA_HARNESSES = ("langchain4j", "spring-ai", "google-adk-java")
