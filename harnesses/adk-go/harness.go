@@ -96,8 +96,8 @@ var notClaimed = object{
 	"approval-edit":       "a ToolConfirmation carries only hint, confirmed and payload (tool/toolconfirmation/tool_confirmation.go), and RequestConfirmationRequestProcessor (internal/llminternal/request_confirmation_processor.go) runs the original call as the session holds it (OriginalCallFrom): a pending call cannot be edited",
 	"durable-approvals":   "not bound by this harness: it runs ADK's default in-memory session service (session.InMemoryService), which keeps a pause in the process only; ADK's durable store, session/database (gorm), is not bound",
 	"async":               "no async form: Runner.Run returns an iterator (iter.Seq2) that runs as the caller ranges over it, as Go calls block",
-	"lm-retry":            "ADK Go's model classes talk to Gemini's generateContent API through the genai client (model/gemini, and model/apigee through a proxy of it), which the suite's endpoint does not speak (OpenAI chat completions and Responses, Anthropic Messages): no model class of ADK Go can be pointed at it, and this harness is bound at model.LLM, above any client's retries",
-	"http":                "ADK Go's model classes talk to Gemini's generateContent API (model/gemini, model/apigee), which the suite's endpoint does not speak (OpenAI chat completions and Responses, Anthropic Messages)",
+	"lm-retry":            "ADK Go's model classes send each request once: model/gemini (and model/apigee, which points it at a proxy) calls the genai client's GenerateContent, whose sendRequest (api_client.go) makes one HTTP request with no retry (the client retries file uploads only), and ADK adds none: Flow.callLLM (internal/llminternal/base_flow.go) hands a model's error to the OnModelError callbacks, then out of the run",
+	"http":                "ADK Go's model classes talk to Gemini's generateContent API through the genai client (model/gemini, and model/apigee through a proxy of it), which the suite's endpoint does not speak (OpenAI chat completions and Responses, Anthropic Messages): no model class of ADK Go can be pointed at it",
 }
 
 var parity = object{

@@ -148,11 +148,12 @@ func TestNoStepCap(t *testing.T) {
 	}
 }
 
-// gemini is a scripted Gemini API: each generateContent request is answered with the next body.
+// geminiAPI is a scripted Gemini API: each generateContent request is answered with the next body.
 type geminiAPI struct {
-	lock   sync.Mutex
-	bodies []string
-	calls  int
+	lock     sync.Mutex
+	bodies   []string
+	statuses []int // the status of each request, 200 once they run out
+	calls    int
 }
 
 func (g *geminiAPI) RoundTrip(request *http.Request) (*http.Response, error) {
@@ -163,7 +164,12 @@ func (g *geminiAPI) RoundTrip(request *http.Request) (*http.Response, error) {
 	if len(g.bodies) > 0 {
 		body, g.bodies = g.bodies[0], g.bodies[1:]
 	}
-	return &http.Response{StatusCode: 200, Status: "200 OK", Header: http.Header{"Content-Type": {"application/json"}},
+	status := http.StatusOK
+	if len(g.statuses) > 0 {
+		status, g.statuses = g.statuses[0], g.statuses[1:]
+		body = `{"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}}`
+	}
+	return &http.Response{StatusCode: status, Status: http.StatusText(status), Header: http.Header{"Content-Type": {"application/json"}},
 		Body: io.NopCloser(strings.NewReader(body)), Request: request, ProtoMajor: 1, ProtoMinor: 1}, nil
 }
 
@@ -201,6 +207,16 @@ func TestDeepArgsEndTheRun(t *testing.T) {
 	_, err := p.run(context.Background(), p.session(t), ask("pay"))
 	if err == nil || !strings.HasPrefix(err.Error(), "failed to call model: deserializeUnaryResponse: error unmarshalling response: invalid character '{' exceeded max depth") || len(p.received) != 0 {
 		t.Fatalf("expected the run to fail on the depth, the tool never run; got %.200v and %d runs", err, len(p.received))
+	}
+}
+
+// lm-retry: ADK's Gemini model sends a request once; a transient failure ends the run.
+func TestNoRetry(t *testing.T) {
+	api := &geminiAPI{statuses: []int{http.StatusServiceUnavailable}}
+	p := newPayments(t, geminiModel(t, api), false)
+	_, err := p.run(context.Background(), p.session(t), ask("pay"))
+	if err == nil || api.calls != 1 {
+		t.Fatalf("expected the 503 to end the run after one request; got %v after %d requests", err, api.calls)
 	}
 }
 
