@@ -42,7 +42,8 @@
 // toolconfirmation.ToolConfirmation, sent by a new Runner.Run of the paused session; the request
 // processor then runs (or refuses) the original call (RequestConfirmationRequestProcessor,
 // internal/llminternal/request_confirmation_processor.go). A pause is its session, kept in the
-// harness's session service by its id.
+// harness's session store by its id. With --database (adk-go+database, variant.go) the agents whose
+// tools need confirmation keep their sessions in ADK's database store instead.
 package main
 
 import (
@@ -50,6 +51,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -94,7 +96,7 @@ var notClaimed = object{
 	"repeated-error-stop": "a tool's error becomes an {\"error\": ...} function response every time (Flow.callTool, internal/llminternal/base_flow.go) and the loop asks the model again: no count of repeated failures and no stop",
 	"ask-user":            "ADK Go has no built-in tool through which the model asks the person a question",
 	"approval-edit":       "a ToolConfirmation carries only hint, confirmed and payload (tool/toolconfirmation/tool_confirmation.go), and RequestConfirmationRequestProcessor (internal/llminternal/request_confirmation_processor.go) runs the original call as the session holds it (OriginalCallFrom): a pending call cannot be edited",
-	"durable-approvals":   "not bound by this harness: it runs ADK's default in-memory session service (session.InMemoryService), which keeps a pause in the process only; ADK's durable store, session/database (gorm), is not bound",
+	"durable-approvals":   "ADK's default session store, session.InMemoryService, keeps a pause in the process only, as live objects; its durable store, session/database, is the documented opt-in that adk-go+database judges",
 	"async":               "no async form: Runner.Run returns an iterator (iter.Seq2) that runs as the caller ranges over it, as Go calls block",
 	"lm-retry":            "ADK Go's model classes send each request once: model/gemini (and model/apigee, which points it at a proxy) calls the genai client's GenerateContent, whose sendRequest (api_client.go) makes one HTTP request with no retry (the client retries file uploads only), and ADK adds none: Flow.callLLM (internal/llminternal/base_flow.go) hands a model's error to the OnModelError callbacks, then out of the run",
 	"http":                "ADK Go's model classes talk to Gemini's generateContent API through the genai client (model/gemini, and model/apigee through a proxy of it), which the suite's endpoint does not speak (OpenAI chat completions and Responses, Anthropic Messages): no model class of ADK Go can be pointed at it",
@@ -344,15 +346,19 @@ type built struct {
 	last []*session.Event
 }
 
-// pause is a paused run: its session, under the app of the agent that paused.
+// pause is a run's session, under an agent's app, in the session store that keeps it.
 type pause struct {
 	app, session string
+	store        session.Service
 }
 
 type harness struct {
-	lock     sync.Mutex
-	agents   map[string]*built
-	sessions session.Service
+	lock   sync.Mutex
+	agents map[string]*built
+	// The application's session stores: in memory, and (adk-go+database) ADK's database store for
+	// the agents whose tools need confirmation.
+	sessions, durable session.Service
+	config            variant
 	// Every pause a call made, by its confirmation request's id, whichever agent made it: a
 	// person's answer may reach another agent than the paused one (HITL-6), and refusing it is
 	// ADK's part.
@@ -360,9 +366,22 @@ type harness struct {
 }
 
 func (h *harness) Hello(object) (object, error) {
-	return object{"name": "adk-go", "version": protocol.ModuleVersion(library), "capabilities": claimed,
-		"not_claimed": notClaimed, "known_failures": knownFailures, "parity": parity,
-		"dependencies": object{library: protocol.ModuleVersion(library), genaiGo: protocol.ModuleVersion(genaiGo)}}, nil
+	return object{"name": h.config.name, "version": protocol.ModuleVersion(library), "capabilities": h.config.claimed,
+		"not_claimed": h.config.notClaimed, "known_failures": h.config.knownFailures, "parity": parity,
+		"dependencies": h.config.dependencies()}, nil
+}
+
+// storeOf is the session store of the agent spec's runs: ADK's database store for an agent with a
+// tool that needs confirmation, where the harness has one; else the in-memory store.
+func (h *harness) storeOf(spec object) session.Service {
+	if h.durable != nil {
+		for _, t := range list(spec["tools"]) {
+			if obj(t)["interruptible"] == true {
+				return h.durable
+			}
+		}
+	}
+	return h.sessions
 }
 
 func (h *harness) Configure(object) (object, error) { return object{}, nil }
@@ -395,12 +414,13 @@ func (h *harness) Run(ctx context.Context, cmd object) (object, error) {
 	}
 	call := obj(cmd["call"])
 	app := str(entry.spec["name"])
-	created, err := h.sessions.Create(ctx, &session.CreateRequest{AppName: app, UserID: user})
+	store := h.storeOf(entry.spec)
+	created, err := store.Create(ctx, &session.CreateRequest{AppName: app, UserID: user})
 	if err != nil {
 		return nil, err
 	}
 	said := genai.NewContentFromText(protocol.UserMessage(obj(call["inputs"])), genai.RoleUser)
-	return object{"outcome": h.play(ctx, entry, pause{app: app, session: created.Session.ID()}, said, str(call["mode"]) == "stream")}, nil
+	return object{"outcome": h.play(ctx, entry, pause{app: app, session: created.Session.ID(), store: store}, said, str(call["mode"]) == "stream")}, nil
 }
 
 // Resume sends the person's answer as ADK documents it: a FunctionResponse to the pause's
@@ -440,8 +460,9 @@ func (h *harness) Resume(ctx context.Context, cmd object) (object, error) {
 	}
 	answer := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{
 		ID: id, Name: toolconfirmation.FunctionCallName, Response: fields}}}}
-	// The answer goes to the given agent's app: a session of another app is not its to find.
-	run := pause{app: str(entry.spec["name"]), session: paused.session}
+	// The answer goes to the given agent's app, in its store: a session of another app is not its
+	// to find.
+	run := pause{app: str(entry.spec["name"]), session: paused.session, store: h.storeOf(entry.spec)}
 	return object{"outcome": h.play(ctx, entry, run, answer, str(request["mode"]) == "stream")}, nil
 }
 
@@ -452,7 +473,7 @@ func (h *harness) play(ctx context.Context, entry *built, run pause, message *ge
 	if err != nil {
 		return object{"error": protocol.ErrorInfo(err, "", nil)}
 	}
-	r, err := runner.New(runner.Config{AppName: run.app, Agent: made, SessionService: h.sessions})
+	r, err := runner.New(runner.Config{AppName: run.app, Agent: made, SessionService: run.store})
 	if err != nil {
 		return object{"error": protocol.ErrorInfo(err, "", nil)}
 	}
@@ -514,7 +535,7 @@ func (h *harness) play(ctx context.Context, entry *built, run pause, message *ge
 // history is the session's events as the store keeps them (Service.Get, the documented API): a
 // resumed run's steps begin before the pause. The run's own events if the store has none.
 func (h *harness) history(ctx context.Context, run pause, seen []*session.Event) []*session.Event {
-	got, err := h.sessions.Get(ctx, &session.GetRequest{AppName: run.app, UserID: user, SessionID: run.session})
+	got, err := run.store.Get(ctx, &session.GetRequest{AppName: run.app, UserID: user, SessionID: run.session})
 	if err != nil {
 		return seen
 	}
@@ -683,5 +704,17 @@ func (h *harness) MutateLastResult(cmd object) (object, error) {
 }
 
 func main() {
-	protocol.Serve(&harness{agents: map[string]*built{}, sessions: session.InMemoryService(), pauses: map[string]pause{}})
+	h := &harness{agents: map[string]*built{}, sessions: session.InMemoryService(), pauses: map[string]pause{}, config: defaults}
+	if len(os.Args) > 1 && os.Args[1] == "--database" {
+		durable, err := databaseStore()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "adk-go: ADK's database session store did not open: %v\n", err)
+			os.Exit(2)
+		}
+		h.durable, h.config = durable, withDatabase
+	} else if len(os.Args) > 1 {
+		fmt.Fprintf(os.Stderr, "adk-go: unknown argument %q: the harness takes --database or nothing\n", os.Args[1])
+		os.Exit(2)
+	}
+	protocol.Serve(h)
 }

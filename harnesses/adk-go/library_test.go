@@ -79,7 +79,13 @@ type payments struct {
 
 func newPayments(t *testing.T, m model.LLM, needsApproval bool) *payments {
 	t.Helper()
-	p := &payments{sessions: session.InMemoryService()}
+	return inStore(t, m, needsApproval, session.InMemoryService())
+}
+
+// inStore is the payments app with its sessions in store.
+func inStore(t *testing.T, m model.LLM, needsApproval bool, store session.Service) *payments {
+	t.Helper()
+	p := &payments{sessions: store}
 	transfer, err := functiontool.New(functiontool.Config{Name: "transfer", Description: "Send money.", RequireConfirmation: needsApproval},
 		func(_ agent.ToolContext, args transferArgs) (string, error) {
 			p.lock.Lock()
@@ -245,12 +251,12 @@ func answer(id string, confirmation toolconfirmation.ToolConfirmation) *genai.Co
 		ID: id, Name: toolconfirmation.FunctionCallName, Response: fields}}}}
 }
 
-// paused is a payments app whose run of a session has paused on its call of transfer: its model,
+// paused is a payments app over store whose run of a session has paused on its call of transfer: its model,
 // the app, the session and the run's events.
-func paused(t *testing.T) (*replies, *payments, string, []*session.Event) {
+func paused(t *testing.T, store session.Service) (*replies, *payments, string, []*session.Event) {
 	t.Helper()
 	m := &replies{contents: []*genai.Content{calling("call_1", "transfer", map[string]any{"amount": 50, "recipient": "Ann"})}}
-	p := newPayments(t, m, true)
+	p := inStore(t, m, true, store)
 	id := p.session(t)
 	events, err := p.run(context.Background(), id, ask("pay"))
 	if err != nil {
@@ -261,7 +267,7 @@ func paused(t *testing.T) (*replies, *payments, string, []*session.Event) {
 
 // HITL-6: a second answer to the same confirmation runs the call again.
 func TestAnswerTwiceRunsTwice(t *testing.T) {
-	_, p, id, events := paused(t)
+	_, p, id, events := paused(t, session.InMemoryService())
 	request := pauseOf(t, events)
 	for range 2 {
 		if _, err := p.run(context.Background(), id, answer(request.ID, toolconfirmation.ToolConfirmation{Confirmed: true})); err != nil {
@@ -276,7 +282,7 @@ func TestAnswerTwiceRunsTwice(t *testing.T) {
 // HITL-4: a declined call's answer to the model is ADK's fixed rejection; the person's text (the
 // payload) never reaches the model.
 func TestPayloadNeverReachesTheModel(t *testing.T) {
-	m, p, id, events := paused(t)
+	m, p, id, events := paused(t, session.InMemoryService())
 	request := pauseOf(t, events)
 	said := "Pay Bob instead"
 	if _, err := p.run(context.Background(), id, answer(request.ID, toolconfirmation.ToolConfirmation{Payload: said})); err != nil {
@@ -291,7 +297,7 @@ func TestPayloadNeverReachesTheModel(t *testing.T) {
 // TRJ-2: the events Runner.Run hands the caller are the session's own: a change to one reaches the
 // next model call of the session.
 func TestEventsAreTheSessions(t *testing.T) {
-	m, p, id, events := paused(t)
+	m, p, id, events := paused(t, session.InMemoryService())
 	request := pauseOf(t, events)
 	events[0].Content.Parts = append(events[0].Content.Parts, genai.NewPartFromText("CALLER-MUTATION"))
 	if _, err := p.run(context.Background(), id, answer(request.ID, toolconfirmation.ToolConfirmation{Confirmed: true})); err != nil {
@@ -335,5 +341,25 @@ func TestBuiltStructActsAsWritten(t *testing.T) {
 		if writtenErr == nil || builtErr == nil || writtenErr.Error() != builtErr.Error() {
 			t.Fatalf("%v: written %v, built %v", args, writtenErr, builtErr)
 		}
+	}
+}
+
+// adk-go+database: with ADK's database store, the events a run yields are no longer the session's
+// (TRJ-2 holds), and a second answer to the same confirmation still runs the call again (HITL-8).
+func TestDatabaseStore(t *testing.T) {
+	store, err := databaseStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, p, id, events := paused(t, store)
+	request := pauseOf(t, events)
+	events[0].Content.Parts = append(events[0].Content.Parts, genai.NewPartFromText("CALLER-MUTATION"))
+	for range 2 {
+		if _, err := p.run(context.Background(), id, answer(request.ID, toolconfirmation.ToolConfirmation{Confirmed: true})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.Contains(m.seen[1], "CALLER-MUTATION") || len(p.received) != 2 {
+		t.Fatalf("expected the store's own events and the call run twice; the model saw %s, the tool ran %d times", m.seen[1], len(p.received))
 	}
 }
