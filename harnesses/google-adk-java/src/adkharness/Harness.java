@@ -73,7 +73,7 @@ import reactconformance.shared.ToolClasses;
  */
 public final class Harness implements Protocol.Handlers {
     private static final List<String> CLAIMED = List.of("max-steps-error", "per-call-cap", "parallel-tool-calls",
-            "streaming", "async", "tool-approval", "lm-retry", "http");
+            "streaming", "async", "tool-approval", "durable-approvals", "lm-retry", "http");
 
     /** Why a pending call cannot be edited, on the defaults and with resumability alike. */
     private static final String NO_EDIT = "a ToolConfirmation carries hint, confirmed and payload "
@@ -92,11 +92,6 @@ public final class Harness implements Protocol.Handlers {
             "repeated-error-stop", "no count of repeated tool failures",
             "ask-user", "no built-in tool that asks the person",
             "approval-edit", NO_EDIT);
-
-    /** On the defaults there is no pause to keep (tool-approval's known failures). */
-    private static final String NO_PAUSE_TO_KEEP = "on the defaults a call that needs confirmation does not pause "
-            + "the run (BaseLlmFlow.run pauses on a pending long-running call only in a resumable invocation), so "
-            + "there is no pause to serialise; google-adk-java+resumable keeps one";
 
     private static final Map<String, Object> PARITY = Protocol.object(
             "stop_reason", "library: LlmCallsLimitExceededException, raised before the call after maxLlmCalls "
@@ -270,19 +265,11 @@ public final class Harness implements Protocol.Handlers {
 
     @Override
     public Map<String, Object> hello(Map<String, Object> command) {
-        List<String> claimed = new ArrayList<>(CLAIMED);
-        Map<String, Object> notClaimed = new LinkedHashMap<>(NOT_CLAIMED);
         Map<String, Object> known = new LinkedHashMap<>(KNOWN_FAILURES);
-        if (resumable) {
-            claimed.add("durable-approvals");
-            known.putAll(RESUMABLE_FAILURES);
-        } else {
-            notClaimed.put("durable-approvals", NO_PAUSE_TO_KEEP);
-            known.putAll(DEFAULT_FAILURES);
-        }
+        known.putAll(resumable ? RESUMABLE_FAILURES : DEFAULT_FAILURES);
         return Protocol.object("name", resumable ? "google-adk-java+resumable" : "google-adk-java", "version",
-                Protocol.installedVersion("com.google.adk", "google-adk"), "capabilities", claimed,
-                "not_claimed", notClaimed, "known_failures", known, "parity", PARITY, "approval_form", "pause",
+                Protocol.installedVersion("com.google.adk", "google-adk"), "capabilities", CLAIMED,
+                "not_claimed", NOT_CLAIMED, "known_failures", known, "parity", PARITY, "approval_form", "pause",
                 "dependencies", Protocol.installedVersions("com.google.adk:google-adk",
                         "com.google.genai:google-genai"));
     }
