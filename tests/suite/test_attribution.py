@@ -63,6 +63,7 @@ def test_every_owner_is_a_requirement_of_the_catalogue() -> None:
     assert a.OWNERS["the final answer's text"] == "LOOP-7"
     assert a.OWNERS["the args field present in a step reply"] == "STEP-4"
     assert a.OWNERS["a signature value form"] == "SIG-3"
+    assert a.OWNERS["a signature string form (an arrow string)"] == "SIG-1"
 
 
 def test_a_broken_precondition_blocks_by_its_owner_and_fails_the_owners_own_scenario() -> None:
