@@ -318,11 +318,12 @@ def test_a_run_ended_on_a_well_formed_reply_is_the_scenarios_own_unless_the_smok
     assert "fewer model calls than the scenario scripts" in chosen["message"]
 
 
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
 def test_a_smoke_scenario_blocked_without_the_binding_declaring_it_reports_a_broken_binding(
-    run_suite: RunSuite,
+    run_suite: RunSuite, workers: tuple[str, ...]
 ) -> None:
     run = run_suite(f"{B}:ReadsNoStepReplyUndeclared", "-k",
-                    "choosing_finish_stops or arrow_string or chosen_tool_runs")
+                    "choosing_finish_stops or arrow_string or chosen_tool_runs", *workers)
     assert run.returncode == 1
     broken = "the binding looks broken (smoke scenario 'Choosing finish stops the loop at once' blocked)"
     assert broken in run.output
