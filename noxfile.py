@@ -85,11 +85,12 @@ def package(session: nox.Session) -> None:
 # sources changed; rig is a Rust harness, which `--impl` builds with cargo; dspy-rb is a Ruby harness,
 # run with DSPy.rb on Ruby's load path, and dspy-ex a Mix harness, run in a Mix project that has
 # dspy.ex (DSPY_EX_PROJECT).
-PEERS = ("reference", "dspy", "udspy", "dspy-ts", "dspy-rb", "dspy-ex", "ax", "ai", "openai-agents-js",
-         "openai-agents-js+tool-not-found", "langgraph-js", "mastra", "mastra+retries", "openai-runtools",
-         "strands-ts", "anthropic-ts", "llamaindex-ts", "genkit", "adk-ts", "langchaingo", "eino",
-         "genkit-go", "anthropic-go", "adk-go", "adk-go+database", "langchain4j", "spring-ai",
-         "google-adk-java", "google-adk-java+resumable", "rig", "smolagents", "pydantic-ai",
+PEERS = ("reference", "dspy", "udspy", "dspy-ts", "dspy-rb", "dspy-ex", "dspy-ex+chat-adapter", "ax",
+         "ai", "openai-agents-js", "openai-agents-js+tool-not-found", "langgraph-js", "mastra",
+         "mastra+retries", "openai-runtools", "strands-ts", "anthropic-ts", "llamaindex-ts", "genkit",
+         "adk-ts", "langchaingo", "eino", "genkit-go", "anthropic-go", "adk-go", "adk-go+database",
+         "langchain4j", "spring-ai", "google-adk-java", "google-adk-java+resumable", "rig", "smolagents",
+         "pydantic-ai",
          "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found", "langchain",
          "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen", "google-adk",
          "google-adk+reflect-retry", "agno", "strands-agents", "crewai", "agent-framework",
@@ -98,7 +99,7 @@ PEERS = ("reference", "dspy", "udspy", "dspy-ts", "dspy-rb", "dspy-ex", "ax", "a
 #: `nox -s peers` leaves their committed reports as they are, and `nox -s peer-<library>`, run where
 #: the library is on hand (harnesses/dspy-rb/README.md, harnesses/dspy-ex/README.md), writes one
 #: marked as run outside CI.
-OUTSIDE_CI = ("dspy-rb", "dspy-ex")
+OUTSIDE_CI = ("dspy-rb", "dspy-ex", "dspy-ex+chat-adapter")
 RUN_OUTSIDE_CI = "run outside CI: the library's registry is not reachable here"
 #: The bundled bindings whose `http` cassettes ship in cassettes/ (dspy and the Node harnesses claim
 #: `http` too, and run those scenarios live on loopback: vcrpy cannot record them).

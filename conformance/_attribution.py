@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import pytest
 from pydantic import JsonValue
@@ -36,6 +36,7 @@ OWNERS: dict[str, str] = {
     "the chosen tool running with the chosen args": "LOOP-1",
     "the args field present in a step reply": "STEP-4",
     "a signature string form (an arrow string)": "SIG-1",
+    "a step reply written as its prompt asks being read": "STEP-4",
     "a signature value form": "SIG-3",
     "a tool error not ending the run": "ERR-1",
     "repeated tool errors stopping the run": "ERR-2",
@@ -47,6 +48,7 @@ OWNERS: dict[str, str] = {
     "a global adapter taking effect": "ADP-1",
     "the model retried": "NET-1",
 }
+UNREAD_REPLY = OWNERS["a step reply written as its prompt asks being read"]
 STEP_CAP = OWNERS["the run stopping at its step cap, neither a step early nor late, and stopping at all"]
 TOOL_ERROR = OWNERS["a tool error not ending the run"]
 TRAJECTORY = OWNERS["the trajectory's record of a step (tool name, args, observation)"]
@@ -97,6 +99,42 @@ def ended_by_raising_tool(outcome: Outcome, raised: Sequence[str]) -> str | None
     if error is None or error.kind != "other" or not raised:
         return None
     return f"a tool raised {', '.join(raised)} and the run ended with {error.type}: {error.message}"
+
+
+def ended_on_unread_reply(outcome: Outcome, served: Sequence[tuple[LMCall, Turn | None]],
+                          tools: Iterable[str], ran: dict[str, int],
+                          written_objects: Collection[str] = (), shown: str | None = None) -> str | None:
+    """Why a run ended with an error on a well-formed step reply (STEP-4's failure), or None.
+
+    Only for a `signature` library, whose adapter writes the reply format into each step prompt and
+    parses the reply: a run whose last model call was a step call, answered with a declared tool
+    (or `finish`) and a JSON object of args written in full, that then ended with an error before
+    that tool ran, ended because its adapter did not read a reply written as its prompt asks. A
+    reply with an unknown tool, args that are no object, malformed or missing, is its own
+    requirement's (LOOP-5, ARGS-2, ARGS-3, STEP-4); raw args are an object written in full only
+    where the scenario says so (`written_objects`: big or deep ones, too deep to parse here).
+    Once the smoke tier has `shown` that the library reads no such reply in a format (the adapter
+    its call asked for), a run that ends on any step reply in that format cannot be told from that
+    failure: any reply counts."""
+    error = outcome.error
+    if error is None or error.kind != "other" or not served:
+        return None
+    call, turn = served[-1]
+    if call.kind != "step" or not isinstance(turn, StepTurn) or turn.parallel:
+        return None
+    if any(ran.get(c.tool_name) for c in turn.calls()):
+        return None
+    malformed = turn.without_tool_args or (
+        turn.raw_tool_args not in written_objects if turn.raw_tool_args is not None
+        else not isinstance(turn.tool_args, dict))
+    if shown != call.adapter and (malformed or turn.tool_name not in {*tools, "finish"}):
+        return None
+    chose = "finish" if turn.tool_name == "finish" else f"the tool {turn.tool_name!r}"
+    args = turn.args_text()
+    text = args if len(args) <= 200 else f"{args[:200]}... ({len(args)} characters)"
+    return (f"step call {len([c for c, _ in served if c.kind == 'step'])}'s reply chose {chose} with "
+            f"the args {text}, written in the format its prompt asks for, and the run "
+            f"ended with {error.type}: {error.message}: the adapter did not read the reply")
 
 
 def stopped_early(outcome: Outcome, served: Sequence[tuple[LMCall, Turn | None]], cap: int,

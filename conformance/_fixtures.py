@@ -41,8 +41,12 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
 
     config = request.config
     mark = request.node.get_closest_marker("conformance_req")
-    state = World(session_of(config).binding, config.getoption("conformance_timeout"),
+    session = session_of(config)
+    state = World(session.binding, config.getoption("conformance_timeout"),
                   requirement=str(mark.args[0]) if mark is not None else None)
+    state.reads_no_reply = session.unread_format
+    state.replies_judged_by_step_4 = (state.reads_no_reply is not None
+                                      or request.node.get_closest_marker("conformance_smoke") is not None)
     request.node.stash[WORLD] = state
     if any(m.args[0] == "http" for m in request.node.iter_markers("conformance_capability")):
         state.http = http_profile(request.node, state.binding)

@@ -40,7 +40,7 @@ RUBY_HARNESSES = ("dspy-rb",)
 #: The bundled Mix harnesses, by name, each with the environment variable that names the Mix project
 #: it runs in (one that has the library among its dependencies, or the library's own): their
 #: libraries are on Hex, which the suite does not install from.
-MIX_HARNESSES = {"dspy-ex": "DSPY_EX_PROJECT"}
+MIX_HARNESSES = {"dspy-ex": "DSPY_EX_PROJECT", "dspy-ex+chat-adapter": "DSPY_EX_PROJECT"}
 #: Every bundled harness, by name.
 HARNESSES = (NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES + RUST_HARNESSES + RUBY_HARNESSES
              + tuple(MIX_HARNESSES))
@@ -48,14 +48,16 @@ HARNESSES = (NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES + RUST_HARNESSES + R
 #: `openai-agents-js` (the JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names
 #: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in, as
 #: `mastra+retries` is Mastra's harness with the Agent's documented `maxRetries`, `adk-go+database`
-#: ADK Go's harness with ADK's documented database session store, and `google-adk-java+resumable`
-#: ADK for Java's harness with the App's documented ResumabilityConfig.
+#: ADK Go's harness with ADK's documented database session store, `google-adk-java+resumable`
+#: ADK for Java's harness with the App's documented ResumabilityConfig, and `dspy-ex+chat-adapter`
+#: dspy.ex's with `Dspy.configure(adapter: ChatAdapter)`.
 HARNESS_DIRS = {
     "openai-agents-js": ("openai-agents",),
     "openai-agents-js+tool-not-found": ("openai-agents", "--tool-not-found"),
     "mastra+retries": ("mastra", "--retries"),
     "adk-go+database": ("adk-go", "--database"),
     "google-adk-java+resumable": ("google-adk-java", "--resumable"),
+    "dspy-ex+chat-adapter": ("dspy-ex", "--chat-adapter"),
 }
 #: Where the bundled harnesses live in a checkout (they are not part of the wheel).
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "harnesses"
@@ -79,7 +81,7 @@ def harness_command(name: str) -> str:
     if name in RUBY_HARNESSES:
         return _ruby_harness.command(name, directory)
     if name in MIX_HARNESSES:
-        return _mix_command(name, directory / "harness.exs", MIX_HARNESSES[name])
+        return _mix_command(name, directory / "harness.exs", MIX_HARNESSES[name], arguments)
     if name in RUST_HARNESSES:
         return _rust_harness.command(name, directory)
     if not (directory / "harness.mjs").is_file():
@@ -137,7 +139,7 @@ def _go_build(name: str, directory: Path) -> Path:
     return program
 
 
-def _mix_command(name: str, harness: Path, variable: str) -> str:
+def _mix_command(name: str, harness: Path, variable: str, arguments: Iterable[str] = ()) -> str:
     """The command that runs the Mix harness `harness` in the Mix project `$variable` names, the
     project compiled first (`mix compile` writes its progress on stdout, where the suite reads only
     protocol messages, so the harness runs with `--no-compile`)."""
@@ -146,7 +148,8 @@ def _mix_command(name: str, harness: Path, variable: str) -> str:
         given = f"it is {project!r}, which has no mix.exs" if project else "it is not set"
         raise pytest.UsageError(
             f"--impl {name}: set {variable} to a Mix project that has the library among its "
-            f"dependencies (or the library's own checkout); {given}. See harnesses/{name}/README.md."
+            f"dependencies (or the library's own checkout); {given}. See "
+            f"harnesses/{harness.parent.name}/README.md."
         )
     mix = shutil.which("mix")
     if mix is None:
@@ -159,7 +162,8 @@ def _mix_command(name: str, harness: Path, variable: str) -> str:
             f"{done.returncode}):\n  " + "\n  ".join(output[-12:])
         )
     # `mix run` runs in the project's directory: `cd` there, then the harness by its absolute path.
-    return shlex.join(["sh", "-c", 'cd "$0" && exec "$1" run --no-compile "$2"', project, mix, str(harness)])
+    return shlex.join(["sh", "-c", 'cd "$0" && exec "$@"', project, mix, "run", "--no-compile",
+                       str(harness), *arguments])
 
 
 def load_binding(

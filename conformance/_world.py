@@ -59,6 +59,9 @@ class World:
         self.early_stops: list[str | None] = []
         #: The exceptions the scenario's tools raised during each call, in call order.
         self.raised_per_run: list[list[str]] = []
+        #: Each call's model calls with the turns that answered them, and how many times each
+        #: scenario tool ran during it, in call order.
+        self.served_per_run: list[tuple[list[tuple[LMCall, Turn | None]], dict[str, int]]] = []
         #: What a scenario observed and reports without judging it (a library's own limits, its
         #: timeout): shown with the verdict, as the scenario's `observed` property.
         self.notes: list[str] = []
@@ -79,6 +82,8 @@ class World:
         self.global_adapter: AdapterName | None = None
         #: Arguments sent by generated scenarios, and results of concurrent runs.
         self.sent_args: list[dict[str, Any]] = []
+        #: Raw args texts a scenario wrote as valid JSON objects (too deep to parse back here).
+        self.written_objects: set[str] = set()
         #: The outputs a generated final answer wrote (too big to write in the scenario).
         self.written_outputs: dict[str, Any] = {}
         self.concurrent: list[tuple[str | None, ScriptedModel, str, object]] = []
@@ -90,6 +95,19 @@ class World:
         self._budget: tuple[int, int] | None = None
         #: The model's endpoint in `http` scenarios (set by the fixture), else None.
         self.http: HttpProfile | None = None
+        #: Whether a run that ends on a well-formed step reply is STEP-4's here (set by the
+        #: fixture): in a smoke scenario, the plainest runs there are; elsewhere, only once a smoke
+        #: scenario showed that the library reads no such reply (`reads_no_reply`). Else a run ended
+        #: on such a reply is the scenario's own (big args, typed outputs the library chokes on).
+        self.replies_judged_by_step_4 = False
+        #: The format (adapter) in which a smoke scenario showed that the library reads no
+        #: well-formed step reply: a run ended on any step reply in it is STEP-4's
+        #: (`_attribution.ended_on_unread_reply`).
+        self.reads_no_reply: str | None = None
+        #: The format of the call whose reply `unread_reply` tells of.
+        self.unread_format: str | None = None
+        #: Why the latest run ended on a well-formed step reply, once a scenario was blocked so.
+        self.unread_reply: str | None = None
 
     @property
     def signature_shaped(self) -> bool:
@@ -269,6 +287,7 @@ class World:
             or self._asked_late(model, calls, cap)))
         self.raised_per_run.append(
             [kind for name, t in self.tools.items() for kind in t.raised[raised.get(name, 0):]])
+        self.served_per_run.append((served, ran))
         self.calls_per_run.append(model.calls[calls:])
         self.turns_per_run.append(turns[: len(turns) - len(model.unused)])
         if outcome.error is not None and outcome.error.kind == "human-in-the-loop":
@@ -312,6 +331,7 @@ class World:
         refused = self.may_stop_early and outcome.error is not None
         if self.model.unused and not interrupted and not refused:
             self.blocked_if_ended_by_raising_tool()
+            self.blocked_if_ended_on_unread_reply()
             self.blocked_if_stopped_early()
             unused = ", ".join(t.kind for t in self.model.unused)
             raise AssertionError(
@@ -333,6 +353,7 @@ class World:
         """The latest outcome, which must be a prediction rather than an error."""
         outcome = self.last
         self.blocked_if_ended_by_raising_tool()
+        self.blocked_if_ended_on_unread_reply()
         if outcome.error is not None:
             self.blocked_if_stopped_early()
             raise AssertionError(
@@ -357,6 +378,18 @@ class World:
             return
         ended = _attribution.ended_by_raising_tool(self.last, self.raised_per_run[-1])
         self.blocked_unless(ended is None, _attribution.TOOL_ERROR, ended or "")
+
+    def blocked_if_ended_on_unread_reply(self, run: int = -1) -> None:
+        """A latest call of a `signature` library that ended with an error on a step reply written
+        as its prompt asks is STEP-4's failure: the scenario is blocked by STEP-4 (where
+        `replies_judged_by_step_4`)."""
+        if not (self.signature_shaped and self.replies_judged_by_step_4 and self.served_per_run):
+            return
+        served, ran = self.served_per_run[run]
+        self.unread_reply = _attribution.ended_on_unread_reply(
+            self.outcomes[run], served, self.tools, ran, self.written_objects, self.reads_no_reply)
+        self.unread_format = served[-1][0].adapter if self.unread_reply else None
+        self.blocked_unless(self.unread_reply is None, _attribution.UNREAD_REPLY, self.unread_reply or "")
 
     def blocked_if_stopped_early(self) -> None:
         """A count that the latest call got wrong because its step cap stopped it a step early, or

@@ -51,6 +51,7 @@ def first_agent_format(world: World, adapter: str) -> None:
     world.outcomes.clear()
     world.early_stops.clear()
     world.calls_per_run.clear()
+    world.served_per_run.clear()
     world.turns_per_run.clear()
     world.reset_agent()
 

@@ -154,6 +154,8 @@ def model_received_steps(world: World, steps: str) -> None:
     got = world.model.count("step")
     what = f"expected exactly {steps} step call(s); the model received {got}"
     _blocked_if_asked_late(world, got, int(steps), world.early_stops, what)
+    if got != int(steps):
+        world.blocked_if_ended_on_unread_reply()
     assert got == int(steps), what
 
 @then(parsers.re(r"call (?P<number>\d+) made exactly (?P<steps>\d+) step calls?$"))
@@ -162,6 +164,8 @@ def call_made_steps(world: World, number: str, steps: str) -> None:
     got = sum(1 for c in calls if c.kind == "step")
     what = f"call {number} should have made {steps} step call(s); it made {got}"
     _blocked_if_asked_late(world, got, int(steps), world.early_stops[int(number) - 1:int(number)], what)
+    if got != int(steps):
+        world.blocked_if_ended_on_unread_reply(int(number) - 1)
     assert got == int(steps), what
 
 @then("the extraction call is the last model call")

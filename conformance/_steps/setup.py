@@ -292,6 +292,7 @@ def deeply_nested_args(world: World, tool: str, depth: str, escape: str | None) 
     for level in range(int(depth)):
         value = {"note": 'say "hi"', "a": value} if escape and level == int(depth) - 1 else {"a": value}
     world.sent_args.append({param: value})  # built as the text is, without a recursive parser
+    world.written_objects.add(raw)
     world.model.extend([StepTurn(thought="store it", tool_name=tool, raw_tool_args=raw)])
 
 
@@ -308,6 +309,7 @@ def deeply_nested_arrays(world: World, tool: str, depth: str, where: str) -> Non
     for _ in range(int(depth)):
         value = [[], value] if "beside" in where else [value]
     world.sent_args.append({param: {"a": value}})
+    world.written_objects.add(raw)
     world.model.extend([StepTurn(thought="store it", tool_name=tool, raw_tool_args=raw)])
 
 
@@ -337,9 +339,8 @@ def oversized_args(world: World, tool: str, param: str, size: int) -> None:
     args: dict[str, Any] = {p.name: 1 for p in world.tool(tool).spec.parameters}
     args[param] = "x" * size
     world.sent_args.append(args)
-    world.model.extend(
-        [StepTurn(thought="send it", tool_name=tool, raw_tool_args=json.dumps(args))]
-    )
+    world.written_objects.add(raw := json.dumps(args))
+    world.model.extend([StepTurn(thought="send it", tool_name=tool, raw_tool_args=raw)])
 
 
 @given(parsers.parse(

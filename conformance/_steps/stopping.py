@@ -16,6 +16,8 @@ def cap_reported(world: World, count: int) -> None:
     returned, or the library's max-iterations error with its count."""
     outcome = world.last
     if outcome.error is not None:
+        if outcome.error.kind != "max-iterations":
+            world.blocked_if_ended_on_unread_reply()
         assert outcome.error.kind == "max-iterations", (
             f"the step cap should stop the run, reported as such; the call raised "
             f"{outcome.error.type}: {outcome.error.message}"
@@ -99,6 +101,8 @@ def stopped_by_final_answer(world: World) -> None:
 @then("the run ended with the step cap, without crashing")
 def ended_on_cap(world: World) -> None:
     outcome = world.last
+    if outcome.error is not None and outcome.error.kind != "max-iterations":
+        world.blocked_if_ended_on_unread_reply()
     assert outcome.error is None or outcome.error.kind == "max-iterations", (
         f"the run should end on the step cap (returning, or raising the library's max-iterations "
         f"error); it crashed with {outcome.error.type}: {outcome.error.message}"

@@ -39,6 +39,7 @@ def tool_ran_times(world: World, name: str, count: str) -> None:
     calls = world.tool(name).calls
     if len(calls) != int(count):
         world.blocked_if_ended_by_raising_tool()
+        world.blocked_if_ended_on_unread_reply()
         world.blocked_if_stopped_early()
     assert len(calls) == int(count), (
         f"the tool {name!r} should have run {count} time(s); it ran {len(calls)}: {calls}"

@@ -98,6 +98,33 @@ class FailsTheSmokeTierByDesign(BrokenSmoke):
     }
 
 
+class ReadsNoStepReply(ReferenceBinding):
+    """A library whose adapter reads no step reply written in the format its prompt asks for: each
+    run ends with a parse error after its first step call, the chosen tool never run (dspy.ex's
+    default adapter). It declares that failure, STEP-4's, and the smoke scenarios it blocks."""
+
+    known_failures: ClassVar[Mapping[str, str]] = {
+        "STEP-4": "its adapter reads no step reply: the run ends with a parse error",
+        "Choosing finish stops the loop at once": "blocked by STEP-4: its adapter reads no step reply",
+        "An arrow-string signature takes its input and returns its output":
+            "blocked by STEP-4: its adapter reads no step reply",
+    }
+
+    def run(self, agent: object, call: CallRequest, model: ScriptedModel) -> Outcome:
+        model.answer(LMCall(kind="step", adapter="other", messages=[
+            {"role": "user", "content": json.dumps(call.inputs)}]))
+        return Outcome(error=ErrorInfo(type="output_parse_failed", message="the reply was not read"))
+
+
+class ReadsNoStepReplyUndeclared(ReadsNoStepReply):
+    """The same runs from a binding that declares only STEP-4: its smoke scenarios, blocked, are
+    not said to be the library's, so the binding is taken for broken."""
+
+    known_failures: ClassVar[Mapping[str, str]] = {
+        "STEP-4": "its adapter reads no step reply: the run ends with a parse error",
+    }
+
+
 class HangsInBuild(ReferenceBinding):
     """Its build never returns."""
 

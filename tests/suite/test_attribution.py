@@ -108,6 +108,29 @@ def test_a_run_a_raising_tool_ended_is_err_1s() -> None:
     assert a.ended_by_raising_tool(Outcome(outputs={"answer": "5"}), ["DiskOnFire"]) is None
 
 
+def test_a_run_that_ended_on_a_well_formed_step_reply_is_step_4s() -> None:
+    unread = Outcome(error=ErrorInfo(type="output_parse_failed", message="next_tool_name not in set"))
+    told = a.ended_on_unread_reply(unread, _served(_step()), ["add"], {})
+    assert told == ("step call 1's reply chose the tool 'add' with the args {\"a\": 1, \"b\": 1}, "
+                    "written in the format its prompt asks for, and the run ended with "
+                    "output_parse_failed: next_tool_name not in set: the adapter did not read the reply")
+    finish = StepTurn(thought="done", tool_name="finish")
+    told_finish = a.ended_on_unread_reply(unread, _served(finish), ["add"], {})
+    assert told_finish is not None and "chose finish with the args {}" in told_finish
+    # Each reply that is some other requirement's, or a run that went on: not this cause.
+    raw = StepTurn(thought="t", tool_name="add", raw_tool_args="{a: 1")
+    for served, ran in [(_served(_step("delete_everything")), {}),  # unknown tool: LOOP-5's
+                        (_served(StepTurn(thought="t", tool_name="add", tool_args=[1, 2])), {}),  # ARGS-2's
+                        (_served(raw), {}),  # ARGS-3's
+                        (_served(StepTurn(thought="t", tool_name="add", without_tool_args=True)), {}),
+                        (_served(_step()), {"add": 1}),  # the tool ran: the run ended after it
+                        (_served(_step(), ExtractTurn(outputs={"answer": "2"})), {})]:
+        assert a.ended_on_unread_reply(unread, served, ["add"], ran) is None, served
+    assert a.ended_on_unread_reply(Outcome(outputs={"answer": "2"}), _served(_step()), ["add"], {}) is None
+    capped = Outcome(error=ErrorInfo(type="MaxIterationsError", message="cap", kind="max-iterations"))
+    assert a.ended_on_unread_reply(capped, _served(_step()), ["add"], {}) is None
+
+
 def test_a_cap_that_drops_a_final_answer_on_its_last_step_stopped_early() -> None:
     early = a.stopped_early(CAPPED, _served(_step(), FinalTurn(outputs={"answer": "2"})), 2, {"add": 1})
     assert early is not None and "the reply to step call 2 was a final answer" in early

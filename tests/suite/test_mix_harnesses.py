@@ -65,7 +65,9 @@ def test_the_harness_compiles_with_no_warning_but_the_absent_library_s(name: str
         pytest.skip("needs Debian's elixir (.ci/run installs it)")
     script = tmp_path / "compile.exs"
     script.write_text(_COMPILE, encoding="utf-8")
-    harness, protocol = ROOT / "harnesses" / name / "harness.exs", ROOT / "harnesses" / "lib" / "protocol.ex"
+    directory = _loader.HARNESS_DIRS.get(name, (name,))[0]
+    harness = ROOT / "harnesses" / directory / "harness.exs"
+    protocol = ROOT / "harnesses" / "lib" / "protocol.ex"
     done = subprocess.run(["elixir", str(script), str(harness), str(protocol)], capture_output=True,
                           text=True, timeout=120, check=False)
     assert done.returncode == 0 and "compiled" in done.stdout, done.stderr[-3000:]

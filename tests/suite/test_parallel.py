@@ -156,6 +156,7 @@ COMPARED_WHERE_THEY_ARE_TESTED = {
     f"{CI}:NoisyAndFailsAtScale",
     f"{B}:BlockedByAPassedRequirement",  # test_verdicts.py, serially and under -n 2
     f"{B}:FailsTheSmokeTierByDesign",  # test_verdicts.py, serially and under -n 2
+    f"{B}:ReadsNoStepReply", f"{B}:ReadsNoStepReplyUndeclared",  # test_verdicts.py, both ways
     f"{B}:ChangesDirectory", f"{B}:BreaksTheMarkdownFolder",  # test_text_safety.py, both ways
     f"{B}:RunsOutOfResources",  # test_runner_faults.py, serially and under -n 2
     f"{B}:ReturnsWhatRunsOutOfResourcesToRead",  # test_runner_faults.py, serially and under -n 2

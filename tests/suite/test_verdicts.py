@@ -287,6 +287,52 @@ def test_a_smoke_scenario_listed_as_a_known_failure_does_not_break_the_tier(
     assert chosen[0] == "failed" and not chosen[1].startswith("not run"), chosen
 
 
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_library_whose_adapter_reads_no_step_reply_fails_step_4_and_blocks_the_rest(
+    run_suite: RunSuite, workers: tuple[str, ...]
+) -> None:
+    """A library whose every run ends on its own step reply fails once, under STEP-4; the smoke
+    scenarios it blocks, declared, are the library's, not a broken binding's (dspy.ex's default)."""
+    run = run_suite(f"{B}:ReadsNoStepReply", "-k", "choosing_finish_stops or arrow_string or "
+                    "chosen_tool_runs or step_reply_without_its_tool_args_never", *workers)
+    assert "the binding looks broken" not in run.output, run.output[-3000:]
+    assert run.report is not None
+    verdicts = {s["name"]: (s["verdict"], s["blocked_by"]) for s in run.report["scenarios"]}
+    assert verdicts["Choosing finish stops the loop at once"] == ("blocked", "STEP-4")
+    assert verdicts["The chosen tool runs with exactly the chosen args and its result becomes an "
+                    "observation"] == ("blocked", "STEP-4")
+    assert verdicts["A step reply without its tool args never crashes the run"] == ("known-failure", None)
+    assert run.requirements("known-failure") == {"STEP-4"}
+    assert run.returncode == 0, run.output[-3000:]
+
+
+def test_a_run_ended_on_a_well_formed_reply_is_the_scenarios_own_unless_the_smoke_tier_showed_it(
+    run_suite: RunSuite,
+) -> None:
+    """Big args or typed outputs a library chokes on end a run on a well-formed reply too: that is
+    STEP-4's only once the smoke tier's plainest runs ended so (here, not selected)."""
+    run = run_suite(f"{B}:ReadsNoStepReply", "-k", "chosen_tool_runs_with_exactly")
+    assert run.report is not None
+    (chosen,) = [s for s in run.report["scenarios"] if s["name"].startswith("The chosen tool runs")]
+    assert chosen["verdict"] == "failed" and chosen["blocked_by"] is None, chosen
+    assert "fewer model calls than the scenario scripts" in chosen["message"]
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_smoke_scenario_blocked_without_the_binding_declaring_it_reports_a_broken_binding(
+    run_suite: RunSuite, workers: tuple[str, ...]
+) -> None:
+    run = run_suite(f"{B}:ReadsNoStepReplyUndeclared", "-k",
+                    "choosing_finish_stops or arrow_string or chosen_tool_runs", *workers)
+    assert run.returncode == 1
+    broken = "the binding looks broken (smoke scenario 'Choosing finish stops the loop at once' blocked)"
+    assert broken in run.output
+    assert run.report is not None
+    chosen = [s for s in run.report["scenarios"] if s["name"].startswith("The chosen tool runs")]
+    assert chosen and all(s["verdict"] == "errored" and s["message"].startswith("not run: binding broken")
+                          for s in chosen)
+
+
 def test_a_known_failure_that_passes_fails_the_run_as_stale(run_suite: RunSuite) -> None:
     run = run_suite(f"{B}:PassingKnownFailure", "-k", "finish")
     assert run.returncode == 1
