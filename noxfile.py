@@ -90,10 +90,9 @@ PEERS = ("reference", "dspy", "udspy", "dspy-ts", "dspy-rb", "dspy-ex", "dspy-ex
          "mastra+retries", "openai-runtools", "strands-ts", "anthropic-ts", "llamaindex-ts", "genkit",
          "adk-ts", "langchaingo", "eino", "genkit-go", "anthropic-go", "adk-go", "adk-go+database",
          "langchain4j", "spring-ai", "google-adk-java", "google-adk-java+resumable", "rig", "smolagents",
-         "pydantic-ai",
-         "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found", "langchain",
-         "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen", "google-adk",
-         "google-adk+reflect-retry", "agno", "strands-agents", "crewai", "agent-framework",
+         "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found",
+         "langchain", "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen",
+         "google-adk", "google-adk+reflect-retry", "agno", "strands-agents", "crewai", "agent-framework",
          "agent-framework+detailed-errors", "beeai-framework", "anthropic-tool-runner")
 #: The peers whose library CI cannot install (its registry is not reachable from CI's machines):
 #: `nox -s peers` leaves their committed reports as they are, and `nox -s peer-<library>`, run where
