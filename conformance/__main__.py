@@ -38,8 +38,11 @@ def main(argv: list[str] | None = None) -> int:
                       help="the folder to write the site into: new, empty, or a site written before")
     site.add_argument("--history", type=Path, nargs="*", default=[],
                       help="reports of earlier runs, history files, or folders of them")
-    site.add_argument("--repository", help="the suite's repository URL: links to bindings and issues")
-    site.add_argument("--base-url", default="", help="where the site is published: the badge snippets' URL")
+    site.add_argument("--repository",
+                      help="the suite's repository URL, for links to bindings and issues "
+                           "(default: libraries.toml's)")
+    site.add_argument("--base-url",
+                      help="where the site is published, for the badge snippets (default: libraries.toml's)")
     history = commands.add_parser("history", help="the reports' committed versions, from git, as one file")
     history.add_argument("reports", nargs="+", type=Path, help="JSON report files tracked by git")
     history.add_argument("--out", type=Path, required=True, help="the history file to write")

@@ -35,6 +35,7 @@ OWNERS: dict[str, str] = {
     "the run stopping at its step cap, neither a step early nor late, and stopping at all": "LOOP-3",
     "the chosen tool running with the chosen args": "LOOP-1",
     "the args field present in a step reply": "STEP-4",
+    "a signature string form (an arrow string)": "SIG-1",
     "a signature value form": "SIG-3",
     "a tool error not ending the run": "ERR-1",
     "repeated tool errors stopping the run": "ERR-2",

@@ -11,6 +11,7 @@ import shlex
 import shutil
 import subprocess
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -24,9 +25,10 @@ _POM = "{http://maven.apache.org/POM/4.0.0}"
 _DIAGNOSTIC = re.compile(r"\[(ERROR|WARNING)\] (file:|/)")
 
 
-def command(name: str, directory: Path) -> str:
+def command(name: str, directory: Path, arguments: Sequence[str] = ()) -> str:
     """The command line that runs the Java harness in `directory` (its pom.xml names the main class
-    as the property `harness.main`), built first if its sources changed since the last build."""
+    as the property `harness.main`) with `arguments`, built first if its sources changed since the
+    last build."""
     tools = {tool: shutil.which(tool) for tool in ("java", "javac", "mvn")}
     missing = [tool for tool, path in tools.items() if path is None]
     if missing:
@@ -38,7 +40,7 @@ def command(name: str, directory: Path) -> str:
     target = directory / "target"
     _build(name, directory, target, str(tools["javac"]), str(tools["mvn"]))
     classpath = f"{target / 'classes'}:{(target / 'classpath.txt').read_text(encoding='utf-8').strip()}"
-    return shlex.join([str(tools["java"]), "-cp", classpath, main])
+    return shlex.join([str(tools["java"]), "-cp", classpath, main, *arguments])
 
 
 def _main_class(name: str, pom: Path) -> str:

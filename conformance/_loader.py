@@ -27,10 +27,10 @@ NODE_HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+t
                   "langgraph-js", "mastra", "mastra+retries", "openai-runtools", "strands-ts",
                   "anthropic-ts", "llamaindex-ts", "genkit", "adk-ts")
 #: The bundled Go harnesses, by name: each directory is a Go module (`harness.go`, go.mod, go.sum).
-GO_HARNESSES = ("langchaingo", "eino", "genkit-go", "anthropic-go")
+GO_HARNESSES = ("langchaingo", "eino", "genkit-go", "anthropic-go", "adk-go", "adk-go+database")
 #: The bundled Java harnesses, by name: each directory holds its `pom.xml` and its sources (koog's
 #: are Kotlin), built on first use (conformance/_java_harness.py).
-JAVA_HARNESSES = ("langchain4j", "spring-ai", "google-adk-java", "koog")
+JAVA_HARNESSES = ("langchain4j", "spring-ai", "google-adk-java", "google-adk-java+resumable", "koog")
 #: The bundled Rust harnesses, by name: each directory is a cargo package (Cargo.toml, Cargo.lock),
 #: built on first use (conformance/_rust_harness.py).
 RUST_HARNESSES = ("rig",)
@@ -47,11 +47,15 @@ HARNESSES = (NODE_HARNESSES + GO_HARNESSES + JAVA_HARNESSES + RUST_HARNESSES + R
 #: A bundled harness whose name is not its directory's: (directory, arguments of harness.mjs).
 #: `openai-agents-js` (the JavaScript SDK) lives in harnesses/openai-agents/, as `openai-agents` names
 #: the Python binding; `+tool-not-found` is the same harness with the SDK's documented opt-in, as
-#: `mastra+retries` is Mastra's harness with the Agent's documented `maxRetries`.
+#: `mastra+retries` is Mastra's harness with the Agent's documented `maxRetries`, `adk-go+database`
+#: ADK Go's harness with ADK's documented database session store, and `google-adk-java+resumable`
+#: ADK for Java's harness with the App's documented ResumabilityConfig.
 HARNESS_DIRS = {
     "openai-agents-js": ("openai-agents",),
     "openai-agents-js+tool-not-found": ("openai-agents", "--tool-not-found"),
     "mastra+retries": ("mastra", "--retries"),
+    "adk-go+database": ("adk-go", "--database"),
+    "google-adk-java+resumable": ("google-adk-java", "--resumable"),
 }
 #: Where the bundled harnesses live in a checkout (they are not part of the wheel).
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "harnesses"
@@ -71,7 +75,7 @@ def harness_command(name: str) -> str:
     if name in GO_HARNESSES:
         return shlex.join([str(_go_build(name, directory)), *arguments])
     if name in JAVA_HARNESSES:
-        return _java_harness.command(name, directory)
+        return _java_harness.command(name, directory, arguments)
     if name in RUBY_HARNESSES:
         return _ruby_harness.command(name, directory)
     if name in MIX_HARNESSES:

@@ -47,6 +47,7 @@ def command(name: str, directory: Path) -> str:
         raise pytest.UsageError(
             f"--impl {name}: Ruby {version} cannot load {library!r} from {where}:\n  {said}\nUse a Ruby the "
             f"library supports, and set {variable} to the library's lib/ and its gems' lib/ directories "
-            f"({os.pathsep}-separated, as RUBYLIB), or run the harness under Bundler with --impl "
-            f"\"cmd:bundle exec ruby {here}/harness.rb\"; see {here}/README.md.")
+            f"({os.pathsep}-separated, as RUBYLIB), or run the harness under the library's bundle, "
+            f"BUNDLE_GEMFILE naming its Gemfile, with --impl \"cmd:bundle exec ruby {here}/harness.rb\"; "
+            f"see {here}/README.md.")
     return shlex.join([*command, str(directory / "harness.rb")])

@@ -306,6 +306,7 @@ class World:
         """Fail on a model call the script did not expect, or on turns left unused."""
         if self.model.violation is not None:
             self.blocked_if_stopped_early()  # a step call past the cap is LOOP-3's
+            self.blocked_if_not_paused(outcome)  # a step call past an unpaused approval is HITL-3's
         self.check_calls(self.model)
         interrupted = outcome.error is not None and outcome.error.kind == "human-in-the-loop"
         refused = self.may_stop_early and outcome.error is not None
@@ -362,6 +363,19 @@ class World:
         did not stop it after the cap, is LOOP-3's failure: the scenario is blocked by LOOP-3."""
         early = self.early_stops[-1] if self.early_stops else None
         self.blocked_unless(early is None, _attribution.STEP_CAP, early or "")
+
+    def blocked_if_not_paused(self, outcome: Outcome) -> None:
+        """A latest call that ran a scripted step calling an interruptible tool, did not pause, and
+        asked the model past the script went on where it should have paused for a person: HITL-3's
+        failure (the approval never asked), so the scenario is blocked by HITL-3."""
+        if self.approval_by_callback or not self.turns_per_run or (
+                outcome.error is not None and outcome.error.kind == "human-in-the-loop"):
+            return
+        called = [turn.tool_name for turn in self.turns_per_run[-1] if isinstance(turn, StepTurn)
+                  and turn.tool_name in self.tools and self.tools[turn.tool_name].spec.interruptible]
+        self.blocked_unless(not called, _attribution.APPROVAL_PAUSE, (
+            f"the call of the interruptible tool {called[0]!r} did not pause the run: the model was asked "
+            f"again, past the script" if called else ""))
 
     def blocked_if_concurrent_run_stopped_early(self, index: int) -> None:
         """`blocked_if_stopped_early` for concurrent run `index` (its tools' runs are not told apart

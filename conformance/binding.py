@@ -167,6 +167,12 @@ class SignatureSpec(BaseModel):
     form: Literal["string", "class", "value"] = "string"
     #: For the string form only: the exact text to pass (used to feed malformed signatures).
     text: str | None = None
+    #: Whether the scenario judges the form itself (it names it: SIG-1 to SIG-5 and their
+    #: preconditions). Then the signature is handed over in exactly that form, also to a library
+    #: that has no such form (it refuses it, as it refuses a user's). Otherwise the form is the
+    #: suite's default, a string: a library without arrow strings takes the same fields in its own
+    #: form, as its user would write them.
+    form_judged: bool = False
 
     def arrow(self) -> str:
         """The arrow string, `"a, b -> c"` (or `text` verbatim when given)."""

@@ -51,7 +51,8 @@ Feature: Output extraction
 
   @req:EXT-1 @capability:signature
   Scenario: An arrow string's outputs hold the types it declares
-    Given a ReAct agent with the signature "question -> count: int, ratio: float, ok: bool, things: list, note"
+    Given the library builds an agent from the signature "question -> answer" in string form, as SIG-1 requires
+    And a ReAct agent with the signature "question -> count: int, ratio: float, ok: bool, things: list, note" in string form
     And the model replies
       | turn  | thought | tool | args                                                                          |
       | final | done    |      | {"count": 4, "ratio": 0.5, "ok": true, "things": ["a", 1], "note": "fine"} |

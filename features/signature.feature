@@ -7,7 +7,7 @@ Feature: Signature polymorphism
 
   @req:SIG-1 @smoke @capability:signature
   Scenario: An arrow-string signature takes its input and returns its output
-    Given a ReAct agent with the signature "question -> answer"
+    Given a ReAct agent with the signature "question -> answer" in string form
     And the model replies
       | turn    | thought  | tool   | args             |
       | step    | add them | add    | {"a": 2, "b": 3} |
@@ -55,7 +55,8 @@ Feature: Signature polymorphism
 
   @req:SIG-4 @capability:signature
   Scenario: Several inputs and outputs in string form all reach the model and the prediction
-    Given a ReAct agent with the signature "context, question -> answer, sources"
+    Given the library builds an agent from the signature "question -> answer" in string form, as SIG-1 requires
+    And a ReAct agent with the signature "context, question -> answer, sources" in string form
     And the model replies
       | turn    | thought | tool   | args                                          |
       | final | done    | | {"answer": "Paris", "sources": "the atlas"}   |
@@ -67,7 +68,8 @@ Feature: Signature polymorphism
 
   @req:SIG-4 @capability:signature
   Scenario: Several inputs and typed outputs in string form reach the prediction as declared
-    Given a ReAct agent with the signature "context, question -> answer, count: int"
+    Given the library builds an agent from the signature "question -> answer" in string form, as SIG-1 requires
+    And a ReAct agent with the signature "context, question -> answer, count: int" in string form
     And the model replies
       | turn  | thought | tool | args                          |
       | final | done    |      | {"answer": "Paris", "count": 3} |
@@ -78,7 +80,8 @@ Feature: Signature polymorphism
 
   @req:SIG-5 @capability:signature
   Scenario Outline: A malformed signature string fails at construction with a clear error
-    Given a ReAct agent with the signature "<signature>"
+    Given the library builds an agent from the signature "question -> answer" in string form, as SIG-1 requires
+    And a ReAct agent with the signature "<signature>" in string form
     When the agent is built
     Then construction fails with an error that quotes the signature or names "<names>"
     And the model was never called

@@ -29,14 +29,17 @@ __all__ = ["InputRefused", "SiteOutputError", "SiteReport", "Snapshot", "badge_j
 
 def build_site(reports: list[SiteReport], out: Path, *, requirements: dict[str, Requirement] | None = None,
                features: Path | None = None, history: list[Snapshot] | None = None,
-               repository: str | None = None, base_url: str = "") -> list[Path]:
-    """Write the whole site into `out` (replacing a site written there before); returns the files."""
+               repository: str | None = None, base_url: str | None = None) -> list[Path]:
+    """Write the whole site into `out` (replacing a site written there before); returns the files.
+
+    `repository` and `base_url` default to `libraries.toml`'s `[suite]`: the one place that names
+    them, for the committed build and the Pages workflow alike."""
     data = meta()
     site = Site(reports=[capped_report(r) for r in reports],
                 requirements=catalogue() if requirements is None else requirements, meta=data,
                 gherkin=gherkin(features_dir() if features is None else features),
                 repository=(data.suite.repository if repository is None else repository).rstrip("/"),
-                base_url=base_url, history=history or [])
+                base_url=data.suite.base_url if base_url is None else base_url, history=history or [])
     pages: dict[str, str] = {"index.html": index(site), "glossary.html": glossary(site),
                              "history.html": timeline(site), "view.html": viewer(site)}
     for report in site.reports:

@@ -219,7 +219,8 @@ def _kit(site: Site, report: SiteReport) -> str:
 <code>{e(prefix)}badges/{e(slug)}.json</code> (a shields.io endpoint), one per capability under
 <code>badges/{e(slug)}/</code>. The scheduled workflow <code>.github/workflows/site.yml</code> publishes
 the site to the repository's GitHub Pages{", at " + e(base) if base else (
-"; this build was made without that address (<code>site --base-url</code>), so the paths here are "
+"; this build was made without that address (<code>base_url</code> in the suite's "
+"<code>conformance/_site/libraries.toml</code>), so the paths here are "
 "relative to the site: put its address before each")}.</p>
 <table class="cards"><thead><tr><th scope="col">Badge</th><th scope="col">Markdown</th>
 <th scope="col">HTML</th><th scope="col">Other formats</th>

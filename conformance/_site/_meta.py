@@ -38,6 +38,7 @@ class Suite(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     repository: str = ""
+    base_url: str = ""
     baseline: str = "reference"
 
 

@@ -37,31 +37,31 @@ def _fields(side: str) -> tuple[FieldSpec, ...]:
     return tuple(fields)
 
 
-@given(parsers.re(r'a ReAct agent with the signature "(?P<text>[^"]*)"(?: in (?P<form>class|value) form)?$'))
+@given(parsers.re(
+    r'a ReAct agent with the signature "(?P<text>[^"]*)"(?: in (?P<form>string|class|value) form)?$'))
 def agent_with_signature(world: World, text: str, form: str | None) -> None:
+    """A signature; a scenario that names its form judges it (`SignatureSpec.form_judged`)."""
     inputs, _, outputs = text.partition("->")
-    if form is None:
-        world.signature = SignatureSpec(
-            inputs=_fields(inputs), outputs=_fields(outputs), form="string", text=text
-        )
-    else:
-        world.signature = SignatureSpec(
-            inputs=_fields(inputs), outputs=_fields(outputs), form="class" if form == "class" else "value"
-        )
+    kind = form or "string"
+    world.signature = SignatureSpec.model_validate({
+        "inputs": _fields(inputs), "outputs": _fields(outputs), "form": kind,
+        "text": text if kind == "string" else None, "form_judged": form is not None})
 
 
 @given(parsers.parse(
-    'the library builds an agent from the signature "{text}" in value form, as {requirement} requires'
+    'the library builds an agent from the signature "{text}" in {form} form, as {requirement} requires'
 ))
-def builds_from_value_form(world: World, text: str, requirement: str) -> None:
-    """The precondition of a scenario about a malformed signature value (SIG-5): the library has a
-    value form at all, which SIG-3 judges. Without it, refusing the malformed value proves nothing."""
-    agent_with_signature(world, text, "value")
+def builds_from_form(world: World, text: str, form: str, requirement: str) -> None:
+    """The precondition of a scenario about a signature in a form another requirement judges (SIG-1
+    the arrow string, SIG-3 the value): the library has that form at all. Without it, refusing a
+    malformed signature in that form proves nothing, and a signature in that form is never built."""
+    agent_with_signature(world, text, form)
     world.build()
     error = world.build_error
     world.reset_agent()
-    world.blocked_unless(error is None, requirement, "the library has no signature value form: it refused "
-                         f"the well-formed value {text!r}: {error.type}: {error.message}" if error else "")
+    world.blocked_unless(error is None, requirement, (
+        f"the library has no signature {form} form: it refused the well-formed {form} {text!r}: "
+        f"{error.type}: {error.message}") if error else "")
 
 
 @given(parsers.parse('the signature\'s instructions are "{instructions}"'))

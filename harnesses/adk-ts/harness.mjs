@@ -1,5 +1,6 @@
 // The react-conformance harness for Google's Agent Development Kit for TypeScript (npm
-// `@google/adk`): an LlmAgent with FunctionTool tools (zod parameters), run by its InMemoryRunner.
+// `@google/adk`): an LlmAgent with FunctionTool tools (zod parameters), run by its InMemoryRunner, or
+// by a Runner over its DatabaseSessionService where a tool needs confirmation.
 //
 //   pytest --impl adk-ts      (or --impl cmd:"node harnesses/adk-ts/harness.mjs")
 //
@@ -29,15 +30,23 @@
 // reported with that request's id. The person answers as ADK documents, with a FunctionResponse to
 // the request holding a ToolConfirmation (`confirmed`; free text declines, as its `payload`: ADK
 // takes no message), sent by a new runAsync of the paused session with the run's own RunConfig. A
-// pause is its session: kept serialised (JSON text) in the application's session store, keyed by
-// app (each agent an app named as the agent, as the Python binding runs them), user and session,
-// and restored into the answering agent's runner from that text, as a persistent SessionService
-// (DatabaseSessionService) would give it back; an answer through another agent finds no session of
-// its app, and whether it is refused is ADK's part.
+// pause is its session's events, in the runner's session service: the agents with a tool needing
+// confirmation keep them in the persistent session service ADK ships, DatabaseSessionService
+// (sessions/database_session_service.ts) over a SQLite file through its optional peer
+// @mikro-orm/sqlite, one file per harness that their runners share (InMemoryRunner's other
+// services), each agent an app of its own named as the agent, as the Python binding runs them over
+// ADK Python's SqliteSessionService; every answer reads the pause back from that store
+// (`durable-approvals`). The other agents run in InMemoryRunner, the quick-start default, as in the
+// Python binding. Pauses are kept here by id for every agent: answered through another agent, its
+// runner looks the session up in the shared store under its own app, and whether it refuses the
+// answer is ADK's part.
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
-  BaseLlm, FunctionTool, getFunctionCalls, getFunctionResponses, InMemoryRunner, isFinalResponse, LlmAgent,
-  REQUEST_CONFIRMATION_FUNCTION_CALL_NAME,
+  BaseLlm, DatabaseSessionService, FunctionTool, getFunctionCalls, getFunctionResponses, InMemoryArtifactService,
+  InMemoryMemoryService, InMemoryRunner, isFinalResponse, LlmAgent, REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, Runner,
 } from '@google/adk';
 import { z } from 'zod';
 import { askModel, callTool, deepArgsFailures, errorInfo, installedVersion, installedVersions, json, serve, unknownPause, wire } from '../lib/protocol.mjs';
@@ -58,7 +67,7 @@ const NOT_CLAIMED = {
   'repeated-error-stop': 'no count of repeated tool failures: every tool error becomes an {error} function response (handleFunctionCallList, agents/functions.ts)',
   'ask-user': 'no built-in tool that asks the person on by default (request_input_tool is a tool the application adds)',
   'approval-edit': NO_EDIT,
-  'lm-retry': "by default ADK's own Gemini model (models/google_llm.ts) builds its GoogleGenAI client with headers only, no retryOptions, and @google/genai retries only when given them (ApiClient.apiCall): a transient failure is not retried",
+  'lm-retry': "by default ADK's own Gemini model (models/google_llm.ts) builds its GoogleGenAI client with headers only, no retryOptions, and @google/genai retries only when given them (ApiClient.apiCall): a 503 is sent once and ends the run as an error event (seen in a direct run); retries are an opt-in, retryOptions in the agent's generateContentConfig.httpOptions (Gemini's constructor takes none), over Gemini's API, which the suite's endpoint does not speak",
   http: "ADK for TypeScript's model classes speak only Gemini's API (Gemini over @google/genai, ApigeeLlm; models/registry.ts): none can be pointed at the suite's OpenAI chat-completions endpoint",
 };
 const PARITY = {
@@ -170,9 +179,18 @@ const agents = new Map();
 // person's answer may reach another agent than the paused one (HITL-6), and refusing it is ADK's
 // part, not the harness's.
 const pauses = new Map();
-// The application's persistent session store: each paused session as JSON text, by app, user and
-// session id.
-const store = new Map();
+
+// The application's persistent session store, configured once and shared by the runners of the
+// agents that can pause: ADK's DatabaseSessionService over a SQLite file of this process's own.
+let pausedSessions = null;
+function sessionStore() {
+  if (pausedSessions == null) {
+    const directory = mkdtempSync(join(tmpdir(), 'adk-ts-sessions-'));
+    process.on('exit', () => rmSync(directory, { recursive: true, force: true }));
+    pausedSessions = new DatabaseSessionService(`sqlite://${join(directory, 'sessions.db')}`);
+  }
+  return pausedSessions;
+}
 
 function build(spec) {
   const interruptible = new Set(spec.tools.filter((t) => t.interruptible).map((t) => t.name));
@@ -184,10 +202,10 @@ function build(spec) {
   // each agent it serves an app of its own: a session belongs to its app.
   const agent = new LlmAgent({ name: spec.name, model: new Scripted(tools.length > 0),
                                instruction: spec.signature.instructions || '', tools });
-  return new InMemoryRunner({ agent, appName: spec.name });
+  if (!interruptible.size) return new InMemoryRunner({ agent, appName: spec.name });
+  return new Runner({ agent, appName: spec.name, sessionService: sessionStore(),
+                      artifactService: new InMemoryArtifactService(), memoryService: new InMemoryMemoryService() });
 }
-
-const key = (app, session) => `${app}/${USER}/${session}`;
 
 async function history(runner, session) {
   const found = await runner.sessionService.getSession({ appName: runner.appName, userId: USER, sessionId: session });
@@ -207,7 +225,6 @@ async function outcome(state, runner, session, seen, run) {
     return { outputs: replyOutputs(state.spec.signature, reply), trajectory, iterations, stop_reason: 'finish' };
   }
   const original = request.args?.originalFunctionCall ?? {};
-  await save(runner, session);
   pauses.set(request.id, { ...run, session });
   const inputs = events.find((e) => e.author === 'user' && e.content)?.content.parts.map((p) => p.text ?? '').join('') ?? null;
   return { trajectory, iterations, error: {
@@ -242,7 +259,6 @@ async function play(state, message, run, stream) {
       }
     }
     out = await outcome(state, runner, session, seen, run);
-    if (store.has(key(runner.appName, session))) await save(runner, session); // the store holds the session as it is now
     if (stream) events.push({ kind: 'done', model_calls: modelCalls(seen), stop_reason: out.stop_reason ?? null, outputs: out.outputs ?? null });
   } catch (error) {
     out = failed(state, seen, error);
@@ -277,9 +293,6 @@ serve({
     const answer = String(request.response).trim();
     const lower = answer.toLowerCase();
     if (answer.startsWith('{') && JSON.parse(answer).edit) return { outcome: { error: { type: 'NotSupported', message: NO_EDIT, kind: 'other', fields: {} } } };
-    // The paused session, read back from its serialised form into the answering agent's runner.
-    const saved = store.get(key(state.runner.appName, pause.session));
-    if (saved != null) await restore(state.runner, JSON.parse(saved));
     // Free text declines the call, the text as the confirmation's payload: ADK takes no message.
     const confirmed = ['yes', 'y'].includes(lower);
     const confirmation = { confirmed, ...(!confirmed && !['no', 'n'].includes(lower) ? { payload: answer } : {}) };
@@ -297,18 +310,3 @@ serve({
     return { changed };
   },
 });
-
-// The session as JSON text into the application's store.
-async function save(runner, session) {
-  const found = await runner.sessionService.getSession({ appName: runner.appName, userId: USER, sessionId: session });
-  store.set(key(runner.appName, session), JSON.stringify(found));
-}
-
-// A session read back from its JSON into the runner's session service: created under its id, its
-// events appended in order (the documented BaseSessionService API).
-async function restore(runner, session) {
-  const service = runner.sessionService;
-  await service.deleteSession({ appName: session.appName, userId: session.userId, sessionId: session.id });
-  const fresh = await service.createSession({ appName: session.appName, userId: session.userId, state: session.state, sessionId: session.id });
-  for (const event of session.events) await service.appendEvent({ session: fresh, event });
-}

@@ -1213,6 +1213,22 @@ class SaysNothingOfTheSignature(ReferenceBinding):
         return built
 
 
+class HasNoArrowStrings(ReferenceBinding):
+    """A ReAct whose one signature form is a class (DSPy.rb's): an arrow string a scenario judges
+    is handed over as it is, and refused; a default string form is handed over as its class. SIG-1
+    is listed, as such a harness lists it: a failing smoke scenario would mark the binding broken."""
+
+    known_failures: ClassVar[Mapping[str, str]] = {"SIG-1": "its one signature form is a class"}
+
+    def build(self, spec: AgentSpec, tools: Sequence[SuiteTool]) -> object | ErrorInfo:
+        signature = spec.signature
+        if signature.form == "string" and signature.form_judged:
+            return ErrorInfo(type="TypeError", message=f"expected a class, got {signature.arrow()!r}")
+        if signature.form == "string":
+            spec = spec.model_copy(update={"signature": signature.model_copy(update={"form": "class"})})
+        return super().build(spec, tools)
+
+
 class RepeatsTheLastStreamStep(ReferenceBinding):
     """A ReAct whose stream, on the step cap, emits the last step a second time (STREAM-1); the
     streamed per-call cap (LOOP-4) is then blocked by STREAM-1, not failed."""

@@ -63,6 +63,7 @@ def test_every_owner_is_a_requirement_of_the_catalogue() -> None:
     assert a.OWNERS["the final answer's text"] == "LOOP-7"
     assert a.OWNERS["the args field present in a step reply"] == "STEP-4"
     assert a.OWNERS["a signature value form"] == "SIG-3"
+    assert a.OWNERS["a signature string form (an arrow string)"] == "SIG-1"
 
 
 def test_a_broken_precondition_blocks_by_its_owner_and_fails_the_owners_own_scenario() -> None:
@@ -341,3 +342,31 @@ def test_a_cap_that_counts_something_else_than_model_calls_is_loop_3_s_unless_th
     assert a.late_step_count(3, 1, [resumed], agent_cap=5) is None  # a resume: HITL-5's own count
     assert a.late_step_count(3, 2, [late], agent_cap=5) == late  # one step late, as before
     assert a.late_step_count(1, 2, [late], agent_cap=5) is None  # fewer: never the cap's lateness
+
+
+def _unpaused(own: str, interruptible: bool, outcome: Outcome) -> World:
+    """A world whose one call ran the scripted call of `delete_file` (interruptible or not), then
+    asked the model past the script."""
+    world = World(ReferenceBinding(), 5.0, own)
+    spec = ToolSpec(name="delete_file", description="d", interruptible=interruptible,
+                    parameters=(ParamSpec(name="path", type="str", description="p"),))
+    world.tools["delete_file"] = SuiteTool(spec, lambda args: "done")
+    world.turns_per_run.append([_step("delete_file", path="/tmp/report")])
+    world.model.violation = "model call #2 was a step call, but the script has no turns left."
+    world.outcomes.append(outcome)
+    return world
+
+
+def test_a_run_past_the_script_after_an_interruptible_call_that_did_not_pause_is_hitl_3s() -> None:
+    finished = Outcome(stop_reason="finish")
+    with pytest.raises(_guard.Blocked, match=r"blocked by HITL-3: the call of the interruptible tool "
+                       r"'delete_file' did not pause the run"):
+        _unpaused("TRJ-2", True, finished).check_script(finished)
+    # HITL-3's own scenario fails, saying why; a plain tool's call, or a run that paused, is no cause.
+    with pytest.raises(AssertionError, match=r"^the call of the interruptible tool 'delete_file'"):
+        _unpaused("HITL-3", True, finished).check_script(finished)
+    with pytest.raises(AssertionError, match=r"^unexpected model call"):
+        _unpaused("TRJ-2", False, finished).check_script(finished)
+    paused = Outcome(error=ErrorInfo(type="Pause", message="", kind="human-in-the-loop"))
+    with pytest.raises(AssertionError, match=r"^unexpected model call"):
+        _unpaused("TRJ-2", True, paused).check_script(paused)

@@ -100,6 +100,7 @@ def test_the_dspy_rb_harness_without_dspy_rb_on_the_load_path_is_a_usage_error(t
     assert "\tfrom " not in err, err  # Ruby's error, not its backtrace
     assert "cannot load such file -- dspy" in err and "harnesses/dspy-rb/README.md" in err, err
     assert "cmd:bundle exec ruby harnesses/dspy-rb/harness.rb" in err, err
+    assert "BUNDLE_GEMFILE naming its Gemfile" in err, err  # run from this checkout, not the library's
 
 
 def test_the_dspy_rb_harness_without_ruby_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -85,6 +85,7 @@ BREAKS: dict[str, tuple[str, tuple[str, ...]]] = {
     f"{B}:CrashesOnAnUnparsableStep": ("STEP-4", ()),
     f"{B}:SaysNothingOfJSON": ("STEP-2", ()),
     f"{B}:SaysNothingOfTheSignature": ("SIG-5", ()),
+    f"{B}:HasNoArrowStrings": ("SIG-1,SIG-4,SIG-5", ()),
     f"{B}:RepeatsTheLastStreamStep": ("STREAM-1,LOOP-4", ()),
     f"{HTTP}:RetriesRefusals": ("NET-1", OFF),
     f"{HTTP}:AmendsRetries": ("NET-1", OFF),

@@ -425,6 +425,46 @@ def test_a_ruby_library_runs_the_suite_as_writing_a_harness_md_shows(tmp_path: P
     assert sorted(p.name for p in repo.iterdir()) == ["conformance", "conformance.json", "conformance.xml"]
 
 
+@needs_ruby
+@pytest.mark.skipif(shutil.which("bundle") is None, reason="needs Bundler (Debian's ruby-bundler)")
+def test_a_ruby_harness_runs_under_bundler_as_the_dspy_rb_readme_shows(tmp_path: Path) -> None:
+    """The Bundler route of harnesses/dspy-rb/README.md in a library's repository, its lines
+    verbatim: the copy from a react-conformance checkout beside it (but its clone), the install,
+    then the `--impl "cmd:bundle exec ..."` command. The test loop's harness stands in for DSPy.rb's
+    and a gem of the loop for DSPy.rb, loaded from the bundle (the Gemfile's one line is its
+    gemspec, so no gem server is needed)."""
+    (tmp_path / "react-conformance").symlink_to(ROOT)
+    repo = tmp_path / "mylib"
+    (repo / "lib").mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "ruby" / "loop.rb", repo / "lib" / "mylib.rb")
+    (repo / "mylib.gemspec").write_text(
+        'Gem::Specification.new do |spec|\n  spec.name = "mylib"\n  spec.version = "0.1.0"\n'
+        '  spec.summary = "A tiny loop"\n  spec.authors = ["suite"]\n  spec.files = ["lib/mylib.rb"]\nend\n',
+        encoding="utf-8")
+    (repo / "Gemfile").write_text("gemspec\n", encoding="utf-8")
+
+    readme = (ROOT / "harnesses" / "dspy-rb" / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Running the suite in DSPy.rb's repository", 1)[1].split("```yaml")[0]
+    copy, install = re.findall(r"```sh\n(.*?)```", section, re.S)[:2]
+    [command] = re.findall(r'--impl "cmd:(bundle exec [^"]+)"', section)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BUNDLE_", "GEM_", "RUBY"))}
+    env["HOME"] = str(tmp_path)
+    cloned = "\n".join(line for line in copy.splitlines() if not line.startswith("git clone "))
+    for step in (cloned, install.split("\nuvx ")[0]):
+        done = subprocess.run(["bash", "-ec", step], cwd=repo, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, f"{step}\n{done.stdout}{done.stderr}"
+    assert {p.name for p in (repo / "conformance").iterdir()} == {"harness.rb", "protocol.rb"}
+    harness = RUBY.read_text(encoding="utf-8").replace(
+        "require_relative '../../harnesses/lib/protocol'", "require_relative 'protocol'").replace(
+        "require_relative 'loop'", "require 'mylib'")
+    (repo / "conformance" / "harness.rb").write_text(harness, encoding="utf-8")
+    run = suite_run(repo, f"cmd:{command}", "-k", "choosing_finish or chosen_tool_runs or approv")
+    assert run.returncode == 0, run.output[-3000:]
+    assert run.report is not None and run.report["binding"]["name"] == "ruby-loop"
+    assert run.requirements("passed") >= {"LOOP-1", "LOOP-2", "HITL-3"}
+
+
 @needs_elixir
 @pytest.mark.skipif(shutil.which("mix") is None, reason="needs Mix (Debian's elixir has it)")
 def test_an_elixir_harness_runs_in_a_mix_project_as_writing_a_harness_md_shows(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -425,8 +426,38 @@ def test_a_build_without_its_address_gives_relative_snippets_and_no_placeholder_
     new = _build(_all(tmp_path), tmp_path / "site", features)["lib/newlib.html"]
     assert "OWNER" not in new and "https://" not in new.split('id="kit-h"', 1)[1].split("Downloads", 1)[0]
     assert "[![newlib overall: 2/4 MUST](badges/newlib.svg)](lib/newlib.html)" in new
-    assert "without that address (<code>site --base-url</code>)" in new
+    assert "without that address (<code>base_url</code> in the suite's" in new
     assert not any("OWNER" in p.read_text(encoding="utf-8") for p in SITE.rglob("*.html"))
+
+
+def test_the_repository_and_the_published_address_are_named_in_one_place_the_workflow_reads_too(
+        tmp_path: Path, features: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import conformance._site as site_module
+    suite = meta().suite.model_copy(update={"repository": "https://example.org/suite",
+                                            "base_url": "https://example.org/site/"})
+    monkeypatch.setattr(site_module, "meta", lambda: meta().model_copy(update={"suite": suite}))
+    new = _build(_all(tmp_path), tmp_path / "site", features)["lib/newlib.html"]
+    assert "(https://example.org/site/lib/newlib.html)" in new
+    assert 'href="https://example.org/suite/issues/new?' in new
+    # The Pages workflow passes neither, and refuses to publish links to another repository.
+    workflow = (ROOT / ".github" / "workflows" / "site.yml").read_text(encoding="utf-8")
+    assert "--repository" not in workflow and "--base-url" not in workflow
+    check = re.search(r"<<'PY'\n(.*?)\n\s*PY\n", workflow, re.S)
+    assert check is not None
+    script = tmp_path / "check.py"
+    lines = (line.removeprefix(" " * 10) for line in check[1].splitlines())  # the YAML block's indent
+    script.write_text("\n".join(lines), encoding="utf-8")
+    def run(here: str, pages: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, str(script), here, pages], capture_output=True, text=True,
+                              cwd=ROOT, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    configured = meta().suite
+    ok = run(configured.repository.rstrip("/"), configured.base_url)
+    assert ok.returncode == 0, ok.stderr
+    other = run("https://example.org/fork", configured.base_url)
+    assert other.returncode == 1
+    assert "libraries.toml's [suite] repository is" in other.stderr and "set it there" in other.stderr
+    moved = run(configured.repository.rstrip("/"), "https://example.org/elsewhere/")
+    assert moved.returncode == 1 and "Pages publishes at 'https://example.org/elsewhere/'" in moved.stderr
 
 
 def test_the_reproduce_commands_start_with_installing_the_library_s_environment(

@@ -306,6 +306,27 @@ def test_a_scenarios_own_known_failure_reason_wins_over_its_requirements(run_sui
                if n != "The step cap stops a loop that never chooses finish"), reasons
 
 
+def test_a_library_without_arrow_strings_fails_sig_1_once_and_is_judged_in_its_own_form(
+    run_suite: RunSuite,
+) -> None:
+    # A harness once built a class from every arrow string (DSPy.rb has no string form): SIG-1 and
+    # SIG-4 passed on its emulation, and SIG-5's rows failed on errors the library never raises.
+    selected = "signature or arrow or string_form or input or finish_first"
+    run = run_suite(f"{B}:HasNoArrowStrings", "-k", selected)
+    assert run.report is not None, run.output[-3000:]
+    verdicts = {(s["requirement"], s["id"].partition("[")[2] or s["name"]): (s["verdict"], s["blocked_by"])
+                for s in run.report["scenarios"]}
+    assert verdicts[("SIG-1", "An arrow-string signature takes its input and returns its output")] == (
+        "known-failure", None)
+    blocked = {key for key, verdict in verdicts.items() if verdict == ("blocked", "SIG-1")}
+    assert {rid for rid, _ in blocked} == {"SIG-4", "SIG-5", "EXT-1"}, verdicts
+    assert len([key for key in blocked if key[0] == "SIG-5"]) == 5, verdicts
+    assert run.report["requirements"]["SIG-6"] == run.report["requirements"]["SIG-3"] == "passed"
+    assert run.report["requirements"]["LOOP-2"] == "passed"  # the default string form, as a class
+    assert run.requirements("known-failure") == {"SIG-1"}, run.output[-3000:]
+    assert not run.requirements("failed") and not run.requirements("errored"), run.output[-3000:]
+
+
 def test_a_repeated_stream_step_blocks_the_streamed_cap_by_stream_1(run_suite: RunSuite) -> None:
     run = run_suite(f"{B}:RepeatsTheLastStreamStep", "-k", "stream")
     assert run.report is not None, run.output[-3000:]

@@ -116,3 +116,8 @@ func ModuleVersion(path string) string {
 	}
 	return "unknown"
 }
+
+// AssistantMessage is a turn as the chat-completions assistant message an endpoint answers with
+// (render.openai_message), reply `number` of its run: for a harness whose seam is its library's own
+// model interface, which renders that message in the library's own types.
+func AssistantMessage(turn Object, number int64) Object { return assistantMessage(turn, number) }

@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import com.google.adk.JsonBaseModel;
 import com.google.adk.agents.LlmAgent;
 import com.google.adk.agents.RunConfig;
 import com.google.adk.events.Event;
@@ -18,7 +19,15 @@ import com.google.adk.models.BaseLlmConnection;
 import com.google.adk.models.LlmCallsLimitExceededException;
 import com.google.adk.models.LlmRequest;
 import com.google.adk.models.LlmResponse;
+import com.google.adk.apps.App;
+import com.google.adk.apps.ResumabilityConfig;
+import com.google.adk.artifacts.InMemoryArtifactService;
+import com.google.adk.memory.InMemoryMemoryService;
 import com.google.adk.runner.InMemoryRunner;
+import com.google.adk.runner.Runner;
+import com.google.adk.sessions.BaseSessionService;
+import com.google.adk.sessions.InMemorySessionService;
+import com.google.adk.sessions.Session;
 import com.google.adk.tools.BaseTool;
 import com.google.adk.tools.FunctionTool;
 import com.google.genai.types.Content;
@@ -43,12 +52,34 @@ import reactconformance.shared.ToolClasses;
  * part per call, args an object; args that are not a JSON object come back as Gemini answers a call
  * it cannot parse (no content, finish reason MALFORMED_FUNCTION_CALL), as the Python binding's model
  * does (conformance/bindings/google_adk.py).
+ *
+ * <p>Transport ({@code lm-retry}, {@code http}): the scripted BaseLlm sits above every client, so a call
+ * whose script holds a transport fault, and every call over HTTP, runs on ADK's {@code Claude} over
+ * Anthropic's Java client on its defaults (Transport): at the call's base URL, or over a client whose
+ * HttpClient answers the Messages API from the script (MessagesEndpoint), beneath its retries. ADK's
+ * default model, Gemini, speaks only Gemini's API, which the suite does not serve.
+ *
+ * <p>Approval: an interruptible tool is {@code FunctionTool.create(Class, methodName, true)}
+ * (requireConfirmation). On the defaults its call does not pause the run (BaseLlmFlow.run pauses on a
+ * pending long-running call only in a resumable invocation). {@code --resumable} is
+ * {@code google-adk-java+resumable}: each agent's Runner is built from an App whose ResumabilityConfig is
+ * resumable, and the call pauses; the person answers as ADK documents, with a FunctionResponse to the
+ * adk_request_confirmation call holding a ToolConfirmation ({@code confirmed}; free text declines, as
+ * its {@code payload}), sent by a new runAsync of the paused session with the run's own RunConfig. A pause
+ * is its session, kept as JSON text (Session.toJson) in the application's store, keyed by app, user and
+ * session, and restored into the answering agent's runner from that text, as a persistent session
+ * service (VertexAiSessionService) gives it back; an answer through another agent finds no session of
+ * its app, and whether it is refused is ADK's part.
  */
 public final class Harness implements Protocol.Handlers {
     private static final List<String> CLAIMED = List.of("max-steps-error", "per-call-cap", "parallel-tool-calls",
-            "streaming", "async");
+            "streaming", "async", "tool-approval", "durable-approvals", "lm-retry", "http");
 
-    private static final String NOT_BOUND = "not bound by this harness yet: ";
+    /** Why a pending call cannot be edited, on the defaults and with resumability alike. */
+    private static final String NO_EDIT = "a ToolConfirmation carries hint, confirmed and payload "
+            + "(events/ToolConfirmation.java); FunctionTool.runAsync runs a confirmed call with the model's args, and "
+            + "RequestConfirmationLlmRequestProcessor.isResumableFunctionCall refuses a confirmation whose "
+            + "originalFunctionCall's args differ from the call the agent made: a pending call cannot be edited";
 
     private static final Map<String, Object> NOT_CLAIMED = Protocol.object(
             "signature", "a native tool-calling loop: LlmAgent takes an instruction and tools, no signature",
@@ -60,19 +91,7 @@ public final class Harness implements Protocol.Handlers {
             "cap-summary", "the cap raises; there is no message for the user of what was tried",
             "repeated-error-stop", "no count of repeated tool failures",
             "ask-user", "no built-in tool that asks the person",
-            "tool-approval", "on its defaults a call that needs confirmation does not pause the run: "
-                    + "FunctionTool.runAsync answers a requireConfirmation tool's call with a placeholder ('This tool "
-                    + "call requires confirmation, please approve or reject.') and Functions emits an "
-                    + "adk_request_confirmation call before it, so the step's last event is the placeholder, not a "
-                    + "final response, and BaseLlmFlow.run asks the model again (it pauses on a pending long-running "
-                    + "call only in a resumable invocation, ResumabilityConfig, off in InMemoryRunner); a direct run: "
-                    + "two model calls, the tool never ran, the run finished",
-            "approval-edit", "no pause on the defaults (tool-approval)",
-            "durable-approvals", "no pause on the defaults (tool-approval)",
-            "lm-retry", NOT_BOUND + "ADK's model classes talk to their providers' APIs (Gemini through google-genai, "
-                    + "Claude through Anthropic's client, ApigeeLlm through a proxy), and this harness is bound at "
-                    + "BaseLlm, above every client's retries",
-            "http", NOT_BOUND + "bound at BaseLlm, not through a model class's HTTP client");
+            "approval-edit", NO_EDIT);
 
     private static final Map<String, Object> PARITY = Protocol.object(
             "stop_reason", "library: LlmCallsLimitExceededException, raised before the call after maxLlmCalls "
@@ -122,6 +141,39 @@ public final class Harness implements Protocol.Handlers {
                     + "shown that, not 'the disk is on fire')",
             "A step cap of zero is refused at configuration, or raises before any model call", CAP_ZERO,
             "A step cap of zero given to one call is refused, or raises before any model call", CAP_ZERO);
+
+    /** The known failures of the defaults alone: no pause. */
+    private static final Map<String, Object> DEFAULT_FAILURES = Protocol.object(
+            "An interruptible tool does not run before approval", "on its defaults a call that needs confirmation "
+                    + "does not pause the run: FunctionTool.runAsync answers a requireConfirmation tool's call with a "
+                    + "placeholder ('This tool call requires confirmation, please approve or reject.') and Functions "
+                    + "emits an adk_request_confirmation call before it, so the step's last event is the placeholder, "
+                    + "not a final response, and BaseLlmFlow.run asks the model again (it pauses on a pending "
+                    + "long-running call only in a resumable invocation, ResumabilityConfig, off in InMemoryRunner); "
+                    + "a direct run: two model calls, the tool never ran, the run finished");
+
+    /** A resume is a new Runner.runAsync, whose InvocationContext counts maxLlmCalls from zero. */
+    private static final String BUDGET = "a resume is a new Runner.runAsync, whose InvocationContext counts "
+            + "maxLlmCalls from zero (InvocationContext.InvocationCostManager): the steps before the pause are not "
+            + "counted (a direct run with maxLlmCalls 2: two model calls before the pause, two more after the answer)";
+    /** The same confirmation sent again runs the confirmed call again. */
+    private static final String TWICE = "an answer given again runs the confirmed call again: "
+            + "RequestConfirmationLlmRequestProcessor.processRequest reads the most recent user event holding "
+            + "adk_request_confirmation responses (findMostRecentConfirmations) and counts a call as run only when "
+            + "its function response comes after that event (alreadyResumedIds), so a second user event with the "
+            + "same confirmation re-runs the tool (a direct run: the same answer sent again ran delete_file a second time)";
+
+    /** The known failures of the resumable opt-in alone. */
+    private static final Map<String, Object> RESUMABLE_FAILURES = Protocol.object(
+            "Free text is fed back to the agent as the user's answer", "a ToolConfirmation takes no message for the "
+                    + "model: FunctionTool.runAsync answers a call that was not confirmed with its fixed {'error': "
+                    + "'This tool call is rejected.'}, and the confirmation's payload (the person's text) never "
+                    + "reaches the model (a direct run: the next request shows only that error)",
+            "Resuming keeps the budget the steps before the pause used", BUDGET,
+            "Resuming keeps the step cap given to the call and the steps used before the pause", BUDGET,
+            "Resuming the same interrupt twice never runs the tool twice", TWICE,
+            "Answering a pause again after its resumed run paused again never runs a call twice", TWICE,
+            "Replaying the answer to a serialised pause whose call already ran never runs it again", TWICE);
 
     /** ADK's tool form: a method and its parameters annotated with {@code @Annotations.Schema}. */
     private static final ToolClasses.Annotations TOOL_ANNOTATIONS = new ToolClasses.Annotations() {
@@ -178,16 +230,46 @@ public final class Harness implements Protocol.Handlers {
 
     private static final String USER = "user";
 
-    /** A built agent: its runner, its spec, and the events its last call handed out. */
-    private record Agent(InMemoryRunner runner, Map<String, Object> spec, List<Event> last) {}
+    /** What an agent is built of: rebuilt around another model for a call over HTTP. */
+    private record Recipe(String name, String instruction, List<BaseTool> tools) {
+        LlmAgent agent(BaseLlm model) {
+            return LlmAgent.builder().name(name).model(model).instruction(instruction).tools(tools).build();
+        }
+    }
+
+    /** A built agent: its recipe, its runner, its spec, and the events its last call handed out. */
+    private record Agent(Recipe recipe, Runner runner, Map<String, Object> spec, List<Event> last) {}
+
+    /** A run's session and cap: a pause is answered in it, with the run's own RunConfig. */
+    private record Paused(String session, int cap) {}
+
+    /** The function call ADK adds to ask the person to confirm a call (Functions.
+     *  REQUEST_CONFIRMATION_FUNCTION_CALL_NAME). */
+    private static final String CONFIRM = "adk_request_confirmation";
+
+    /** Every pause a run reported, by its adk_request_confirmation call's id, whichever agent paused: a
+     *  person's answer may reach another agent than the paused one (HITL-6), and refusing it is ADK's part. */
+    private static final Map<String, Paused> PAUSES = new ConcurrentHashMap<>();
+
+    /** The application's persistent session store: each paused session as JSON text, by app, user and
+     *  session id. */
+    private static final Map<String, String> STORE = new ConcurrentHashMap<>();
+
+    private final boolean resumable;
+
+    private Harness(boolean resumable) {
+        this.resumable = resumable;
+    }
 
     private final Map<String, Agent> agents = new ConcurrentHashMap<>();
 
     @Override
     public Map<String, Object> hello(Map<String, Object> command) {
-        return Protocol.object("name", "google-adk-java", "version",
+        Map<String, Object> known = new LinkedHashMap<>(KNOWN_FAILURES);
+        known.putAll(resumable ? RESUMABLE_FAILURES : DEFAULT_FAILURES);
+        return Protocol.object("name", resumable ? "google-adk-java+resumable" : "google-adk-java", "version",
                 Protocol.installedVersion("com.google.adk", "google-adk"), "capabilities", CLAIMED,
-                "not_claimed", NOT_CLAIMED, "known_failures", KNOWN_FAILURES, "parity", PARITY,
+                "not_claimed", NOT_CLAIMED, "known_failures", known, "parity", PARITY, "approval_form", "pause",
                 "dependencies", Protocol.installedVersions("com.google.adk:google-adk",
                         "com.google.genai:google-genai"));
     }
@@ -196,6 +278,12 @@ public final class Harness implements Protocol.Handlers {
     public Map<String, Object> build(Map<String, Object> command) throws Exception {
         Map<String, Object> spec = Protocol.asObject(command.get("spec"));
         List<Object> declared = Protocol.asList(spec.get("tools"));
+        List<String> interruptible = new ArrayList<>();
+        for (Object t : declared) {
+            if (Boolean.TRUE.equals(Protocol.asObject(t).get("interruptible"))) {
+                interruptible.add(Protocol.asString(Protocol.asObject(t).get("name")));
+            }
+        }
         List<BaseTool> tools = new ArrayList<>();
         if (!declared.isEmpty()) {
             // A class of static tool methods written for this agent (its bridge is the class's own); each
@@ -203,18 +291,35 @@ public final class Harness implements Protocol.Handlers {
             Class<?> written = ToolClasses.instance(declared, Protocol::callTool, TOOL_ANNOTATIONS).getClass();
             for (Method method : written.getDeclaredMethods()) {
                 if (method.getName().startsWith("tool")) {
-                    tools.add(FunctionTool.create(written, method.getName()));
+                    FunctionTool tool = FunctionTool.create(written, method.getName());
+                    // A tool that needs the person's approval: FunctionTool's documented requireConfirmation.
+                    tools.add(interruptible.contains(tool.name())
+                            ? FunctionTool.create(written, method.getName(), true) : tool);
                 }
             }
             tools.sort((a, b) -> names(declared).indexOf(a.name()) - names(declared).indexOf(b.name()));
         }
         String name = Protocol.asString(spec.get("name"));
-        String instructions = Protocol.asString(Protocol.asObject(spec.get("signature")).get("instructions"));
-        LlmAgent agent = LlmAgent.builder().name(name.isEmpty() ? "agent" : name)
-                .model(new Scripted(!declared.isEmpty())).instruction(instructions).tools(tools).build();
-        agents.put(Protocol.asString(command.get("agent")),
-                new Agent(new InMemoryRunner(agent, agent.name()), spec, Collections.synchronizedList(new ArrayList<>())));
+        Recipe recipe = new Recipe(name.isEmpty() ? "agent" : name,
+                Protocol.asString(Protocol.asObject(spec.get("signature")).get("instructions")), tools);
+        agents.put(Protocol.asString(command.get("agent")), new Agent(recipe,
+                runner(recipe.agent(new Scripted(!declared.isEmpty()))), spec,
+                Collections.synchronizedList(new ArrayList<>())));
         return Protocol.object("error", null);
+    }
+
+    /** The agent's runner: InMemoryRunner, ADK's quick-start runner; with --resumable, a Runner of an App
+     *  whose ResumabilityConfig is resumable, over the same in-memory services. Each agent is an app of
+     *  its own, named as the agent is. */
+    @SuppressWarnings("deprecation") // ResumabilityConfig: "partial feature", the documented opt-in of 1.8.0
+    private Runner runner(LlmAgent agent) {
+        if (!resumable) {
+            return new InMemoryRunner(agent, agent.name());
+        }
+        return Runner.builder().app(App.builder().name(agent.name()).rootAgent(agent)
+                        .resumabilityConfig(ResumabilityConfig.builder().resumable(true).build()).build())
+                .artifactService(new InMemoryArtifactService()).sessionService(new InMemorySessionService())
+                .memoryService(new InMemoryMemoryService()).build();
     }
 
     private static List<String> names(List<Object> declared) {
@@ -338,18 +443,67 @@ public final class Harness implements Protocol.Handlers {
 
     @Override
     public Map<String, Object> run(Map<String, Object> command) throws Exception {
+        Agent agent = agent(command);
+        Map<String, Object> call = Protocol.asObject(command.get("call"));
+        int cap = ((Number) (call.get("max_steps") != null ? call.get("max_steps")
+                : agent.spec().get("max_steps"))).intValue();
+        // A call over HTTP, or whose script holds a transport fault, runs on ADK's Claude over Anthropic's
+        // client (whose retries are the library's), the same agent rebuilt around it.
+        Object baseUrl = call.get("base_url");
+        Runner runner = baseUrl != null || Boolean.TRUE.equals(command.get("scripted_fault"))
+                ? runner(agent.recipe().agent(Transport.claude(baseUrl == null ? null : (String) baseUrl)))
+                : agent.runner();
+        String session = runner.sessionService().createSession(runner.appName(), USER).blockingGet().id();
+        Content message = Content.builder().role("user").parts(List.of(Part.fromText(
+                Protocol.userMessage(Protocol.asObject(call.get("inputs")))))).build();
+        return Protocol.object("outcome", play(agent, runner, new Paused(session, cap), message,
+                "stream".equals(call.get("mode"))));
+    }
+
+    @Override
+    public Map<String, Object> resume(Map<String, Object> command) throws Exception {
+        Agent agent = agent(command);
+        Map<String, Object> request = Protocol.asObject(command.get("request"));
+        String id = Protocol.asString(request.get("interrupt_id"));
+        Paused pause = PAUSES.get(id);
+        if (pause == null) {
+            return Protocol.object("outcome", Protocol.object("error", Protocol.object("type", "UnknownInterrupt",
+                    "message", "no pause " + id + " was made through this harness", "kind", "other", "fields",
+                    Protocol.object())));
+        }
+        Protocol.Approval approval = Protocol.readApproval(Protocol.asString(request.get("response")));
+        if ("edit".equals(approval.decision())) {
+            return Protocol.object("outcome", Protocol.object("error", Protocol.object("type", "NotSupported",
+                    "message", NO_EDIT, "kind", "other", "fields", Protocol.object())));
+        }
+        Runner runner = agent.runner();
+        // The paused session, read back from its serialised form into the answering agent's runner.
+        String saved = STORE.get(key(runner.appName(), pause.session()));
+        if (saved != null) {
+            restore(runner, Session.fromJson(saved));
+        }
+        // Free text declines the call, the text as the confirmation's payload: ADK takes no message.
+        Map<String, Object> confirmation = Protocol.object("confirmed", "approve".equals(approval.decision()));
+        if ("message".equals(approval.decision())) {
+            confirmation.put("payload", approval.text());
+        }
+        Content message = Content.builder().role("user").parts(List.of(Part.builder().functionResponse(
+                FunctionResponse.builder().id(id).name(CONFIRM).response(confirmation).build()).build())).build();
+        return Protocol.object("outcome", play(agent, runner, pause, message, "stream".equals(request.get("mode"))));
+    }
+
+    private Agent agent(Map<String, Object> command) {
         Agent agent = agents.get(Protocol.asString(command.get("agent")));
         if (agent == null) {
             throw new IllegalStateException("no agent " + command.get("agent") + " was built");
         }
-        Map<String, Object> call = Protocol.asObject(command.get("call"));
-        int cap = ((Number) (call.get("max_steps") != null ? call.get("max_steps")
-                : agent.spec().get("max_steps"))).intValue();
-        boolean streaming = "stream".equals(call.get("mode"));
-        InMemoryRunner runner = agent.runner();
-        String session = runner.sessionService().createSession(runner.appName(), USER).blockingGet().id();
-        Content message = Content.builder().role("user").parts(List.of(Part.fromText(
-                Protocol.userMessage(Protocol.asObject(call.get("inputs")))))).build();
+        return agent;
+    }
+
+    /** {@code message} sent to {@code runner} in the run's session, read to the run's end. */
+    private Map<String, Object> play(Agent agent, Runner runner, Paused run, Content message, boolean streaming) {
+        String session = run.session();
+        int cap = run.cap();
         List<Event> seen = new ArrayList<>();
         List<Object> events = new ArrayList<>();
         agent.last().clear();
@@ -367,20 +521,21 @@ public final class Harness implements Protocol.Handlers {
         } catch (StackOverflowError e) { // fatal, so RxJava rethrows it (Exceptions.throwIfFatal): ADK's own
             failed[0] = e;                // Jackson conversions of deeply nested args overflow (ARGS-5)
         }
+        agent.last().addAll(seen);
+        // The run's events as the session keeps them (getSession, the documented API): Runner.runAsync
+        // can end with its error before it emits the events of the step the error ended, and a resumed
+        // run's steps are the session's.
+        List<Event> kept = history(runner, session);
         if (failed[0] != null) {
-            agent.last().addAll(seen);
-            // The run's events as the session keeps them (getSession, the documented API): Runner.runAsync
-            // can end with its error before it emits the events of the step the error ended.
-            List<Event> kept = runner.sessionService().getSession(runner.appName(), USER, session, Optional.empty())
-                    .map(found -> (List<Event>) new ArrayList<>(found.events())).blockingGet(seen);
-            List<Event> run = kept.size() > seen.size() ? kept : seen;
-            List<Object> trajectory = trajectory(run);
+            List<Event> partial = kept.size() > seen.size() ? kept : seen;
+            List<Object> trajectory = trajectory(partial);
             Throwable cause = failed[0] instanceof RuntimeException && failed[0].getCause() != null
                     && failed[0].getCause() instanceof LlmCallsLimitExceededException ? failed[0].getCause() : failed[0];
-            Map<String, Object> outcome = Protocol.object("trajectory", trajectory, "iterations", modelCalls(run));
+            Map<String, Object> outcome = Protocol.object("trajectory", trajectory, "iterations",
+                    modelCalls(partial));
             if (cause instanceof LlmCallsLimitExceededException) {
                 outcome.put("error", Protocol.errorInfo(cause, "max-iterations", capFields(agent, trajectory,
-                        modelCalls(run), cap)));
+                        modelCalls(partial), cap)));
                 outcome.put("stop_reason", "max_steps");
             } else {
                 outcome.put("error", Protocol.errorInfo(cause));
@@ -388,9 +543,16 @@ public final class Harness implements Protocol.Handlers {
             if (streaming) {
                 outcome.put("events", events);
             }
-            return Protocol.object("outcome", outcome);
+            return outcome;
         }
-        agent.last().addAll(seen);
+        List<Event> all = kept.isEmpty() ? seen : kept;
+        FunctionCall request = pending(seen);
+        if (request != null) {
+            return paused(runner, run, all, request);
+        }
+        if (STORE.containsKey(key(runner.appName(), session))) {
+            save(runner, session); // the store holds the session as it is now
+        }
         String text = null;
         for (Event event : seen) {
             if (event.finalResponse() && event.content().isPresent()) {
@@ -399,14 +561,100 @@ public final class Harness implements Protocol.Handlers {
         }
         Map<String, Object> outputs = text == null ? null
                 : Protocol.replyOutputs(Protocol.asObject(agent.spec().get("signature")), text);
-        Map<String, Object> outcome = Protocol.object("outputs", outputs, "trajectory", trajectory(seen),
-                "stop_reason", "finish", "iterations", modelCalls(seen));
+        Map<String, Object> outcome = Protocol.object("outputs", outputs, "trajectory", trajectory(all),
+                "stop_reason", "finish", "iterations", modelCalls(all));
         if (streaming) {
             events.add(Protocol.object("kind", "done", "model_calls", modelCalls(seen), "stop_reason", "finish",
                     "outputs", outputs));
             outcome.put("events", events);
         }
-        return Protocol.object("outcome", outcome);
+        return outcome;
+    }
+
+    private static List<Event> history(Runner runner, String session) {
+        return runner.sessionService().getSession(runner.appName(), USER, session, Optional.empty())
+                .map(found -> (List<Event>) new ArrayList<>(found.events())).blockingGet(List.of());
+    }
+
+    /** The confirmation a run ended waiting for: the last event's long-running adk_request_confirmation
+     *  call (ADK pauses on one only in a resumable invocation; otherwise the model is asked again, and
+     *  the run's last event is the model's). */
+    private static FunctionCall pending(List<Event> seen) {
+        for (int i = seen.size() - 1; i >= 0; i--) {
+            Event event = seen.get(i);
+            if (isModelResponse(event)) {
+                return null;
+            }
+            for (FunctionCall call : requests(event)) {
+                return call;
+            }
+        }
+        return null;
+    }
+
+    /** The confirmations an event asks the person for: its long-running adk_request_confirmation calls. */
+    private static List<FunctionCall> requests(Event event) {
+        List<FunctionCall> found = new ArrayList<>();
+        for (FunctionCall call : event.functionCalls()) {
+            if (CONFIRM.equals(call.name().orElse("")) && event.longRunningToolIds().map(ids -> ids.contains(
+                    call.id().orElse(""))).orElse(false)) {
+                found.add(call);
+            }
+        }
+        return found;
+    }
+
+    /** The pause's outcome: the call awaiting confirmation, the run so far; the session kept serialised. */
+    private Map<String, Object> paused(Runner runner, Paused run, List<Event> all, FunctionCall request) {
+        save(runner, run.session());
+        String id = request.id().orElse("");
+        PAUSES.put(id, run);
+        Map<String, Object> args = request.args().orElse(Map.of());
+        // The call awaiting confirmation, as RequestConfirmationLlmRequestProcessor reads it back.
+        FunctionCall call = JsonBaseModel.getMapper().convertValue(args.get("originalFunctionCall"), FunctionCall.class);
+        Map<String, Object> original = Protocol.object("name", call == null ? "" : call.name().orElse(""), "args",
+                call == null ? null : Protocol.parse(JsonBaseModel.toJsonString(call.args().orElse(Map.of()))),
+                "id", call == null ? null : call.id().orElse(null));
+        Object confirmation = args.get("toolConfirmation");
+        String hint = confirmation instanceof Map<?, ?> map && map.get("hint") != null ? String.valueOf(map.get("hint")) : "";
+        String input = null;
+        for (Event event : all) {
+            if (USER.equals(event.author()) && event.content().isPresent() && event.functionResponses().isEmpty()) {
+                input = event.stringifyContent();
+                break;
+            }
+        }
+        List<Object> trajectory = trajectory(all);
+        int iterations = modelCalls(all);
+        return Protocol.object("trajectory", trajectory, "iterations", iterations, "error", Protocol.object(
+                "type", "ToolConfirmation", "message", hint, "kind", "human-in-the-loop", "fields", Protocol.object(
+                        "question", null, "interrupt_id", id, "tool_call", Protocol.object("name",
+                                Protocol.asString(original.get("name")), "args", Protocol.wire(original.get("args")),
+                                "call_id", original.get("id")),
+                        "context", Protocol.object("trajectory", trajectory, "iteration", iterations, "input", input))));
+    }
+
+    private static String key(String app, String session) {
+        return app + "/" + USER + "/" + session;
+    }
+
+    /** The session as JSON text into the application's store (Session.toJson), as a persistent session
+     *  service keeps it. */
+    private static void save(Runner runner, String session) {
+        runner.sessionService().getSession(runner.appName(), USER, session, Optional.empty())
+                .blockingSubscribe(found -> STORE.put(key(runner.appName(), session), found.toJson()));
+    }
+
+    /** A session read back from its JSON into the runner's session service: created under its id, its
+     *  events appended in order (the documented BaseSessionService API). */
+    private static void restore(Runner runner, Session session) {
+        BaseSessionService service = runner.sessionService();
+        service.deleteSession(session.appName(), session.userId(), session.id()).blockingAwait();
+        Map<String, Object> state = new LinkedHashMap<>(session.state());
+        Session fresh = service.createSession(session.appName(), session.userId(), state, session.id()).blockingGet();
+        for (Event event : session.events()) {
+            service.appendEvent(fresh, event).blockingGet();
+        }
     }
 
     /** A step event for each step of the run so far that has its observation and no event yet. */
@@ -443,13 +691,19 @@ public final class Harness implements Protocol.Handlers {
     private static int modelCalls(List<Event> events) {
         int calls = 0;
         for (Event event : events) {
-            if (!event.partial().orElse(false) && event.functionResponses().isEmpty()
-                    && (event.finishReason().isPresent() || event.errorCode().isPresent()
-                        || event.content().flatMap(Content::role).map("model"::equals).orElse(false))) {
+            if (isModelResponse(event)) {
                 calls++;
             }
         }
         return calls;
+    }
+
+    /** A model response: an event with the model's content or finish reason (a malformed call's has no
+     *  content), not a tool's response nor the confirmation request ADK adds. */
+    private static boolean isModelResponse(Event event) {
+        return !event.partial().orElse(false) && event.functionResponses().isEmpty() && requests(event).isEmpty()
+                && (event.finishReason().isPresent() || event.errorCode().isPresent()
+                    || event.content().flatMap(Content::role).map("model"::equals).orElse(false));
     }
 
     /** One step per function call the model made, its thought the text beside it, its observation the
@@ -462,6 +716,9 @@ public final class Harness implements Protocol.Handlers {
             event.content().flatMap(Content::parts).orElse(List.of())
                     .forEach(part -> part.text().ifPresent(thought::append));
             for (FunctionCall call : event.functionCalls()) {
+                if (CONFIRM.equals(call.name().orElse(""))) {
+                    continue; // ADK's request for the person's confirmation: the pause, not the model's step
+                }
                 calls.add(new Object[] {call.id().orElse(""), thought.toString(), call.name().orElse(""),
                         call.args().orElse(Map.of())});
             }
@@ -507,6 +764,6 @@ public final class Harness implements Protocol.Handlers {
     }
 
     public static void main(String[] args) {
-        Protocol.serve(new Harness());
+        Protocol.serve(new Harness(List.of(args).contains("--resumable")));
     }
 }
