@@ -82,18 +82,19 @@ def package(session: nox.Session) -> None:
 # when missing; langchaingo, eino, genkit-go, anthropic-go and adk-go (with adk-go+database) are Go
 # harnesses, built on first use; langchain4j, spring-ai and google-adk-java (and
 # google-adk-java+resumable) are Java harnesses, which `--impl` builds with Maven and javac when their
-# sources changed; rig is a Rust harness, which `--impl` builds with cargo; dspy-rb is a Ruby harness,
-# run with DSPy.rb on Ruby's load path, and dspy-ex a Mix harness, run in a Mix project that has
-# dspy.ex (DSPY_EX_PROJECT).
+# sources changed, and koog a Kotlin one, which it builds with Maven's kotlinc; rig is a Rust
+# harness, which `--impl` builds with cargo; dspy-rb is a Ruby harness, run with DSPy.rb on Ruby's
+# load path, and dspy-ex a Mix harness, run in a Mix project that has dspy.ex (DSPY_EX_PROJECT).
 PEERS = ("reference", "dspy", "udspy", "dspy-ts", "dspy-rb", "dspy-ex", "dspy-ex+chat-adapter", "ax",
          "ai", "openai-agents-js", "openai-agents-js+tool-not-found", "langgraph-js", "mastra",
          "mastra+retries", "openai-runtools", "strands-ts", "anthropic-ts", "llamaindex-ts", "genkit",
          "adk-ts", "langchaingo", "eino", "genkit-go", "anthropic-go", "adk-go", "adk-go+database",
-         "langchain4j", "spring-ai", "google-adk-java", "google-adk-java+resumable", "rig", "smolagents",
-         "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents", "openai-agents+tool-not-found",
-         "langchain", "langchain+tool-errors", "llama-index", "haystack", "semantic-kernel", "autogen",
-         "google-adk", "google-adk+reflect-retry", "agno", "strands-agents", "crewai", "agent-framework",
-         "agent-framework+detailed-errors", "beeai-framework", "anthropic-tool-runner")
+         "langchain4j", "spring-ai", "google-adk-java", "google-adk-java+resumable", "koog", "rig",
+         "smolagents", "pydantic-ai", "pydantic-ai+tool-errors", "openai-agents",
+         "openai-agents+tool-not-found", "langchain", "langchain+tool-errors", "llama-index", "haystack",
+         "semantic-kernel", "autogen", "google-adk", "google-adk+reflect-retry", "agno", "strands-agents",
+         "crewai", "agent-framework", "agent-framework+detailed-errors", "beeai-framework",
+         "anthropic-tool-runner")
 #: The peers whose library CI cannot install (its registry is not reachable from CI's machines):
 #: `nox -s peers` leaves their committed reports as they are, and `nox -s peer-<library>`, run where
 #: the library is on hand (harnesses/dspy-rb/README.md, harnesses/dspy-ex/README.md), writes one

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import pytest
 from pydantic import JsonValue
@@ -27,7 +27,7 @@ from conformance import _guard, _report
 from conformance._features import Requirement, catalogue
 from conformance._report import ScenarioResult, Verdict
 from conformance._values import json_equal
-from conformance.binding import FaultTurn, FinalTurn, LMCall, Outcome, StepTurn, Turn
+from conformance.binding import FaultTurn, FinalTurn, LMCall, Outcome, StepTurn, ToolCall, ToolSpec, Turn
 
 #: The preconditions scenarios read, each with the requirement that judges it (its owner).
 OWNERS: dict[str, str] = {
@@ -51,6 +51,7 @@ OWNERS: dict[str, str] = {
 UNREAD_REPLY = OWNERS["a step reply written as its prompt asks being read"]
 STEP_CAP = OWNERS["the run stopping at its step cap, neither a step early nor late, and stopping at all"]
 TOOL_ERROR = OWNERS["a tool error not ending the run"]
+CHOSEN_TOOL = OWNERS["the chosen tool running with the chosen args"]
 TRAJECTORY = OWNERS["the trajectory's record of a step (tool name, args, observation)"]
 ASK_PAUSE = OWNERS["a pause for the person's answer (ask_to_user)"]
 APPROVAL_PAUSE = OWNERS["a pause for the person's approval"]
@@ -166,6 +167,70 @@ def stopped_early(outcome: Outcome, served: Sequence[tuple[LMCall, Turn | None]]
         return (f"the step cap of {cap} stopped the run after {cap} step call(s), but the tool call(s) "
                 f"of step {cap} ({', '.join(dropped)}) never ran: a cap of {cap} must allow {cap} step(s)")
     return None
+
+
+def dropped_tool_calls(outcome: Outcome, served: Sequence[tuple[LMCall, Turn | None]],
+                       runnable: Mapping[str, ToolSpec], cap: int | None,
+                       ran: dict[str, int] | None = None) -> str | None:
+    """Why a run that returned right after a model reply whose well-formed tool calls never ran
+    dropped them (LOOP-1's defect: the tool the model chose runs), or None.
+
+    `served` pairs each model call of the run with the turn that answered it; `runnable` holds the
+    scenario's tools a call may run without a pause, by name; `ran` counts each scenario tool's
+    runs during the call (None where runs are not told apart, as concurrent runs': the trajectory
+    tells then).
+    Only a run that returned (no error, no stop reason but `finish`), whose last model call was a
+    step answered with tool calls, each well-formed (`well_formed`), is told: malformed args
+    (ARGS-2, ARGS-3, STEP-4), args that break the schema (ARGS-4) or are extreme (ARGS-5), an
+    unknown tool (LOOP-5), a pause (HITL-3) and a cap (LOOP-3) are other requirements' to judge.
+    On its cap's last step (whose calls still run) a run is told only if it says it stopped on a
+    final answer (`finish`): one that says nothing may have stopped silently at the cap."""
+    if outcome.error is not None or outcome.stop_reason not in (None, "finish") or not served:
+        return None
+    steps = [turn for call, turn in served if call.kind == "step" and not isinstance(turn, FaultTurn)]
+    last = served[-1][1]
+    past_cap = cap is not None and len(steps) > cap
+    at_cap = cap is not None and len(steps) == cap
+    if (served[-1][0].kind != "step" or not isinstance(last, StepTurn) or _final(last)
+            or last.without_tool_args or past_cap or (at_cap and outcome.stop_reason is None)):
+        return None
+    calls = last.calls()
+    if not all(c.tool_name in runnable and well_formed(c, runnable[c.tool_name]) for c in calls):
+        return None
+    before = [c.tool_name for t in steps[:-1] if isinstance(t, StepTurn) for c in t.calls()]
+    if ran is not None:
+        if any(ran.get(c.tool_name, 0) != before.count(c.tool_name) for c in calls):
+            return None
+    elif len([s for s in outcome.trajectory if s.tool_name != "finish" and s.observation is not None]
+             ) > len(before):
+        return None
+    named = ", ".join(f"{c.tool_name} {c.args_text()}" for c in calls)
+    return (f"the run returned right after step call {len(steps)}, whose reply called {named} with "
+            f"well-formed args, and those calls never ran: a reply with tool calls is no final "
+            f"answer, even with text beside them, and the tool the model chose must run")
+
+
+#: The longest args text a call told by `dropped_tool_calls` has: ARGS-5's are megabytes, or
+#: thousands of levels deep.
+ORDINARY_ARGS = 10_000
+
+#: The JSON values each declared parameter type takes (a bool is no int, nor a float).
+_PARAM_VALUES: dict[str, tuple[type, ...]] = {
+    "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,), "list": (list,),
+    "dict": (dict,)}
+
+
+def well_formed(call: ToolCall, spec: ToolSpec) -> bool:
+    """Whether `call` is one its tool must run: a JSON object written as JSON, of ordinary size,
+    holding exactly the tool's parameters, each of its declared type."""
+    args = call.tool_args
+    if call.raw_tool_args is not None or not isinstance(args, dict) or len(call.args_text()) > ORDINARY_ARGS:
+        return False
+    declared = {p.name: p.type for p in spec.parameters}
+    return set(args) == set(declared) and all(
+        isinstance(args[name], _PARAM_VALUES[kind])
+        and not (kind in ("int", "float") and isinstance(args[name], bool))
+        for name, kind in declared.items())
 
 
 #: How `asked_late` begins the defect of a call whose own cap did not stop it (not a resumed run's,

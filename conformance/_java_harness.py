@@ -1,10 +1,12 @@
 """Build and start a bundled Java harness: its pinned Maven dependencies resolved, its sources and
 the Java protocol module compiled, once per change of either, as the Node harnesses' packages are
-installed on first use."""
+installed on first use. A harness written in Kotlin (its sources `*.kt`) is compiled by Maven with
+the kotlin-maven-plugin its pom.xml pins, the protocol module beside it."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import shlex
 import shutil
 import subprocess
@@ -20,6 +22,7 @@ PROTOCOL = Path(__file__).resolve().parent.parent / "harnesses" / "lib" / "java"
 #: endpoint), compiled beside each one's sources too.
 SHARED = PROTOCOL.parent / "shared"
 _POM = "{http://maven.apache.org/POM/4.0.0}"
+_DIAGNOSTIC = re.compile(r"\[(ERROR|WARNING)\] (file:|/)")
 
 
 def command(name: str, directory: Path, arguments: Sequence[str] = ()) -> str:
@@ -54,6 +57,10 @@ def _sources(directory: Path) -> list[Path]:
     return sorted((directory / "src").rglob("*.java"))
 
 
+def _kotlin_sources(directory: Path) -> list[Path]:
+    return sorted((directory / "src").rglob("*.kt"))
+
+
 def _library() -> list[Path]:
     """The protocol module and the shared helpers."""
     return [PROTOCOL, *sorted(SHARED.glob("*.java"))]
@@ -64,7 +71,8 @@ def _fingerprint(directory: Path) -> str:
     shared helpers."""
     digest = hashlib.sha256()
     named = {**{f"<library>/{p.name}": p for p in _library()},
-             **{str(p.relative_to(directory)): p for p in [directory / "pom.xml", *_sources(directory)]}}
+             **{str(p.relative_to(directory)): p
+                for p in [directory / "pom.xml", *_sources(directory), *_kotlin_sources(directory)]}}
     for name, path in named.items():
         digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -84,6 +92,14 @@ def _build(name: str, directory: Path, target: Path, javac: str, mvn: str) -> No
         if built.is_file() and built.read_text(encoding="utf-8") == fingerprint:
             return
         shutil.rmtree(target / "classes", ignore_errors=True)
+        if _kotlin_sources(directory):
+            # kotlinc is the Kotlin compiler Maven resolves: the pom compiles the harness and the
+            # protocol module into target/classes, warnings as errors. Not quiet: -q would hide the
+            # compilers' warnings, which are what a failed build must show.
+            _step(name, [mvn, "-B", "--no-transfer-progress", "-f", str(directory / "pom.xml"), "compile",
+                         "dependency:build-classpath", f"-Dmdep.outputFile={target / 'classpath.txt'}"])
+            built.write_text(fingerprint, encoding="utf-8")
+            return
         _step(name, [mvn, "-q", "-B", "-f", str(directory / "pom.xml"), "dependency:build-classpath",
                      f"-Dmdep.outputFile={target / 'classpath.txt'}"])
         classpath = (target / "classpath.txt").read_text(encoding="utf-8").strip()
@@ -96,6 +112,10 @@ def _step(name: str, command: list[str]) -> None:
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         lines = (done.stdout + done.stderr).splitlines()
+        # A compiler's own diagnostics under Maven (kotlinc's `[WARNING] file:///...`, javac's
+        # `[ERROR] /...`) first: Maven's log around them is the same for every failure.
+        diagnostics = [line for line in lines if _DIAGNOSTIC.match(line)]
+        lines = diagnostics + [line for line in lines if line not in diagnostics] if diagnostics else lines
         raise pytest.UsageError(
             f"--impl {name}: building the Java harness failed ({shlex.join(command[:2])} ... exit "
             f"{done.returncode}):\n  " + "\n  ".join(lines[:12])

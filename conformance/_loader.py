@@ -28,9 +28,9 @@ NODE_HARNESSES = ("dspy-ts", "ax", "ai", "openai-agents-js", "openai-agents-js+t
                   "anthropic-ts", "llamaindex-ts", "genkit", "adk-ts")
 #: The bundled Go harnesses, by name: each directory is a Go module (`harness.go`, go.mod, go.sum).
 GO_HARNESSES = ("langchaingo", "eino", "genkit-go", "anthropic-go", "adk-go", "adk-go+database")
-#: The bundled Java harnesses, by name: each directory holds its `pom.xml` and its sources, built on
-#: first use (conformance/_java_harness.py).
-JAVA_HARNESSES = ("langchain4j", "spring-ai", "google-adk-java", "google-adk-java+resumable")
+#: The bundled Java harnesses, by name: each directory holds its `pom.xml` and its sources (koog's
+#: are Kotlin), built on first use (conformance/_java_harness.py).
+JAVA_HARNESSES = ("langchain4j", "spring-ai", "google-adk-java", "google-adk-java+resumable", "koog")
 #: The bundled Rust harnesses, by name: each directory is a cargo package (Cargo.toml, Cargo.lock),
 #: built on first use (conformance/_rust_harness.py).
 RUST_HARNESSES = ("rig",)

@@ -22,6 +22,7 @@ from conformance.binding import (
     SignatureSpec,
     Step,
     StepTurn,
+    ToolSpec,
     Turn,
     effective_capabilities,
 )
@@ -57,6 +58,9 @@ class World:
         #: Why each call's step cap did not stop it where it should (a step early, or late: LOOP-3's
         #: defect), or None.
         self.early_stops: list[str | None] = []
+        #: Why each call returned right after a reply whose well-formed tool calls never ran
+        #: (LOOP-1's defect), or None.
+        self.dropped_calls: list[str | None] = []
         #: The exceptions the scenario's tools raised during each call, in call order.
         self.raised_per_run: list[list[str]] = []
         #: Each call's model calls with the turns that answered them, and how many times each
@@ -285,6 +289,8 @@ class World:
         self.early_stops.append(self._asked_late(model, calls, None, left) if cap is None else (
             _attribution.stopped_early(outcome, served, cap, ran)
             or self._asked_late(model, calls, cap)))
+        self.dropped_calls.append(_attribution.dropped_tool_calls(
+            outcome, served, self.runnable_tools, cap if left is None else left, ran))
         self.raised_per_run.append(
             [kind for name, t in self.tools.items() for kind in t.raised[raised.get(name, 0):]])
         self.served_per_run.append((served, ran))
@@ -295,6 +301,11 @@ class World:
         if check:
             self.check_script(outcome)
         return outcome
+
+    @property
+    def runnable_tools(self) -> dict[str, ToolSpec]:
+        """The scenario's tools a call runs without a pause for a person, by name."""
+        return {name: t.spec for name, t in self.tools.items() if not t.spec.interruptible}
 
     @staticmethod
     def _asked_late(model: ScriptedModel, calls: int, cap: int | None,
@@ -393,9 +404,18 @@ class World:
 
     def blocked_if_stopped_early(self) -> None:
         """A count that the latest call got wrong because its step cap stopped it a step early, or
-        did not stop it after the cap, is LOOP-3's failure: the scenario is blocked by LOOP-3."""
+        did not stop it after the cap, is LOOP-3's failure: the scenario is blocked by LOOP-3. A
+        call that returned before its cap, right after a reply whose tool calls never ran, stopped
+        for LOOP-1's defect first: the scenario is blocked by LOOP-1."""
+        self.blocked_if_tool_calls_dropped()
         early = self.early_stops[-1] if self.early_stops else None
         self.blocked_unless(early is None, _attribution.STEP_CAP, early or "")
+
+    def blocked_if_tool_calls_dropped(self) -> None:
+        """A latest call that returned right after a reply whose well-formed tool calls never ran
+        dropped the calls the model chose: LOOP-1's failure, so the scenario is blocked by LOOP-1."""
+        dropped = self.dropped_calls[-1] if self.dropped_calls else None
+        self.blocked_unless(dropped is None, _attribution.CHOSEN_TOOL, dropped or "")
 
     def blocked_if_not_paused(self, outcome: Outcome) -> None:
         """A latest call that ran a scripted step calling an interruptible tool, did not pause, and
@@ -409,6 +429,17 @@ class World:
         self.blocked_unless(not called, _attribution.APPROVAL_PAUSE, (
             f"the call of the interruptible tool {called[0]!r} did not pause the run: the model was asked "
             f"again, past the script" if called else ""))
+
+    def blocked_if_concurrent_run_dropped_calls(self, index: int) -> None:
+        """`blocked_if_tool_calls_dropped` for concurrent run `index` (its tools' runs are not told
+        apart from the other runs', so its trajectory tells whether the calls ran)."""
+        _, model, _, result = self.concurrent[index]
+        if isinstance(result, Outcome) and index < len(self.concurrent_caps):
+            dropped = _attribution.dropped_tool_calls(
+                result, list(zip(model.calls, model.answers, strict=True)), self.runnable_tools,
+                self.concurrent_caps[index])
+            self.blocked_unless(dropped is None, _attribution.CHOSEN_TOOL,
+                                f"concurrent run {index}: {dropped}")
 
     def blocked_if_concurrent_run_stopped_early(self, index: int) -> None:
         """`blocked_if_stopped_early` for concurrent run `index` (its tools' runs are not told apart

@@ -7,16 +7,21 @@ Feature: The tool loop
     And the tool "add" that adds the integers "a" and "b"
     And the tool "search" that returns "Paris is the capital of France."
 
+  # Step 2 writes text beside its call, as TRJ-1's script does: a call after a tool result runs too
+  # (a loop that takes that text for a final answer drops the call).
   @req:LOOP-1
   Scenario: The chosen tool runs with exactly the chosen args and its result becomes an observation
     Given the model replies
-      | turn    | thought        | tool   | args                   |
-      | step    | I will add     | add    | {"a": 1234, "b": 4321} |
-      | final | I have the sum | | {"answer": "5555"}     |
-    When the agent is called with {"question": "What is 1234 + 4321?"}
+      | turn    | thought        | tool   | args                           |
+      | step    | I will add     | add    | {"a": 1234, "b": 4321}         |
+      | step    | Now look it up | search | {"query": "capital of France"} |
+      | final | I have the sum | | {"answer": "5555"}             |
+    When the agent is called with {"question": "What is 1234 + 4321, and the capital of France?"}
     Then the tool "add" ran exactly once, with {"a": 1234, "b": 4321}
     And step 1 of the trajectory called "add" with {"a": 1234, "b": 4321} and observed "5555"
     And step call 2 shows "5555"
+    And the tool "search" ran exactly once, with {"query": "capital of France"}
+    And step call 3 shows "Paris is the capital of France."
 
   @req:LOOP-1
   Scenario: A tool's structured result is the observation the model sees next

@@ -30,9 +30,9 @@ def _setup(site: Site, report: SiteReport) -> str:
     """What to install, in a clone of the suite, before the Reproduce commands run: a Python
     library's own extra (named after the library, as every bundled one is), the suite alone for a
     Node.js harness (which installs its locked packages on its first run), with a JDK and Maven for
-    a Java harness (built on its first run), with Rust's cargo for a Rust harness (built on its first
-    run), with Ruby and the library for a Ruby harness, and for the baseline; nothing for a library the data
-    file does not know."""
+    a Java or Kotlin harness (built on its first run), with Rust's cargo for a Rust harness (built
+    on its first run), with Ruby and the library for a Ruby harness, and for the baseline; nothing
+    for a library the data file does not know."""
     info = site.library(report.binding.name)
     if site.is_baseline(report):
         command = "<code>pip install -e .</code>"
@@ -42,7 +42,7 @@ def _setup(site: Site, report: SiteReport) -> str:
     elif info.language == "Go":
         command = ("<code>pip install -e .</code> and Go 1.24 or later (the harness builds with "
                    "<code>go build</code> from its pinned go.mod on its first run)")
-    elif info.language == "Java":
+    elif info.language in ("Java", "Kotlin"):
         command = ("<code>pip install -e .</code>, a JDK 17 and Maven (the harness resolves its pinned "
                    "artifacts and compiles on its first run)")
     elif info.language == "Ruby":

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 
 from pydantic import JsonValue
 from pytest_bdd import parsers, then
@@ -126,19 +125,22 @@ def model_never_called(world: World) -> None:
         f"the model should not have been called; it got {len(world.model.calls)} call(s)"
     )
 
-def _blocked_if_asked_late(world: World, got: int, expected: int, runs: Sequence[str | None],
-                           what: str) -> None:
-    """A step count of the runs `runs` (their step-cap defects, `World.early_stops`) that is wrong
-    because a cap asked the model a step late (Genkit's `maxTurns`) is LOOP-3's failure: the
-    scenario is blocked by LOOP-3 (LOOP-3's own fails, saying why)."""
-    cause = _attribution.late_step_count(got, expected, runs, world.max_steps)
+def _blocked_if_asked_late(world: World, got: int, expected: int, runs: slice, what: str) -> None:
+    """A step count of the runs `runs` (a slice of `World.early_stops`) that is wrong because a cap
+    asked the model a step late (Genkit's `maxTurns`) is LOOP-3's failure: the scenario is blocked
+    by LOOP-3 (LOOP-3's own fails, saying why). One too low because a run returned right after a
+    reply whose tool calls never ran (`World.dropped_calls`) is LOOP-1's, blocked by LOOP-1."""
+    dropped = next((d for d in world.dropped_calls[runs] if d), None) if got < expected else None
+    world.blocked_unless(dropped is None, _attribution.CHOSEN_TOOL, f"{dropped} ({what})")
+    runs_early = world.early_stops[runs]
+    cause = _attribution.late_step_count(got, expected, runs_early, world.max_steps)
     world.blocked_unless(cause is None, _attribution.STEP_CAP, f"{cause} ({what})")
 
 @then(parsers.re(r"the model received (?P<steps>\d+) step calls? and (?P<extracts>\d+) extraction calls?$"))
 def model_received(world: World, steps: str, extracts: str) -> None:
     got = (world.model.count("step"), world.model.count("extract"))
     if got[1] == int(extracts):
-        _blocked_if_asked_late(world, got[0], int(steps), world.early_stops,
+        _blocked_if_asked_late(world, got[0], int(steps), slice(None),
                                f"expected {steps} step call(s); the model received {got[0]}")
     assert got == (int(steps), int(extracts)), (
         f"expected {steps} step and {extracts} extraction call(s); got {got[0]} and {got[1]}"
@@ -153,7 +155,7 @@ def model_received_extractions(world: World, extracts: str) -> None:
 def model_received_steps(world: World, steps: str) -> None:
     got = world.model.count("step")
     what = f"expected exactly {steps} step call(s); the model received {got}"
-    _blocked_if_asked_late(world, got, int(steps), world.early_stops, what)
+    _blocked_if_asked_late(world, got, int(steps), slice(None), what)
     if got != int(steps):
         world.blocked_if_ended_on_unread_reply()
     assert got == int(steps), what
@@ -163,7 +165,7 @@ def call_made_steps(world: World, number: str, steps: str) -> None:
     calls = world.calls_per_run[int(number) - 1]
     got = sum(1 for c in calls if c.kind == "step")
     what = f"call {number} should have made {steps} step call(s); it made {got}"
-    _blocked_if_asked_late(world, got, int(steps), world.early_stops[int(number) - 1:int(number)], what)
+    _blocked_if_asked_late(world, got, int(steps), slice(int(number) - 1, int(number)), what)
     if got != int(steps):
         world.blocked_if_ended_on_unread_reply(int(number) - 1)
     assert got == int(steps), what

@@ -207,6 +207,8 @@ def call_fails_naming_only(world: World, name: str, other: str) -> None:
 ))
 def raised_max_iterations(world: World, pattern: str | None) -> None:
     error = world.last.error
+    if error is None:
+        world.blocked_if_tool_calls_dropped()
     assert error is not None, "the call returned a prediction; it should have raised MaxIterationsError"
     assert error.kind == "max-iterations", (
         f"the call raised {error.type}: {error.message}, not MaxIterationsError"

@@ -30,6 +30,8 @@ def cap_reported(world: World, count: int) -> None:
             f"{iterations!r} (fields: {sorted(outcome.error.fields)})"
         )
         return
+    if outcome.stop_reason != "max_steps":
+        world.blocked_if_tool_calls_dropped()
     assert outcome.stop_reason == "max_steps", (
         f"a run the step cap stopped should report stop reason 'max_steps'; got {outcome.stop_reason!r}"
     )

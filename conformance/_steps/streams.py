@@ -127,6 +127,7 @@ def concurrent_answers(world: World) -> None:
             world.blocked_if_concurrent_run_stopped_early(index)
         assert result.error is None, (
             f"concurrent run {index} raised {result.error.type}: {result.error.message}")
+        world.blocked_if_concurrent_run_dropped_calls(index)
         own_answer(index, answer, result)
 
 

@@ -28,6 +28,7 @@ from conformance.binding import (
     ParamSpec,
     Step,
     StepTurn,
+    ToolCall,
     ToolSpec,
     Turn,
 )
@@ -393,3 +394,101 @@ def test_a_run_past_the_script_after_an_interruptible_call_that_did_not_pause_is
     paused = Outcome(error=ErrorInfo(type="Pause", message="", kind="human-in-the-loop"))
     with pytest.raises(AssertionError, match=r"^unexpected model call"):
         _unpaused("TRJ-2", True, paused).check_script(paused)
+
+
+# -- LOOP-1: a reply's well-formed tool calls dropped as the run returns ---------------------------
+
+FINISHED = Outcome(stop_reason="finish", trajectory=[Step(tool_name="add", observation="2")])
+ADD = ToolSpec(name="add", description="adds", parameters=(ParamSpec(name="a", type="int"),
+                                                          ParamSpec(name="b", type="int")))
+RUNNABLE = {"add": ADD, "search": ToolSpec(name="search", description="looks up",
+                                           parameters=(ParamSpec(name="query"),))}
+#: A second step with text beside its call, after which the run returned (Koog's singleRunStrategy).
+SEARCH = _step("search", query="capital of France")
+
+
+def test_a_run_that_returned_right_after_a_reply_whose_calls_never_ran_is_loop_1s() -> None:
+    dropped = a.dropped_tool_calls(FINISHED, _served(_step(), SEARCH), RUNNABLE, 10, {"add": 1})
+    assert dropped is not None and dropped.startswith(
+        'the run returned right after step call 2, whose reply called search {"query": "capital of '
+        'France"} with well-formed args, and those calls never ran')
+    # Concurrent runs' tool runs are not told apart: the trajectory, one observation, tells.
+    assert a.dropped_tool_calls(FINISHED, _served(_step(), SEARCH), RUNNABLE, 10) == dropped
+    # A library that reports no stop reason is told alike.
+    assert a.dropped_tool_calls(Outcome(), _served(SEARCH), RUNNABLE, None, {}) is not None
+
+
+def test_calls_that_ran_a_final_answer_or_an_extraction_last_are_no_dropped_calls() -> None:
+    ran_both = {"add": 1, "search": 1}
+    assert a.dropped_tool_calls(FINISHED, _served(_step(), SEARCH), RUNNABLE, 10, ran_both) is None
+    observed = [*FINISHED.trajectory, Step(tool_name="search", observation="P")]
+    both = FINISHED.model_copy(update={"trajectory": observed})
+    assert a.dropped_tool_calls(both, _served(_step(), SEARCH), RUNNABLE, 10) is None
+    final = FinalTurn(outputs={"answer": "2"})
+    assert a.dropped_tool_calls(FINISHED, _served(_step(), final), RUNNABLE, 10, {"add": 1}) is None
+    assert a.dropped_tool_calls(FINISHED, _served(_step(), SEARCH, ExtractTurn(outputs={"answer": "x"})),
+                                RUNNABLE, 10, {"add": 1}) is None
+    assert a.dropped_tool_calls(FINISHED, [], RUNNABLE, 10, {}) is None
+
+
+def test_malformed_calls_an_unknown_tool_a_pause_a_cap_or_an_error_are_other_requirements() -> None:
+    served = _served(_step(), SEARCH)
+    # Malformed on purpose: args that are not JSON (ARGS-3), JSON but no object (ARGS-2), a step
+    # reply without its args (STEP-4); ADK's Gemini seams end the run on such calls.
+    for malformed in (SEARCH.model_copy(update={"raw_tool_args": '{"query": "capital'}),
+                      SEARCH.model_copy(update={"tool_args": ["capital of France"]}),
+                      SEARCH.model_copy(update={"without_tool_args": True})):
+        assert a.dropped_tool_calls(FINISHED, _served(_step(), malformed), RUNNABLE, 10, {"add": 1}) is None
+    # One malformed call among parallel ones is enough to leave the reply to ARGS-2/3.
+    parallel = SEARCH.model_copy(update={"parallel": (ToolCall(tool_name="add", raw_tool_args="{"),)})
+    assert a.dropped_tool_calls(FINISHED, _served(_step(), parallel), RUNNABLE, 10, {"add": 1}) is None
+    # Args that break the schema (ARGS-4: a wrong type, a missing or an undeclared field), or of
+    # extreme size (ARGS-5: LangChain's create_agent ends the run on an invalid_tool_call).
+    for broken in ({"query": 5}, {}, {"query": "q", "page": 2}, {"query": "x" * 10_001}):
+        call = SEARCH.model_copy(update={"tool_args": broken})
+        assert a.dropped_tool_calls(FINISHED, _served(_step(), call), RUNNABLE, 10, {"add": 1}) is None
+    assert not a.well_formed(_step(a=True, b=1), ADD)  # a bool is no int
+    assert a.well_formed(_step(a=1, b=2), ADD)
+    # An unknown tool name (LOOP-5), or a tool that pauses for approval (HITL-3): not runnable.
+    assert a.dropped_tool_calls(FINISHED, served, {"add": ADD}, 10, {"add": 1}) is None
+    # A cap stop (LOOP-3): reported as such, or at the cap's step whatever the stop reason says.
+    assert a.dropped_tool_calls(CAPPED, served, RUNNABLE, 10, {"add": 1}) is None
+    assert a.dropped_tool_calls(FINISHED, served, RUNNABLE, 1, {"add": 1}) is None  # past the cap
+    # On the cap's last step the calls still run: a run that says it finished dropped them, one that
+    # says nothing may have stopped silently at the cap.
+    assert a.dropped_tool_calls(FINISHED, served, RUNNABLE, 2, {"add": 1}) is not None
+    assert a.dropped_tool_calls(Outcome(), served, RUNNABLE, 2, {"add": 1}) is None
+    # A library's own stop (repeated errors), or a run that ended with an error.
+    own_stop = FINISHED.model_copy(update={"stop_reason": "repeated_tool_errors"})
+    assert a.dropped_tool_calls(own_stop, served, RUNNABLE, 10, {"add": 1}) is None
+    raised = Outcome(error=ErrorInfo(type="ValueError", message="bad call", kind="other"))
+    assert a.dropped_tool_calls(raised, served, RUNNABLE, 10, {"add": 1}) is None
+
+
+def _dropped(own: str, cause: str | None) -> World:
+    """A world whose one call returned with one scripted turn unused, `cause` its dropped calls."""
+    world = World(ReferenceBinding(), 5.0, own)
+    world.model = world.new_model([FinalTurn(outputs={"answer": "Paris"})])
+    world.outcomes.append(FINISHED)
+    world.early_stops.append(None)
+    world.dropped_calls.append(cause)
+    world.calls_per_run.append([LMCall(kind="step", adapter="chat", messages=[])] * 2)
+    return world
+
+
+DROPPED = a.dropped_tool_calls(FINISHED, _served(_step(), SEARCH), RUNNABLE, 10, {"add": 1})
+
+
+def test_a_script_cut_short_or_a_step_count_short_by_dropped_calls_is_blocked_by_loop_1() -> None:
+    with pytest.raises(_guard.Blocked, match=r"blocked by LOOP-1: the run returned right after step call 2"):
+        _dropped("TRJ-1", DROPPED).check_script(FINISHED)
+    with pytest.raises(_guard.Blocked, match=r"blocked by LOOP-1: .*\(call 1 should have made 3 step call"):
+        call_made_steps(_dropped("EXH-6", DROPPED), "1", "3")
+    with pytest.raises(_guard.Blocked, match=r"blocked by LOOP-1"):
+        _dropped("EXH-1", DROPPED).blocked_if_stopped_early()
+    # LOOP-1's own scenario fails, saying why; without the cause the script check fails as it is.
+    with pytest.raises(AssertionError, match=r"^the run returned right after step call 2"):
+        _dropped("LOOP-1", DROPPED).check_script(FINISHED)
+    with pytest.raises(AssertionError, match=r"^the implementation made fewer model calls"):
+        _dropped("TRJ-1", None).check_script(FINISHED)
+    call_made_steps(_dropped("EXH-6", DROPPED), "1", "2")  # the count is right: nothing to tell

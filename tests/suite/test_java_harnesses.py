@@ -122,3 +122,27 @@ def test_a_java_harness_compiles_with_every_lint_an_error(name: str, tmp_path: P
     built = subprocess.run(["javac", "-Xlint:all,-path", "-Werror", "-parameters", "-cp", classpath, "-d",
                             str(tmp_path), *map(str, sources)], capture_output=True, text=True, timeout=600)
     assert built.returncode == 0, built.stderr
+
+
+def _copy_kotlin(tmp_path: Path) -> Path:
+    """The koog harness (Kotlin), without its build, beside the protocol module its pom compiles
+    from ../lib/java."""
+    harnesses = tmp_path / "harnesses"
+    shutil.copytree(_loader.HARNESS_DIR / "koog", harnesses / "koog", ignore=shutil.ignore_patterns("target"))
+    shutil.copytree(_loader.HARNESS_DIR / "lib" / "java", harnesses / "lib" / "java")
+    return harnesses / "koog"
+
+
+def test_a_kotlin_harness_is_built_by_maven_and_a_kotlinc_warning_fails_its_build(tmp_path: Path) -> None:
+    directory = _copy_kotlin(tmp_path)
+    command = _java_harness.command("koog", directory)
+    assert (directory / "target" / "classes" / "koogharness" / "Harness.class").is_file()
+    assert (directory / "target" / "classes" / "reactconformance" / "Protocol.class").is_file()
+    assert command.endswith(" koogharness.HarnessKt")
+    (directory / "src" / "koogharness" / "Warned.kt").write_text(
+        "package koogharness\n\nfun warned(x: String): Int = x!!.length\n", encoding="utf-8")
+    with pytest.raises(pytest.UsageError) as raised:
+        _java_harness.command("koog", directory)  # its sources changed: built again, and refused
+    message = str(raised.value)
+    assert "building the Java harness failed" in message
+    assert "Warned.kt:3:31 Unnecessary non-null assertion" in message, message

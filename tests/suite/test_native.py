@@ -122,8 +122,9 @@ def test_an_auxiliary_call_is_logged_and_reported_without_a_scripted_turn(run_su
     assert run.report["binding"]["auxiliary_calls"] == {
         "observation": "the loop may rewrite each tool result with a model call"}
     made = {s["name"]: s["auxiliary_calls"] for s in run.report["scenarios"] if s["verdict"] == "passed"}
+    # One per tool result: that scenario runs add, then search.
     assert made["The chosen tool runs with exactly the chosen args and its result becomes an "
-                "observation"] == {"observation": 1}, made
+                "observation"] == {"observation": 2}, made
 
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])

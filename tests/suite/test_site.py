@@ -330,8 +330,8 @@ def test_the_glossary_and_the_libraries_are_explained(tmp_path: Path, features: 
     lines = meta()
     for name, info in lines.libraries.items():  # every bundled library and variant is introduced
         assert info.what or info.turns_on, name
-        assert lines.library(name).language in ("Python", "TypeScript", "Go", "Java", "Rust", "Ruby",
-                                                "Elixir"), name
+        assert lines.library(name).language in ("Python", "TypeScript", "Go", "Java", "Kotlin", "Rust",
+                                                "Ruby", "Elixir"), name
     for name in ("ax", "ai", "dspy-ts", "langgraph-js", "mastra", "openai-agents-js", "mastra+retries",
                  "openai-runtools", "strands-ts", "anthropic-ts", "llamaindex-ts", "genkit", "adk-ts"):
         assert lines.library(name).language == "TypeScript", name  # their packages' sources are .ts
