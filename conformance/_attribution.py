@@ -26,7 +26,7 @@ from pytest_bdd.exceptions import StepDefinitionNotFoundError
 from conformance import _guard, _report
 from conformance._features import Requirement, catalogue
 from conformance._report import ScenarioResult, Verdict
-from conformance._values import json_equal
+from conformance._values import json_equal, of_declared_type
 from conformance.binding import FaultTurn, FinalTurn, LMCall, Outcome, StepTurn, ToolCall, ToolSpec, Turn
 
 #: The preconditions scenarios read, each with the requirement that judges it (its owner).
@@ -214,12 +214,6 @@ def dropped_tool_calls(outcome: Outcome, served: Sequence[tuple[LMCall, Turn | N
 #: thousands of levels deep.
 ORDINARY_ARGS = 10_000
 
-#: The JSON values each declared parameter type takes (a bool is no int, nor a float).
-_PARAM_VALUES: dict[str, tuple[type, ...]] = {
-    "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,), "list": (list,),
-    "dict": (dict,)}
-
-
 def well_formed(call: ToolCall, spec: ToolSpec) -> bool:
     """Whether `call` is one its tool must run: a JSON object written as JSON, of ordinary size,
     holding exactly the tool's parameters, each of its declared type."""
@@ -228,9 +222,7 @@ def well_formed(call: ToolCall, spec: ToolSpec) -> bool:
         return False
     declared = {p.name: p.type for p in spec.parameters}
     return set(args) == set(declared) and all(
-        isinstance(args[name], _PARAM_VALUES[kind])
-        and not (kind in ("int", "float") and isinstance(args[name], bool))
-        for name, kind in declared.items())
+        of_declared_type(args[name], kind) for name, kind in declared.items())
 
 
 #: How `asked_late` begins the defect of a call whose own cap did not stop it (not a resumed run's,

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["canonical", "json_equal", "json_key", "loads_deep"]
+__all__ = ["canonical", "json_equal", "json_key", "loads_deep", "of_declared_type"]
 
 
 def json_key(value: Any) -> Any:
@@ -111,3 +111,15 @@ def _binary64(number: int | float) -> float | int:
         return float(number)
     except OverflowError:  # an integer beyond every binary64 value: only itself is equal to it
         return number
+
+
+#: The JSON values each declared parameter type (`binding.FieldType`) takes.
+_DECLARED: dict[str, tuple[type, ...]] = {
+    "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,), "list": (list,),
+    "dict": (dict,),
+}
+
+
+def of_declared_type(value: Any, kind: str) -> bool:
+    """Whether the JSON `value` is of the declared parameter type `kind` (a boolean is no number)."""
+    return isinstance(value, _DECLARED[kind]) and not (isinstance(value, bool) and kind in ("int", "float"))

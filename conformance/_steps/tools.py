@@ -7,7 +7,7 @@ from typing import Any
 from pytest_bdd import parsers, then
 
 from conformance._steps import parse_json
-from conformance._values import json_equal, json_key
+from conformance._values import json_equal, json_key, of_declared_type
 from conformance._world import World
 from conformance.binding import ToolSpec
 
@@ -64,12 +64,6 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-_TYPES: dict[str, tuple[type, ...]] = {
-    "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,), "list": (list,),
-    "dict": (dict,),
-}
-
-
 def schema_problems(spec: ToolSpec, sent: dict[str, Any], got: dict[str, Any]) -> list[str]:
     """How the args a tool received (`got`) break its declared schema, or were not converted
     losslessly from the args the model sent: empty when each declared argument is there, of its
@@ -80,8 +74,7 @@ def schema_problems(spec: ToolSpec, sent: dict[str, Any], got: dict[str, Any]) -
             problems.append(f"{param.name!r} is missing")
             continue
         value = got[param.name]
-        if not isinstance(value, _TYPES[param.type]) or (
-                isinstance(value, bool) and param.type in ("int", "float")):
+        if not of_declared_type(value, param.type):
             problems.append(f"{param.name!r} is {value!r}, not of the declared type {param.type}")
         elif param.name not in sent:
             problems.append(f"{param.name!r} was not sent, and the tool got {value!r}")
