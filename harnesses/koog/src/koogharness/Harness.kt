@@ -171,7 +171,7 @@ class Harness : Protocol.Handlers {
     }
 
     companion object {
-        private val CLAIMED = listOf("max-steps-error", "parallel-tool-calls", "async", "lm-retry", "http")
+        private val CLAIMED = listOf("max-steps-error", "parallel-tool-calls", "async", "http")
 
         private val NOT_CLAIMED = Protocol.`object`(
             "signature", "AIAgent is a native tool-calling loop: no signature, adapters or extraction call",
@@ -190,7 +190,10 @@ class Harness : Protocol.Handlers {
             "durable-approvals", "no approval hook",
             "ask-user", "no built-in tool to ask the user in AIAgent's defaults",
             "streaming", "singleRunStrategy asks the model with nodeLLMRequest (requestLLM), never streaming; "
-                + "requestLLMStreaming is for strategies of one's own")
+                + "requestLLMStreaming is for strategies of one's own",
+            "lm-retry", "OpenAILLMClient sends each request once (AbstractOpenAILLMClient.execute): a 429, a 5xx, a "
+                + "timeout or a reset connection ends AIAgent.run as LLMClientException; retries are the opt-in "
+                + "decorator RetryingLLMClient, which AIAgent's defaults do not use")
 
         private val PARITY = Protocol.`object`(
             "stop_reason", "derived: finish on every reply AIAgent.run returns, as singleRunStrategy reaches its finish "
@@ -230,11 +233,7 @@ class Harness : Protocol.Handlers {
                 + "constructor (Message.kt) serialises the parsed args again, recursively, while "
                 + "AbstractOpenAILLMClient.toolCallPartsOrNull reads the reply",
             "ARGS-6", "an argument the tool does not declare is dropped without a word: ToolFromCallable.decodeArgs "
-                + "reads only the callable's own parameters from the args object",
-            "NET-1", "OpenAILLMClient sends each request once: a 429, a 5xx, a timeout or a reset connection leaves "
-                + "AIAgent.run as LLMClientException (AbstractOpenAILLMClient.execute); retries are the opt-in "
-                + "decorator RetryingLLMClient, which AIAgent's defaults do not use (a direct run: a 429, then the "
-                + "run raised after one model call)")
+                + "reads only the callable's own parameters from the args object")
 
         private const val SCRIPTED_URL = "http://scripted.invalid"
 
