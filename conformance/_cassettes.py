@@ -16,7 +16,7 @@ import base64
 import json
 import re
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -216,13 +216,15 @@ def _detectors() -> tuple[RegexBasedDetector, ...]:
                  if issubclass(plugin, RegexBasedDetector) and plugin is not IPPublicDetector)
 
 
+@contextmanager
 def use_cassette(path: Path, record_mode: Literal["all", "none", "once"],
-                 cassette_class: type[Cassette] | None = None) -> AbstractContextManager[Any]:
+                 cassette_class: type[Cassette] | None = None) -> Iterator[Any]:
     """A vcrpy cassette at `path` with the profile's matching and scrubbing (any client, any host)."""
     import vcr
     from vcr.cassette import Cassette
 
     keeper = Keeper(scrub)
+    refusals: list[str] = []
     config = vcr.VCR(
         serializer="yaml", record_mode=record_mode, match_on=MATCH_ON,
         before_record_request=lambda request: keep_request(request, keeper),
@@ -231,8 +233,14 @@ def use_cassette(path: Path, record_mode: Literal["all", "none", "once"],
         # Re-recording drops stale interactions; replaying must never write (vcrpy would rewrite
         # the cassette with only the interactions a failed replay used).
         drop_unused_requests=record_mode == "all",
-    ).get_merged_config(path=str(path), persister=_scanning_persister())
-    return (cassette_class or Cassette).use(**config)  # type: ignore[no-any-return]
+    ).get_merged_config(path=str(path), persister=_scanning_persister(refusals))
+    with (cassette_class or Cassette).use(**config) as cassette:
+        yield cassette
+    # Raised only once vcrpy has let go of the HTTP clients: its context saves before it unpatches,
+    # so a save that raised left every later httpx request of the process going through this
+    # cassette's patch, until the garbage collector undid it, in whatever cassette was open then.
+    if refusals:
+        raise AssertionError(refusals[0])
 
 
 class ReplayCassette(Protocol):
@@ -309,11 +317,11 @@ def _json_body(request: Request) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
-@cache
-def _scanning_persister() -> type[Any]:
+def _scanning_persister(refusals: list[str]) -> type[Any]:
     """vcrpy's file persister, but a cassette is scanned before it is written, and one that holds a
-    credential recording could not scrub is not written at all: deleting it afterwards would leave
-    the credential on disk for a moment, and for good if the run died first."""
+    credential recording could not scrub is not written at all (deleting it afterwards would leave
+    the credential on disk for a moment, and for good if the run died first): why is appended to
+    `refusals`, for `use_cassette` to raise."""
     from vcr.persisters.filesystem import FilesystemPersister
     from vcr.serialize import serialize
 
@@ -324,11 +332,12 @@ def _scanning_persister() -> type[Any]:
             found = [f"{path.name}:{line}: {what}"
                      for line, what in _findings(serialize(cassette_dict, serializer))]
             if found:
-                raise AssertionError(
+                refusals.append(
                     # binding/feature/scenario only: a report must not carry this machine's paths
                     f"the recorded cassette {Path(*path.parts[-3:])} holds a credential that recording "
                     f"could not scrub, so it was not written: {found}. Keep the credential out of the "
                     "request (a header, the URL or a body), and record again.")
+                return
             FilesystemPersister.save_cassette(path, cassette_dict, serializer)
 
     return _ScanningPersister

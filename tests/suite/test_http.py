@@ -242,11 +242,16 @@ def test_a_recorded_cassette_that_holds_a_credential_never_reaches_the_disk(
     cassette = tmp_path / "mine" / "http" / "scenario.yaml"
     opened: list[str] = []
     _watch_writes(cassette, opened)
+    unpatched = httpx.HTTPTransport.handle_request
     profile = _http.HttpProfile("record", cassette)
     _post(profile, ScriptedModel([ExtractTurn(outputs={"answer": "5"})]), {"messages": [
         {"role": "system", "content": "Reply with a single JSON object. canary-123456"}]})
     with pytest.raises(AssertionError, match="holds a credential") as info:
         profile.close()
+    # vcrpy unpatches only after a save that returned: a refusal raised from the save once left
+    # httpx patched, and the garbage collector later unpatched it in the middle of another
+    # scenario's recording, which then wrote no cassette.
+    assert httpx.HTTPTransport.handle_request is unpatched, "the refused cassette still patches httpx"
     assert "a canary" in str(info.value)
     assert opened == [], "the cassette holding a credential was written to disk"
     assert not cassette.exists()
