@@ -28,10 +28,29 @@ OUTSIDE_CI = {name: "run outside CI: the library's registry is not reachable her
               for name in ("dspy-rb", "dspy-ex", "dspy-ex+chat-adapter")}
 
 
-def _verdicts(report: dict[str, object]) -> dict[str, str]:
+#: Requirements a bundled library meets or fails, row by row, by the state of its runtime rather than
+#: by its code, each with what was seen: a row of one may pass in one run and be the known failure in
+#: another, so a fresh run's rows of it are compared with the committed report's as "passed or the
+#: known failure". The requirement's own verdict is still compared exactly, and must be the known
+#: failure (test_a_run_dependent_requirement_is_a_known_failure_in_its_committed_report).
+RUN_DEPENDENT: dict[str, dict[str, str]] = {
+    name: {"ARGS-5": "how deep Jackson's recursion gets in the JVM's default 1 MB thread stack depends "
+                     "on how much of it the JIT has compiled by then: in CI a 5000-deep row passed "
+                     "that failed in every run on a quiet machine (every row passed with a 3 MB stack; "
+                     "the 100000-deep object failed in every run)"}
+    for name in ("google-adk-java", "google-adk-java+resumable")
+}
+#: What a row of a run-dependent requirement is compared as, when it passed or was the known failure.
+_PASSED_OR_KNOWN = "passed or known-failure"
+
+
+def _verdicts(report: dict[str, object], name: str = "") -> dict[str, str]:
+    """Each scenario's verdict, a row of a requirement RUN_DEPENDENT lists for `name` folded."""
     scenarios = report["scenarios"]
     assert isinstance(scenarios, list)
-    return {s["id"]: s["verdict"] for s in scenarios}
+    varies = RUN_DEPENDENT.get(name, {})
+    return {s["id"]: _PASSED_OR_KNOWN if s["requirement"] in varies and s["verdict"] in
+            ("passed", "known-failure") else s["verdict"] for s in scenarios}
 
 
 def _messages(report: dict[str, object]) -> dict[str, str]:
@@ -71,7 +90,7 @@ def test_the_committed_report_matches_a_fresh_run_in_the_peer_s_own_environment(
     assert fresh.report["requirements"] == committed["requirements"], (
         f"verdicts changed: rerun `nox -s peer-{_library(name)}` and commit docs/conformance/ if the "
         "change is right")
-    assert _verdicts(fresh.report) == _verdicts(committed)
+    assert _verdicts(fresh.report, name) == _verdicts(committed, name)
     assert _messages(fresh.report) == _messages(committed), (
         f"messages changed: rerun `nox -s peer-{_library(name)}` and commit docs/conformance/ if the "
         "change is right")
@@ -95,6 +114,18 @@ def test_the_reports_made_outside_ci_are_listed_and_say_so_instead_of_being_comp
         assert report.binding.name == name and report.complete
         assert "errored" not in {s.verdict for s in report.scenarios}
         assert f"**{OUTSIDE_CI[name]}**." in (DOCS / f"{name}.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", sorted(RUN_DEPENDENT))
+def test_a_run_dependent_requirement_is_a_known_failure_in_its_committed_report(name: str) -> None:
+    # Folding "passed" with "known-failure" must never hide a requirement that passes: each one listed
+    # is the binding's declared known failure, whose reason says that its rows vary between runs.
+    report = Report.model_validate_json((DOCS / f"{name}.json").read_text(encoding="utf-8"))
+    for requirement in RUN_DEPENDENT[name]:
+        assert report.requirements[requirement] == "known-failure", (name, requirement)
+        assert "depends on the JVM's state" in report.reasons[requirement], report.reasons[requirement]
+        rows = {s.verdict for s in report.scenarios if s.requirement == requirement}
+        assert "known-failure" in rows, (name, requirement, rows)
 
 
 @pytest.mark.parametrize("path", sorted(DOCS.glob("*.json")), ids=lambda p: p.stem)

@@ -132,7 +132,11 @@ public final class Harness implements Protocol.Handlers {
                     + "with Jackson (ObjectMapper.convertValue, FunctionTool's argument resolution), which recurses "
                     + "once per level, and RxJava rethrows the fatal error (Exceptions.throwIfFatal) instead of "
                     + "delivering it to the run's subscriber (a direct run with a 5000-deep object: one model call, "
-                    + "then StackOverflowError, the tool never ran)",
+                    + "then StackOverflowError, the tool never ran). Which 5000-deep rows fail depends on the "
+                    + "JVM's state: how deep the default 1 MB thread stack lets Jackson recurse depends on how "
+                    + "much of it the JIT has compiled, so a row that failed in every run on a quiet machine "
+                    + "passed once on a loaded one (with a 3 MB stack every 5000-deep row passed; the "
+                    + "100000-deep object failed in every run)",
             "ARGS-6", "an argument the tool does not declare is dropped without a word: FunctionTool builds the "
                     + "method's arguments from its own parameters only (a direct run: transfer ran with amount and "
                     + "recipient, 'memo' gone)",
