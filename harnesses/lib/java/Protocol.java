@@ -16,11 +16,13 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Deque;
+import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -31,6 +33,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import java.util.jar.Attributes;
+import java.util.jar.Manifest;
 
 /**
  * {@link #serve} reads the suite's commands from stdin and writes the replies on the protocol
@@ -311,12 +315,14 @@ public final class Protocol {
     }
 
     /** The version of the Maven artifact {@code groupId:artifactId} on the class path (its jar's
-     *  pom.properties), or "not installed": for the welcome's `dependencies`. */
+     *  pom.properties, or, for a jar built without one, the Implementation-Version of the manifest
+     *  whose Implementation-Title is the artifact), or "not installed": for the welcome's
+     *  `dependencies`. */
     public static String installedVersion(String groupId, String artifactId) {
         String path = "META-INF/maven/" + groupId + "/" + artifactId + "/pom.properties";
         try (InputStream in = Protocol.class.getClassLoader().getResourceAsStream(path)) {
             if (in == null) {
-                return "not installed"; // as a Python binding's report says it
+                return manifestVersion(artifactId);
             }
             Properties properties = new Properties();
             properties.load(in);
@@ -324,6 +330,26 @@ public final class Protocol {
         } catch (IOException e) {
             throw new ProtocolException("cannot read " + path, e);
         }
+    }
+
+    /** The Implementation-Version of the class path's manifest titled {@code artifactId} (a Gradle
+     *  build, such as Anthropic's Java SDK, writes no pom.properties), or "not installed". */
+    private static String manifestVersion(String artifactId) {
+        try {
+            Enumeration<URL> manifests = Protocol.class.getClassLoader().getResources("META-INF/MANIFEST.MF");
+            while (manifests.hasMoreElements()) {
+                try (InputStream in = manifests.nextElement().openStream()) {
+                    Attributes main = new Manifest(in).getMainAttributes();
+                    String version = main.getValue(Attributes.Name.IMPLEMENTATION_VERSION);
+                    if (version != null && artifactId.equals(main.getValue(Attributes.Name.IMPLEMENTATION_TITLE))) {
+                        return version;
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new ProtocolException("cannot read the class path's manifests", e);
+        }
+        return "not installed"; // as a Python binding's report says it
     }
 
     /** The welcome's `dependencies`: each {@code "groupId:artifactId"} with its installed version. */

@@ -275,7 +275,7 @@ public final class Harness implements Protocol.Handlers {
                 Protocol.installedVersion("com.google.adk", "google-adk"), "capabilities", CLAIMED,
                 "not_claimed", NOT_CLAIMED, "known_failures", known, "parity", PARITY, "approval_form", "pause",
                 "dependencies", Protocol.installedVersions("com.google.adk:google-adk",
-                        "com.google.genai:google-genai"));
+                        "com.google.genai:google-genai", "com.anthropic:anthropic-java"));
     }
 
     @Override
