@@ -553,13 +553,15 @@ def test_the_java_module_reads_the_version_of_a_jar_without_pom_properties_from_
     program = tmp_path / "Versions.java"
     program.write_text(
         "public class Versions { public static void main(String[] args) { System.err.println("
-        'reactconformance.Protocol.installedVersions("com.example:mylib-core", "com.example:mylib-http")); } }',
+        'reactconformance.Protocol.installedVersions("com.example:mylib-core", '
+        '"com.example:mylib-http")); } }',
         encoding="utf-8")
     classpath = os.pathsep.join([str(JAVA_CLASSES), *(str(tmp_path / name) for name in manifests)])
     run = subprocess.run(["java", "-cp", classpath, str(program)], capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0, run.stderr
-    assert run.stderr.splitlines()[-1] == "{com.example:mylib-core=2.15.0, com.example:mylib-http=not installed}"
+    assert run.stderr.splitlines()[-1] == (
+        "{com.example:mylib-core=2.15.0, com.example:mylib-http=not installed}")
 
 
 @needs_cargo
