@@ -424,8 +424,9 @@ class World:
         if self.approval_by_callback or not self.turns_per_run or (
                 outcome.error is not None and outcome.error.kind == "human-in-the-loop"):
             return
-        called = [turn.tool_name for turn in self.turns_per_run[-1] if isinstance(turn, StepTurn)
-                  and turn.tool_name in self.tools and self.tools[turn.tool_name].spec.interruptible]
+        called = [c.tool_name for turn in self.turns_per_run[-1] if isinstance(turn, StepTurn)
+                  for c in turn.calls()
+                  if c.tool_name in self.tools and self.tools[c.tool_name].spec.interruptible]
         self.blocked_unless(not called, _attribution.APPROVAL_PAUSE, (
             f"the call of the interruptible tool {called[0]!r} did not pause the run: the model was asked "
             f"again, past the script" if called else ""))

@@ -394,6 +394,14 @@ def test_a_run_past_the_script_after_an_interruptible_call_that_did_not_pause_is
     paused = Outcome(error=ErrorInfo(type="Pause", message="", kind="human-in-the-loop"))
     with pytest.raises(AssertionError, match=r"^unexpected model call"):
         _unpaused("TRJ-2", True, paused).check_script(paused)
+    # The interruptible call beside a plain one, in the same reply, is as much a call that must pause.
+    beside = _unpaused("TRJ-2", True, finished)
+    beside.turns_per_run[-1] = [StepTurn(thought="t", tool_name="add", tool_args={"a": 1, "b": 1},
+                                         parallel=(ToolCall(tool_name="delete_file",
+                                                            tool_args={"path": "/tmp/report"}),))]
+    with pytest.raises(_guard.Blocked, match=r"blocked by HITL-3: the call of the interruptible tool "
+                       r"'delete_file' did not pause the run"):
+        beside.check_script(finished)
 
 
 # -- LOOP-1: a reply's well-formed tool calls dropped as the run returns ---------------------------
